@@ -1,0 +1,96 @@
+"""Finding input files: a file, a folder (recursive), a glob, or a list file.
+
+Shared by every file-based reader so that all of them accept the same
+``input`` forms and derive document ids the same way. Order is sorted by path,
+so the document order (and everything derived from it) is stable across runs.
+"""
+
+from __future__ import annotations
+
+import glob
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+IdStyle = Literal["stem", "relative_path"]
+
+
+class InputNotFoundError(FileNotFoundError):
+    pass
+
+
+def resolve_input(input_spec: str, base_dir: Path | None = None) -> str:
+    path = Path(input_spec).expanduser()
+    if not path.is_absolute() and base_dir is not None and not path.exists():
+        # Relative inputs are taken from the working directory first, then from
+        # the workflow's folder, so a workflow can name files beside itself.
+        candidate = base_dir / path
+        if candidate.exists() or glob.has_magic(str(input_spec)):
+            return str(candidate) if candidate.exists() else input_spec
+    return str(path)
+
+
+def iter_input_files(input_spec: str, pattern: str) -> Iterator[tuple[Path, Path]]:
+    """Yield ``(file, root)`` pairs; ``root`` is what relative ids are taken from.
+
+    ``input_spec`` is a file, a folder (searched recursively with ``pattern``),
+    a glob (``data/**/*.nxml``) or ``@list.txt`` (one path per line, relative
+    to the list file; ``#`` comments and blank lines ignored).
+    """
+    if input_spec.startswith("@"):
+        list_file = Path(input_spec[1:])
+        if not list_file.is_file():
+            raise InputNotFoundError(f"input list {list_file} does not exist")
+        base = list_file.parent
+        for n, line in enumerate(list_file.read_text("utf-8").splitlines(), start=1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            path = Path(line) if Path(line).is_absolute() else base / line
+            if not path.is_file():
+                raise InputNotFoundError(f"{list_file}:{n}: listed input {line!r} does not exist")
+            yield path, base
+        return
+    path = Path(input_spec)
+    if path.is_file():
+        yield path, path.parent
+        return
+    if path.is_dir():
+        for found in sorted(p for p in path.glob(pattern) if p.is_file()):
+            yield found, path
+        return
+    if glob.has_magic(input_spec):
+        matches = sorted(
+            Path(p) for p in glob.glob(input_spec, recursive=True) if Path(p).is_file()
+        )
+        root = Path(glob.escape(input_spec).split("*")[0] or ".")
+        root = root if root.is_dir() else root.parent
+        for found in matches:
+            yield found, root
+        return
+    raise InputNotFoundError(
+        f"input {input_spec!r} is not a file, folder, glob or @list file; "
+        "check the path (relative paths are taken from the working directory)"
+    )
+
+
+def document_id(path: Path, root: Path, style: IdStyle) -> str:
+    if style == "relative_path":
+        try:
+            rel = path.relative_to(root)
+        except ValueError:
+            rel = Path(path.name)
+        return str(rel.with_suffix("")).replace("\\", "/")
+    return path.stem
+
+
+def input_problems(input_spec: str | None, pattern: str) -> list[str]:
+    """Validation-time check: the input exists and matches at least one file."""
+    if not input_spec:
+        return ["no input given: set 'input' in the reader config or pass --input"]
+    try:
+        for _ in iter_input_files(input_spec, pattern):
+            return []
+    except InputNotFoundError as exc:
+        return [str(exc)]
+    return [f"input {input_spec!r} matches no files (pattern {pattern!r})"]

@@ -1,0 +1,45 @@
+"""XMI writer: one ``<doc>.xmi`` per document and ``TypeSystem.xml`` beside them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cassis
+from pydantic import Field
+
+from casflow.pipeline.component import ComponentConfig, RunContext, Writer
+from casflow.pipeline.files import atomic_write_bytes, atomic_write_text, safe_file_stem
+from casflow.typesystem import typesystem_xml
+
+TYPESYSTEM_FILE = "TypeSystem.xml"
+
+
+class XmiWriterConfig(ComponentConfig):
+    folder: str = Field("xmi", description="Sub-folder of the run's output folder.")
+    pretty_print: bool = Field(False, description="Indent the XML (larger files, easier to read).")
+
+
+class XmiWriter(Writer):
+    name = "xmi.writer.v1"
+    description = "UIMA XMI (all views), loadable by Apache UIMA Java, DKPro Core and INCEpTION."
+    Config = XmiWriterConfig
+
+    config: XmiWriterConfig
+
+    def __init__(self, config: XmiWriterConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        self.folder = Path(context.output_dir) / config.folder
+
+    def output_paths(self, doc_id: str) -> list[Path]:
+        return [self.folder / f"{safe_file_stem(doc_id)}.xmi"]
+
+    def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
+        (path,) = self.output_paths(doc_id)
+        xmi = cas.to_xmi(pretty_print=self.config.pretty_print)
+        atomic_write_bytes(path, xmi.encode("utf-8"))
+        return [path]
+
+    def finish(self) -> list[Path]:
+        path = self.folder / TYPESYSTEM_FILE
+        atomic_write_text(path, typesystem_xml())
+        return [path]

@@ -1,0 +1,29 @@
+"""Small CAS helpers shared by the engine and components."""
+
+from __future__ import annotations
+
+import cassis
+
+from casflow.typesystem import DOCUMENT_METADATA
+
+
+def set_document_metadata(
+    cas: cassis.Cas,
+    doc_id: str,
+    uri: str,
+    title: str | None = None,
+    language: str | None = None,
+) -> None:
+    """Create or update the DKPro DocumentMetaData of the view ``cas``."""
+    existing = next(iter(cas.select(DOCUMENT_METADATA)), None)
+    text = cas.sofa_string or ""
+    if existing is None:
+        meta_type = cas.typesystem.get_type(DOCUMENT_METADATA)
+        existing = meta_type(begin=0, end=len(text))
+        cas.add(existing)
+    existing.set("documentId", doc_id)
+    existing.set("documentUri", uri)
+    if title is not None:
+        existing.set("documentTitle", title)
+    if language is not None:
+        existing.set("language", language)

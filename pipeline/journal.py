@@ -1,0 +1,123 @@
+"""The run journal and manifest: what a resumed run may skip.
+
+``<output>/.casflow/manifest.json`` records the workflow hash and the input
+set; ``<output>/.casflow/journal.jsonl`` gets one line per finished document,
+appended by the parent only after the worker has written (atomically) all of
+that document's outputs. A run killed at any moment therefore leaves a journal
+whose complete lines all describe complete outputs; a torn last line is
+ignored. A document is skipped on the next run only if its last journal entry
+says ``ok`` and every output it lists still exists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from casflow.pipeline.files import atomic_write_text
+
+STATE_DIR = ".casflow"
+
+
+class ManifestMismatch(Exception):
+    pass
+
+
+class Journal:
+    def __init__(self, output_dir: Path) -> None:
+        self.dir = Path(output_dir) / STATE_DIR
+        self.path = self.dir / "journal.jsonl"
+        self.manifest_path = self.dir / "manifest.json"
+        self._handle: Any = None
+
+    # -- manifest -----------------------------------------------------------
+
+    def check_manifest(self, workflow_hash: str, allow_changed: bool) -> None:
+        if not self.manifest_path.exists():
+            return
+        try:
+            manifest = json.loads(self.manifest_path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return
+        previous = manifest.get("workflow_hash")
+        if previous and previous != workflow_hash and not allow_changed:
+            raise ManifestMismatch(
+                f"{self.dir.parent} holds the outputs of a different workflow "
+                f"(hash {previous}, this one is {workflow_hash}); resuming would mix outputs of "
+                "two workflows. Use another --output folder, or --overwrite to reprocess every "
+                "document with this workflow."
+            )
+
+    def write_manifest(self, workflow_hash: str, source: str, input_ids: Iterable[str]) -> None:
+        ids = list(input_ids)
+        import hashlib
+
+        digest = hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
+        atomic_write_text(
+            self.manifest_path,
+            json.dumps(
+                {
+                    "workflow_hash": workflow_hash,
+                    "workflow": source,
+                    "documents": len(ids),
+                    "input_set_sha256": digest,
+                },
+                indent=2,
+            ),
+        )
+
+    # -- journal ------------------------------------------------------------
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        """Last entry per document id; a torn trailing line is ignored."""
+        entries: dict[str, dict[str, Any]] = {}
+        if not self.path.exists():
+            return entries
+        with open(self.path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.endswith("\n"):
+                    break  # written by a run that was killed mid-line
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                entries[entry["doc_id"]] = entry
+        return entries
+
+    def reset(self) -> None:
+        if self.path.exists():
+            self.path.unlink()
+
+    def append(self, entries: Iterable[dict[str, Any]]) -> None:
+        if self._handle is None:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self._repair_tail()
+            self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open for the run
+        for entry in entries:
+            self._handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def _repair_tail(self) -> None:
+        # Drop a torn last line left by a killed run so appends start on a fresh line.
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            with open(self.path, "r+b") as f:
+                f.truncate(cut)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def is_complete(entry: dict[str, Any] | None) -> bool:
+    if not entry or entry.get("status") != "ok":
+        return False
+    return all(Path(p).exists() for p in entry.get("outputs", []))

@@ -1,0 +1,85 @@
+"""Progress of a run: documents done, failures, documents/s and tokens/s.
+
+On a terminal a live bar (rich) on stderr; otherwise (CI, logs, nohup) one
+plain line at most every ``log_every`` seconds, so long runs stay readable.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+
+class Progress:
+    def __init__(
+        self, total: int, skipped: int = 0, enabled: bool = True, log_every: float = 10.0
+    ) -> None:
+        self.total = total
+        self.skipped = skipped
+        self.done = 0
+        self.failed = 0
+        self.tokens = 0
+        self.enabled = enabled
+        self.started = time.perf_counter()
+        self.log_every = log_every
+        self._last_log = 0.0
+        self._bar: Any = None
+        self._task: Any = None
+        if not enabled:
+            return
+        if skipped:
+            self.note(
+                f"{skipped} of {total} documents already done in this output folder; skipping them"
+            )
+        if sys.stderr.isatty():
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+            from rich.progress import Progress as RichProgress
+
+            self._bar = RichProgress(
+                TextColumn("[bold]casflow"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[stats]}"),
+                TimeRemainingColumn(),
+                transient=False,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("run", total=total, completed=skipped, stats="")
+
+    def _stats(self) -> str:
+        elapsed = max(time.perf_counter() - self.started, 1e-9)
+        return f"{self.failed} failed, {self.done / elapsed:.2f} docs/s, {self.tokens / elapsed:,.0f} tokens/s"
+
+    def update(self, result: Any) -> None:
+        self.done += 1
+        self.tokens += result.tokens
+        if result.status != "ok":
+            self.failed += 1
+            if self.enabled:
+                self.note(f"{result.status}: {result.doc_id} ({result.stage}): {result.error}")
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, stats=self._stats())
+            return
+        now = time.perf_counter()
+        if now - self._last_log >= self.log_every or self.done + self.skipped == self.total:
+            self._last_log = now
+            print(
+                f"casflow: {self.done + self.skipped}/{self.total} documents, {self._stats()}",
+                file=sys.stderr,
+            )
+
+    def note(self, message: str) -> None:
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.console.print(message, markup=False)
+        else:
+            print(f"casflow: {message}", file=sys.stderr)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None

@@ -1,0 +1,143 @@
+"""The run report: counts, speed, per-stage time and every failure.
+
+``run-report.json`` is written into the output folder at the end of each run;
+the same facts are printed as a short summary. Evaluation results, if the
+workflow has evaluators, go to ``evaluation.json`` / ``evaluation.md`` through
+:mod:`casflow.pipeline.evaluation_report`.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from casflow.pipeline.chain import DocumentResult
+from casflow.pipeline.component import RunContext
+from casflow.pipeline.files import atomic_write_text
+from casflow.pipeline.validation import LoadedWorkflow
+
+RUN_REPORT_NAME = "run-report.json"
+
+
+@dataclass
+class RunReport:
+    workflow: str
+    workflow_hash: str
+    total_documents: int
+    counts: dict[str, int]
+    seconds: float
+    documents_per_second: float
+    tokens: int
+    tokens_per_second: float
+    stage_seconds: dict[str, float]
+    failures: list[dict[str, Any]]
+    run_files: list[str] = field(default_factory=list)
+    evaluation: dict[str, Any] | None = None
+
+    @classmethod
+    def build(
+        cls,
+        workflow: LoadedWorkflow,
+        results: list[DocumentResult],
+        total_documents: int,
+        seconds: float,
+    ) -> RunReport:
+        counts = {"ok": 0, "failed": 0, "timeout": 0, "skipped": 0}
+        stage_seconds: dict[str, float] = {}
+        tokens = 0
+        processed = 0
+        failures = []
+        for res in results:
+            counts[res.status] = counts.get(res.status, 0) + 1
+            if res.status == "skipped":
+                continue
+            processed += 1
+            tokens += res.tokens
+            for stage, secs in res.stage_seconds.items():
+                stage_seconds[stage] = stage_seconds.get(stage, 0.0) + secs
+            if res.status in {"failed", "timeout"}:
+                failures.append(
+                    {
+                        "document": res.doc_id,
+                        "uri": res.uri,
+                        "status": res.status,
+                        "stage": res.stage,
+                        "error": res.error,
+                        "what_to_do": res.hint or _default_hint(res),
+                        "traceback": res.detail,
+                    }
+                )
+        counts["not_processed"] = total_documents - sum(counts.values())
+        return cls(
+            workflow=workflow.source,
+            workflow_hash=workflow.hash,
+            total_documents=total_documents,
+            counts=counts,
+            seconds=round(seconds, 3),
+            documents_per_second=round(processed / seconds, 3) if seconds else 0.0,
+            tokens=tokens,
+            tokens_per_second=round(tokens / seconds, 1) if seconds else 0.0,
+            stage_seconds={k: round(v, 3) for k, v in sorted(stage_seconds.items())},
+            failures=failures,
+        )
+
+    @property
+    def exit_code(self) -> int:
+        bad = (
+            self.counts.get("failed", 0)
+            + self.counts.get("timeout", 0)
+            + self.counts.get("not_processed", 0)
+        )
+        return 1 if bad else 0
+
+    def to_json(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["python"] = platform.python_version()
+        return data
+
+    def summary(self) -> str:
+        c = self.counts
+        lines = [
+            f"casflow: {self.total_documents} documents: {c['ok']} ok, {c['failed']} failed, "
+            f"{c['timeout']} timed out, {c['skipped']} skipped (done before)"
+            + (f", {c['not_processed']} not processed" if c.get("not_processed") else ""),
+            f"casflow: {self.seconds:.1f} s, {self.documents_per_second:.2f} documents/s, "
+            f"{self.tokens_per_second:,.0f} tokens/s",
+        ]
+        for failure in self.failures[:20]:
+            lines.append(
+                f"casflow:   {failure['status']}: {failure['document']} ({failure['uri']}) at "
+                f"{failure['stage']}: {failure['error']}"
+            )
+        if len(self.failures) > 20:
+            lines.append(
+                f"casflow:   ... and {len(self.failures) - 20} more, see {RUN_REPORT_NAME}"
+            )
+        return "\n".join(lines)
+
+
+def _default_hint(res: DocumentResult) -> str:
+    if res.status == "timeout":
+        return "raise run.timeout in the workflow, or check the document for pathological size"
+    if res.stage and res.stage.startswith("reader"):
+        return "check that the input file is complete and in the format the reader expects"
+    return "see the traceback; run this document alone with --jobs 1 to reproduce"
+
+
+def write_run_outputs(
+    report: RunReport,
+    workflow: LoadedWorkflow,
+    results: list[DocumentResult],
+    output_dir: Path,
+    context: RunContext,
+) -> None:
+    if workflow.evaluators:
+        from casflow.pipeline.evaluation_report import write_evaluation_reports
+
+        report.evaluation = write_evaluation_reports(workflow, results, output_dir, context)
+    atomic_write_text(
+        output_dir / RUN_REPORT_NAME, json.dumps(report.to_json(), indent=2, ensure_ascii=False)
+    )

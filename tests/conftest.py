@@ -1,0 +1,39 @@
+"""Shared pytest fixtures.
+
+Corpus-backed tests find the gold corpora through ``CASFLOW_CORPORA`` (default
+``../shared/corpora`` beside the repository) and skip with the reason when the
+corpora are not there, so the suite runs on a machine without them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CORPORA = REPO_ROOT.parent / "shared" / "corpora"
+
+
+def corpora_path() -> Path:
+    return Path(os.environ.get("CASFLOW_CORPORA", DEFAULT_CORPORA))
+
+
+@pytest.fixture(scope="session")
+def corpora_dir() -> Path:
+    path = corpora_path()
+    if not (path / "README.md").is_file():
+        pytest.skip(
+            f"gold corpora not found at {path}; set CASFLOW_CORPORA to the folder "
+            "holding craft/, bc2gm/, genetag/ and anatem/"
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def craft_dir(corpora_dir: Path) -> Path:
+    path = corpora_dir / "craft"
+    if not path.is_dir():
+        pytest.skip(f"CRAFT corpus not found at {path}")
+    return path

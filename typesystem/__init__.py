@@ -1,0 +1,104 @@
+"""The casflow type system: DKPro Core linguistic types plus casflow's own.
+
+`load_typesystem()` returns one cassis `TypeSystem` per process (cached), merged
+with the type system XML that plug-in packages contribute through the entry
+point group ``casflow.typesystems`` (each entry point names a callable returning
+a path or XML string). The constants below are the full type names, so code and
+component declarations never spell them by hand.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import cassis
+
+TYPESYSTEM_ENTRY_POINT_GROUP = "casflow.typesystems"
+
+_DKPRO = "de.tudarmstadt.ukp.dkpro.core.api."
+
+DOCUMENT_ANNOTATION = "uima.tcas.DocumentAnnotation"
+DOCUMENT_METADATA = _DKPRO + "metadata.type.DocumentMetaData"
+SENTENCE = _DKPRO + "segmentation.type.Sentence"
+TOKEN = _DKPRO + "segmentation.type.Token"
+LEMMA = _DKPRO + "segmentation.type.Lemma"
+POS = _DKPRO + "lexmorph.type.pos.POS"
+DEPENDENCY = _DKPRO + "syntax.type.dependency.Dependency"
+DEPENDENCY_ROOT = _DKPRO + "syntax.type.dependency.ROOT"
+CONSTITUENT = _DKPRO + "syntax.type.constituent.Constituent"
+CONSTITUENT_ROOT = _DKPRO + "syntax.type.constituent.ROOT"
+PENN_TREE = _DKPRO + "syntax.type.PennTree"
+NAMED_ENTITY = _DKPRO + "ner.type.NamedEntity"
+
+TITLE = "casflow.structure.Title"
+ABSTRACT = "casflow.structure.Abstract"
+SECTION = "casflow.structure.Section"
+HEADING = "casflow.structure.Heading"
+PARAGRAPH = "casflow.structure.Paragraph"
+CAPTION = "casflow.structure.Caption"
+CITATION = "casflow.structure.Citation"
+REFERENCE = "casflow.structure.Reference"
+TYPOGRAPHY = "casflow.structure.Typography"
+
+FRAGMENT = "casflow.ner.Fragment"
+ALTERNATIVE = "casflow.ner.Alternative"
+CONCEPT_MENTION = "casflow.ner.ConceptMention"
+GENE_MENTION = "casflow.ner.GeneMention"
+ANATOMY_MENTION = "casflow.ner.AnatomyMention"
+ABBREVIATION = "casflow.ner.Abbreviation"
+
+TREEBANK_CONSTITUENT = "casflow.syntax.TreebankConstituent"
+EMPTY_CATEGORY = "casflow.syntax.EmptyCategory"
+
+#: Document-structure types that a sentence must never cross.
+BLOCK_STRUCTURE_TYPES = (TITLE, HEADING, CAPTION, PARAGRAPH)
+
+
+def typesystem_xml_path() -> Path:
+    """Path of the built-in type system XML."""
+    return Path(str(resources.files(__package__).joinpath("casflow-typesystem.xml")))
+
+
+def short_name(type_name: str) -> str:
+    """``de.tud...segmentation.type.Token`` -> ``Token`` (for messages)."""
+    base, _, feature = type_name.partition(":")
+    short = base.rsplit(".", 1)[-1]
+    return f"{short}:{feature}" if feature else short
+
+
+def _plugin_typesystem_sources() -> list[tuple[str, str | Path]]:
+    sources = []
+    for ep in sorted(entry_points(group=TYPESYSTEM_ENTRY_POINT_GROUP), key=lambda e: e.name):
+        provider = ep.load()
+        sources.append((ep.name, provider() if callable(provider) else provider))
+    return sources
+
+
+def _load_xml(source: str | Path) -> cassis.TypeSystem:
+    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("<")):
+        with open(source, "rb") as f:
+            return cassis.load_typesystem(f)
+    return cassis.load_typesystem(source)
+
+
+@functools.cache
+def load_typesystem() -> cassis.TypeSystem:
+    """The merged casflow type system (built-in XML plus plug-in contributions)."""
+    typesystem = _load_xml(typesystem_xml_path())
+    for name, source in _plugin_typesystem_sources():
+        try:
+            typesystem = cassis.merge_typesystems(typesystem, _load_xml(source))
+        except Exception as exc:  # pragma: no cover - depends on installed plug-ins
+            raise RuntimeError(
+                f"type system contributed by entry point {name!r} "
+                f"(group {TYPESYSTEM_ENTRY_POINT_GROUP}) cannot be merged: {exc}"
+            ) from exc
+    return typesystem
+
+
+def typesystem_xml() -> str:
+    """The merged type system serialised as XML (written beside XMI outputs)."""
+    return load_typesystem().to_xml()
