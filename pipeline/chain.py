@@ -34,6 +34,7 @@ from casflow.pipeline.component import (
     RunContext,
     Writer,
 )
+from casflow.pipeline.registry import registry
 from casflow.pipeline.validation import LoadedWorkflow, ResolvedStep, load_resolved
 from casflow.typesystem import DOCUMENT_METADATA, TOKEN, load_typesystem
 
@@ -286,6 +287,9 @@ def get_chain(resolved: Mapping[str, Any], context: Mapping[str, Any]) -> Chain:
         for old in _CHAINS.values():
             old.close()
         _CHAINS.clear()
+        reg = registry()
+        for name, target in (context.get("components") or {}).items():
+            reg.ensure(name, target)
         workflow = load_resolved(resolved)
         ctx = RunContext(
             output_dir=Path(context["output_dir"]),

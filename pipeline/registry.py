@@ -69,6 +69,19 @@ class Registry:
                 dist = ep.dist.name if ep.dist is not None else "unknown distribution"
                 self.register(ep.name, ep.value, origin=f"entry point from {dist}")
 
+    def target(self, name: str) -> str:
+        """The "module:Class" path a name resolves to."""
+        self._scan_plugins()
+        if name not in self._targets:
+            raise UnknownComponentError(name, self.names())
+        return self._targets[name]
+
+    def ensure(self, name: str, target: str) -> None:
+        """Register ``name`` unless known (workers learn the parent's non-built-ins)."""
+        self._scan_plugins()
+        if name not in self._targets:
+            self.register(name, target, origin="parent process")
+
     def names(self) -> list[str]:
         self._scan_plugins()
         return sorted(self._targets)

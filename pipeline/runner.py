@@ -27,6 +27,7 @@ from casflow.pipeline.chain import DocumentResult, get_chain, process_documents,
 from casflow.pipeline.component import DocumentRef, RunContext
 from casflow.pipeline.journal import Journal, is_complete
 from casflow.pipeline.progress import Progress
+from casflow.pipeline.registry import registry
 from casflow.pipeline.run_report import RunReport, write_run_outputs
 from casflow.pipeline.validation import LoadedWorkflow
 from casflow.pipeline.workflow import dump_resolved
@@ -103,10 +104,14 @@ class Runner:
             else Path.cwd(),
             overwrite=run.overwrite,
         )
+        steps = [workflow.reader, *workflow.processors, *workflow.writers, *workflow.evaluators]
         self.context_dict = {
             "output_dir": str(self.context.output_dir),
             "workflow_dir": str(self.context.workflow_dir),
             "overwrite": self.context.overwrite,
+            # Workers resolve names as the parent did, even for components the
+            # parent registered at run time or found through its own entry points.
+            "components": {s.spec.component: registry().target(s.spec.component) for s in steps},
         }
         self.journal = Journal(self.output_dir)
 

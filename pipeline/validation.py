@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from casflow.pipeline.component import (
+    INITIAL_VIEW,
     Component,
     ComponentConfig,
     EvaluatorConfig,
@@ -276,6 +277,9 @@ def _check_requirements(
     if reader is not None:
         _, produces = declare(reader)
         available[reader.spec.view] = set(produces)
+    else:
+        # The reader has its own error; still check the rest as if it wrote the text.
+        available[INITIAL_VIEW] = set()
     for step in processors:
         requires, produces = declare(step)
         check(step, requires, step.spec.view, "reads")

@@ -37,3 +37,15 @@ def craft_dir(corpora_dir: Path) -> Path:
     if not path.is_dir():
         pytest.skip(f"CRAFT corpus not found at {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def test_components() -> None:
+    """Register the engine-test components (tests/helpers/components.py) once."""
+    from casflow.pipeline.registry import registry
+    from tests.helpers.components import TEST_COMPONENTS
+
+    reg = registry()
+    for cls in TEST_COMPONENTS:
+        if cls.name not in reg.names():
+            reg.register(cls.name, cls, origin="tests")

@@ -1,0 +1,1 @@
+"""Interoperability checks against other UIMA implementations (Apache UIMA Java)."""

@@ -1,0 +1,69 @@
+"""Small components used only by the engine tests.
+
+They are registered under ``test.*`` names by the ``test_components`` fixture
+so workflows in tests can use them like any other component.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+import cassis
+from pydantic import Field
+
+from casflow.pipeline.component import ComponentConfig, Processor
+from casflow.typesystem import POS, SENTENCE, TOKEN
+
+
+class WhitespaceTokenizerConfig(ComponentConfig):
+    fail_on: str | None = Field(None, description="Raise when the text contains this string.")
+    crash_on: str | None = Field(None, description="Kill the process when the text contains this string.")
+    hang_on: str | None = Field(None, description="Sleep forever when the text contains this string.")
+
+
+class WhitespaceTokenizer(Processor):
+    name = "test.whitespace_tokenizer.v1"
+    Config = WhitespaceTokenizerConfig
+    produces = (TOKEN, SENTENCE)
+
+    config: WhitespaceTokenizerConfig
+
+    def process(self, view: cassis.Cas) -> None:
+        text = view.sofa_string
+        if self.config.fail_on and self.config.fail_on in text:
+            raise RuntimeError(f"refusing text with {self.config.fail_on!r}")
+        if self.config.crash_on and self.config.crash_on in text:
+            os._exit(3)
+        if self.config.hang_on and self.config.hang_on in text:
+            time.sleep(3600)
+        token_type = view.typesystem.get_type(TOKEN)
+        sentence_type = view.typesystem.get_type(SENTENCE)
+        view.add_all(token_type(begin=m.start(), end=m.end()) for m in re.finditer(r"\S+", text))
+        if text.strip():
+            begin = len(text) - len(text.lstrip())
+            view.add(sentence_type(begin=begin, end=len(text.rstrip())))
+
+
+class UpperTaggerConfig(ComponentConfig):
+    tag: str = Field("NN", description="Tag given to every token.")
+
+
+class ConstantTagger(Processor):
+    name = "test.constant_tagger.v1"
+    Config = UpperTaggerConfig
+    requires = (TOKEN,)
+    produces = (POS, f"{TOKEN}:pos")
+
+    config: UpperTaggerConfig
+
+    def process(self, view: cassis.Cas) -> None:
+        pos_type = view.typesystem.get_type(POS)
+        for token in view.select(TOKEN):
+            pos = pos_type(begin=token.begin, end=token.end, PosValue=self.config.tag)
+            view.add(pos)
+            token.pos = pos
+
+
+TEST_COMPONENTS = [WhitespaceTokenizer, ConstantTagger]

@@ -1,0 +1,144 @@
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import cassis
+import pytest
+
+from casflow.pipeline.cli import main
+from casflow.pipeline.journal import ManifestMismatch
+from casflow.pipeline.runner import run_workflow
+from casflow.pipeline.validation import load_workflow_text
+from casflow.typesystem import DOCUMENT_METADATA, POS, TOKEN, load_typesystem
+
+
+@pytest.fixture()
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in range(7):
+        (folder / f"doc{i}.txt").write_text(f"Document {i} mentions BRCA{i} and p53 in mice.\n", encoding="utf-8")
+    return folder
+
+
+def _workflow(corpus: Path, out: Path, jobs: int = 1, extra: str = "", tokenizer: str = "") -> str:
+    return textwrap.dedent(
+        f"""\
+        reader:
+          component: text.reader.v1
+          config: {{input: "{corpus}"}}
+        components:
+          - component: test.whitespace_tokenizer.v1
+            view: system
+            config: {{{tokenizer}}}
+          - component: test.constant_tagger.v1
+            view: system
+        writers:
+          - component: xmi.writer.v1
+        run:
+          jobs: {jobs}
+          batch_size: 2
+          output: "{out}"
+          progress: false
+        {extra}
+        """
+    )
+
+
+def _run(text: str, **overrides: object):
+    return run_workflow(load_workflow_text(text, source="wf.yaml", overrides=overrides))
+
+
+def test_run_writes_one_xmi_per_document_with_views(corpus: Path, tmp_path: Path, test_components: None) -> None:
+    out = tmp_path / "out"
+    report = _run(_workflow(corpus, out))
+    assert report.counts["ok"] == 7 and report.exit_code == 0
+    assert report.tokens == 7 * 8
+    files = sorted(p.name for p in (out / "xmi").glob("*.xmi"))
+    assert files == [f"doc{i}.xmi" for i in range(7)]
+    assert (out / "xmi" / "TypeSystem.xml").exists()
+    assert (out / "workflow.resolved.yaml").exists()
+    cas = cassis.load_cas_from_xmi((out / "xmi" / "doc3.xmi").read_text("utf-8"), typesystem=load_typesystem())
+    meta = cas.select(DOCUMENT_METADATA)[0]
+    assert meta.documentId == "doc3"
+    system = cas.get_view("system")
+    assert system.sofa_string == cas.sofa_string
+    assert [t.get_covered_text() for t in system.select(TOKEN)][:2] == ["Document", "3"]
+    assert all(p.PosValue == "NN" for p in system.select(POS))
+    assert cas.select(TOKEN) == []  # the initial view holds only the text
+    run_report = json.loads((out / "run-report.json").read_text())
+    assert run_report["counts"]["ok"] == 7
+
+
+def test_outputs_identical_for_any_number_of_jobs(corpus: Path, tmp_path: Path, test_components: None) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    _run(_workflow(corpus, one, jobs=1))
+    _run(_workflow(corpus, two, jobs=2))
+    for path in sorted((one / "xmi").iterdir()):
+        assert path.read_bytes() == (two / "xmi" / path.name).read_bytes(), path.name
+
+
+def test_failing_document_is_isolated_and_rerun_skips_finished(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
+    out = tmp_path / "out"
+    text = _workflow(corpus, out, jobs=2, tokenizer="fail_on: BRCA4")
+    report = _run(text)
+    assert report.counts == {"ok": 6, "failed": 1, "timeout": 0, "skipped": 0, "not_processed": 0}
+    assert report.exit_code == 1
+    (failure,) = report.failures
+    assert failure["document"] == "doc4"
+    assert "component test.whitespace_tokenizer.v1" in failure["stage"]
+    assert "refusing text" in failure["error"]
+    assert not (out / "xmi" / "doc4.xmi").exists()
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "xmi").glob("*.xmi")}
+
+    # Fixing the input and running again processes only the failed document.
+    (corpus / "doc4.txt").write_text("Document 4 is fine now.\n", encoding="utf-8")
+    report2 = _run(text)
+    assert report2.counts["skipped"] == 6 and report2.counts["ok"] == 1
+    after = {p.name: p.stat().st_mtime_ns for p in (out / "xmi").glob("*.xmi")}
+    assert all(after[name] == mtime for name, mtime in before.items())
+    assert "doc4.xmi" in after
+
+
+def test_overwrite_reprocesses_everything(corpus: Path, tmp_path: Path, test_components: None) -> None:
+    out = tmp_path / "out"
+    _run(_workflow(corpus, out))
+    report = _run(_workflow(corpus, out), overwrite=True)
+    assert report.counts["ok"] == 7 and report.counts["skipped"] == 0
+
+
+def test_changed_workflow_is_refused_in_same_output(corpus: Path, tmp_path: Path, test_components: None) -> None:
+    out = tmp_path / "out"
+    _run(_workflow(corpus, out))
+    changed = _workflow(corpus, out).replace("test.constant_tagger.v1\n    view: system", "test.constant_tagger.v1\n    view: system\n    config: {tag: JJ}")
+    with pytest.raises(ManifestMismatch):
+        _run(changed)
+
+
+def test_worker_crash_loses_only_the_culprit(corpus: Path, tmp_path: Path, test_components: None) -> None:
+    out = tmp_path / "out"
+    report = _run(_workflow(corpus, out, jobs=2, tokenizer="crash_on: BRCA2"))
+    assert report.counts["ok"] == 6
+    (failure,) = report.failures
+    assert failure["document"] == "doc2" and failure["stage"] == "worker"
+    assert len(list((out / "xmi").glob("doc*.xmi"))) == 6
+
+
+def test_timeout_marks_document_and_run_continues(corpus: Path, tmp_path: Path, test_components: None) -> None:
+    out = tmp_path / "out"
+    report = _run(_workflow(corpus, out, jobs=1, tokenizer="hang_on: BRCA5"), timeout=1.0)
+    assert report.counts["timeout"] == 1 and report.counts["ok"] == 6
+    assert report.failures[0]["document"] == "doc5"
+
+
+def test_cli_run_exit_codes_and_input_override(corpus: Path, tmp_path: Path, test_components: None) -> None:
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(_workflow(tmp_path / "elsewhere", tmp_path / "out"), encoding="utf-8")
+    # The workflow's own input does not exist: nothing runs.
+    assert main(["run", str(wf), "--quiet"]) == 2
+    assert main(["run", str(wf), "--input", str(corpus), "--jobs", "2", "--quiet"]) == 0
+    assert len(list((tmp_path / "out" / "xmi").glob("*.xmi"))) == 7
