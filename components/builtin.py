@@ -16,6 +16,7 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     # readers
     "text.reader.v1": _R + "text:TextReader",
     "xmi.reader.v1": _R + "xmi:XmiReader",
+    "nxml.reader.v1": _R + "nxml:NxmlReader",
     # writers
     "xmi.writer.v1": _W + "xmi:XmiWriter",
     "json.writer.v1": _W + "json:JsonWriter",

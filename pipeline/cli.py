@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from casflow.pipeline.runner import EXIT_NOT_STARTED, RunOptions, run_workflow
+from casflow.pipeline.runner import EXIT_NOT_STARTED, RunOptions, RunSetupError, run_workflow
 from casflow.pipeline.validation import WorkflowValidationError, load_workflow
 
 
@@ -53,7 +53,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     try:
         report = run_workflow(workflow, options)
-    except ManifestMismatch as exc:
+    except (ManifestMismatch, RunSetupError) as exc:
         print(f"casflow: {exc}", file=sys.stderr)
         return EXIT_NOT_STARTED
     print(report.summary(), file=sys.stderr)

@@ -23,7 +23,7 @@ STATE_DIR = ".casflow"
 
 
 class ManifestMismatch(Exception):
-    pass
+    """The output folder holds the outputs of a different workflow."""
 
 
 class Journal:

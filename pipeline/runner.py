@@ -260,11 +260,15 @@ class Runner:
             yield batch_results
 
 
+class RunSetupError(Exception):
+    """The run cannot start (inputs unusable, output folder of another workflow)."""
+
+
 def _check_unique_ids(refs: Sequence[DocumentRef]) -> None:
     seen: dict[str, str] = {}
     for ref in refs:
         if ref.doc_id in seen:
-            raise ValueError(
+            raise RunSetupError(
                 f"two input documents have the same id {ref.doc_id!r}: {seen[ref.doc_id]} and {ref.uri}; "
                 "outputs are named by document id, so ids must be unique (rename one file or "
                 "choose the reader's id option)"
