@@ -51,19 +51,22 @@ class Journal:
                 "document with this workflow."
             )
 
-    def write_manifest(self, workflow_hash: str, source: str, input_ids: Iterable[str]) -> None:
-        ids = list(input_ids)
-        import hashlib
-
-        digest = hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
+    def write_manifest(
+        self,
+        workflow_hash: str,
+        source: str,
+        documents: int | None,
+        input_digest: str | None = None,
+    ) -> None:
+        """Record the workflow hash (at the start) and the input set (once it is known)."""
         atomic_write_text(
             self.manifest_path,
             json.dumps(
                 {
                     "workflow_hash": workflow_hash,
                     "workflow": source,
-                    "documents": len(ids),
-                    "input_set_sha256": digest,
+                    "documents": documents,
+                    "input_set_sha256": input_digest,
                 },
                 indent=2,
             ),

@@ -13,9 +13,10 @@ from typing import Any
 
 class Progress:
     def __init__(
-        self, total: int, skipped: int = 0, enabled: bool = True, log_every: float = 10.0
+        self, total: int | None, skipped: int = 0, enabled: bool = True, log_every: float = 10.0
     ) -> None:
-        self.total = total
+        # total None: documents are counted as the reader lists them (streamed input).
+        self.total = total or 0
         self.skipped = skipped
         self.done = 0
         self.failed = 0
@@ -23,7 +24,7 @@ class Progress:
         self.enabled = enabled
         self.started = time.perf_counter()
         self.log_every = log_every
-        self._last_log = 0.0
+        self._last_log = time.perf_counter()
         self._bar: Any = None
         self._task: Any = None
         if not enabled:
@@ -45,7 +46,19 @@ class Progress:
                 transient=False,
             )
             self._bar.start()
-            self._task = self._bar.add_task("run", total=total, completed=skipped, stats="")
+            self._task = self._bar.add_task("run", total=self.total, completed=skipped, stats="")
+
+    def add_total(self, n: int = 1) -> None:
+        self.total += n
+        if self._bar is not None:
+            self._bar.update(self._task, total=self.total + self.skipped)
+
+    def skip(self, n: int = 1) -> None:
+        self.skipped += n
+        if self._bar is not None:
+            self._bar.update(
+                self._task, total=self.total + self.skipped, completed=self.done + self.skipped
+            )
 
     def _stats(self) -> str:
         elapsed = max(time.perf_counter() - self.started, 1e-9)
@@ -80,6 +93,8 @@ class Progress:
             print(f"casflow: {message}", file=sys.stderr)
 
     def close(self) -> None:
+        if self.enabled and self._bar is None and self.done:
+            self._log_line()
         if self._bar is not None:
             self._bar.stop()
             self._bar = None

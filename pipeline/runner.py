@@ -15,8 +15,9 @@ and a document that brings down a worker on its own is recorded as failed.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,9 +47,15 @@ class RunOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _batches(refs: Sequence[DocumentRef], size: int) -> Iterator[list[DocumentRef]]:
-    for i in range(0, len(refs), size):
-        yield list(refs[i : i + size])
+def _batches(refs: Iterable[DocumentRef], size: int) -> Iterator[list[DocumentRef]]:
+    batch: list[DocumentRef] = []
+    for ref in refs:
+        batch.append(ref)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _is_pool_failure(exc: BaseException) -> bool:
@@ -134,39 +141,52 @@ class Runner:
         else:
             self.journal.check_manifest(self.workflow.hash, self.options.allow_changed_workflow)
         dump_resolved(self.workflow.resolved, self.output_dir / RESOLVED_WORKFLOW_NAME)
+        self.journal.write_manifest(self.workflow.hash, self.workflow.source, None)
 
         reader_step = self.workflow.reader
         reader = reader_step.component_class(reader_step.config, self.context)
-        refs = list(reader.iter_documents())
-        _check_unique_ids(refs)
-        self.journal.write_manifest(
-            self.workflow.hash, self.workflow.source, (r.doc_id for r in refs)
-        )
-
         previous = {} if run.overwrite else self.journal.load()
         results: dict[str, DocumentResult] = {}
-        todo: list[DocumentRef] = []
-        for ref in refs:
-            entry = previous.get(ref.doc_id)
-            if entry is not None:
-                entry = {**entry, "outputs": [self._absolute(p) for p in entry.get("outputs", [])]}
-            if is_complete(entry):
-                assert entry is not None
-                res = DocumentResult(
-                    **{k: v for k, v in entry.items() if k in DocumentResult.__dataclass_fields__}
-                )
-                res.status = "skipped"
-                results[ref.doc_id] = res
-            else:
-                todo.append(ref)
-
+        order: list[str] = []
+        seen: dict[str, str] = {}
+        input_digest = hashlib.sha256()
         progress = Progress(
-            total=len(refs),
-            skipped=len(refs) - len(todo),
-            enabled=run.progress and self.options.show_progress,
+            total=None, skipped=0, enabled=run.progress and self.options.show_progress
         )
+
+        def todo() -> Iterator[DocumentRef]:
+            # Lazy: references (which may carry bytes, e.g. archive members) are
+            # produced as workers take them, so the corpus is never held in memory.
+            for ref in reader.iter_documents():
+                if ref.doc_id in seen:
+                    raise RunSetupError(
+                        f"two input documents have the same id {ref.doc_id!r}: {seen[ref.doc_id]} "
+                        f"and {ref.uri}; outputs are named by document id, so ids must be unique "
+                        "(rename one file or choose the reader's id option)"
+                    )
+                seen[ref.doc_id] = ref.uri
+                order.append(ref.doc_id)
+                input_digest.update(ref.doc_id.encode("utf-8") + b"\n")
+                entry = previous.pop(ref.doc_id, None)
+                if entry is not None:
+                    entry = {
+                        **entry,
+                        "outputs": [self._absolute(p) for p in entry.get("outputs", [])],
+                    }
+                if is_complete(entry):
+                    assert entry is not None
+                    fields = DocumentResult.__dataclass_fields__
+                    res = DocumentResult(**{k: v for k, v in entry.items() if k in fields})
+                    res.status = "skipped"
+                    results[ref.doc_id] = res
+                    progress.skip()
+                else:
+                    progress.add_total()
+                    yield ref
+
+        stopped_early = False
         try:
-            for batch_results in self._dispatch(todo):
+            for batch_results in self._dispatch(todo()):
                 entries = []
                 for res in batch_results:
                     res.outputs = [self._relative(p) for p in res.outputs]
@@ -176,18 +196,23 @@ class Runner:
                 self.journal.append(entries)
                 if run.max_failures is not None and progress.failed > run.max_failures:
                     progress.note(f"stopping: more than {run.max_failures} documents failed")
+                    stopped_early = True
                     break
         finally:
             progress.close()
             self.journal.close()
 
-        ordered = [results[r.doc_id] for r in refs if r.doc_id in results]
+        if not stopped_early:
+            self.journal.write_manifest(
+                self.workflow.hash, self.workflow.source, len(order), input_digest.hexdigest()
+            )
+        ordered = [results[doc_id] for doc_id in order if doc_id in results]
         for res in ordered:
             res.outputs = [self._absolute(p) for p in res.outputs]
         report = RunReport.build(
             workflow=self.workflow,
             results=ordered,
-            total_documents=len(refs),
+            total_documents=len(order),
             seconds=time.time() - started,
         )
         # Writers' run-level files (the type system XML beside XMI, ...).
@@ -199,81 +224,96 @@ class Runner:
 
     # -- dispatch -------------------------------------------------------------
 
-    def _dispatch(self, todo: list[DocumentRef]) -> Iterator[list[DocumentResult]]:
-        if not todo:
-            return
+    def _dispatch(self, todo: Iterator[DocumentRef]) -> Iterator[list[DocumentResult]]:
         run = self.workflow.spec.run
         with _backend(self.workflow) as parallel_kwargs:
             if parallel_kwargs.get("n_jobs") == 1 and run.backend != "dask":
-                chain = get_chain(self.workflow.resolved, self.context_dict)
+                chain = None
                 for batch in _batches(todo, run.batch_size):
+                    if chain is None:  # build models only when there is work
+                        chain = get_chain(self.workflow.resolved, self.context_dict)
                     yield run_batch(chain, batch, run.timeout)
                 return
             yield from self._dispatch_parallel(todo, parallel_kwargs)
 
+    def _task_timeout(self, documents: int) -> float | None:
+        # The in-worker alarm handles Python-level hangs; this outer limit
+        # catches a worker stuck in native code, which joblib then kills.
+        timeout = self.workflow.spec.run.timeout
+        return None if timeout is None else timeout * documents * 2 + 30
+
     def _dispatch_parallel(
-        self, todo: list[DocumentRef], parallel_kwargs: dict[str, Any]
+        self, todo: Iterator[DocumentRef], parallel_kwargs: dict[str, Any]
     ) -> Iterator[list[DocumentResult]]:
         run = self.workflow.spec.run
-        pending = {ref.doc_id: ref for ref in todo}
-        # Phase 1: batches in parallel. Phase 2 (after the pool died once): one
-        # document per task, still in parallel. Phase 3 (it died again): one
-        # document at a time, alone in the pool, so a crash names its culprit.
-        for batch_size in (run.batch_size, 1):
-            if not pending:
-                return
-            batches = list(_batches(list(pending.values()), batch_size))
-            parallel = Parallel(return_as="generator_unordered", **parallel_kwargs)
+        source = iter(todo)
+        in_flight: dict[str, DocumentRef] = {}
+
+        def batches() -> Iterator[list[DocumentRef]]:
+            for batch in _batches(source, run.batch_size):
+                for ref in batch:
+                    in_flight[ref.doc_id] = ref
+                yield batch
+
+        while True:
+            parallel = Parallel(
+                return_as="generator_unordered",
+                timeout=self._task_timeout(run.batch_size),
+                **parallel_kwargs,
+            )
             try:
                 for batch_results in parallel(
                     delayed(process_documents)(self.workflow.resolved, self.context_dict, batch)
-                    for batch in batches
+                    for batch in batches()
                 ):
                     for res in batch_results:
-                        pending.pop(res.doc_id, None)
+                        in_flight.pop(res.doc_id, None)
                     yield batch_results
                 return
             except Exception as exc:
                 if not _is_pool_failure(exc):
                     raise
-        for ref in list(pending.values()):
-            parallel = Parallel(return_as="list", **parallel_kwargs)
-            try:
-                (batch_results,) = parallel(
-                    [delayed(process_documents)(self.workflow.resolved, self.context_dict, [ref])]
+                failure = exc
+            # The pool died (or a task hung) with work in flight; which document
+            # did it is unknown. Each unfinished document is run again alone, so
+            # a crash there names its culprit; then the rest of the input goes on.
+            suspects = list(in_flight.values())
+            in_flight.clear()
+            for ref in suspects:
+                yield self._run_alone(ref, parallel_kwargs, failure)
+
+    def _run_alone(
+        self, ref: DocumentRef, parallel_kwargs: dict[str, Any], first_failure: BaseException
+    ) -> list[DocumentResult]:
+        parallel = Parallel(return_as="list", timeout=self._task_timeout(1), **parallel_kwargs)
+        try:
+            (results,) = parallel(
+                [delayed(process_documents)(self.workflow.resolved, self.context_dict, [ref])]
+            )
+            return results
+        except Exception as exc:
+            if not _is_pool_failure(exc):
+                raise
+            timed_out = isinstance(exc, TimeoutError)
+            return [
+                DocumentResult(
+                    ref.doc_id,
+                    ref.uri,
+                    "timeout" if timed_out else "failed",
+                    stage="worker",
+                    error=(
+                        "the worker did not finish this document in time and was replaced"
+                        if timed_out
+                        else f"the worker process died while processing this document ({type(exc).__name__})"
+                    ),
+                    hint="the document may exhaust memory, hang or crash a native library; "
+                    "run it alone with --jobs 1 to see the error",
                 )
-            except Exception as exc:
-                if not _is_pool_failure(exc):
-                    raise
-                batch_results = [
-                    DocumentResult(
-                        ref.doc_id,
-                        ref.uri,
-                        "failed",
-                        stage="worker",
-                        error=f"the worker process died while processing this document ({type(exc).__name__})",
-                        hint="the document may exhaust memory or crash a native library; "
-                        "run it alone with --jobs 1 to see the error",
-                    )
-                ]
-            pending.pop(ref.doc_id, None)
-            yield batch_results
+            ]
 
 
 class RunSetupError(Exception):
     """The run cannot start (inputs unusable, output folder of another workflow)."""
-
-
-def _check_unique_ids(refs: Sequence[DocumentRef]) -> None:
-    seen: dict[str, str] = {}
-    for ref in refs:
-        if ref.doc_id in seen:
-            raise RunSetupError(
-                f"two input documents have the same id {ref.doc_id!r}: {seen[ref.doc_id]} and {ref.uri}; "
-                "outputs are named by document id, so ids must be unique (rename one file or "
-                "choose the reader's id option)"
-            )
-        seen[ref.doc_id] = ref.uri
 
 
 def run_workflow(workflow: LoadedWorkflow, options: RunOptions | None = None) -> RunReport:
