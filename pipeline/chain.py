@@ -64,6 +64,10 @@ class DocumentTimeout(Exception):
     pass
 
 
+class InputUnreadable(Exception):
+    hint = "replace or re-download the input named in the error"
+
+
 @contextmanager
 def _time_limit(seconds: float | None) -> Iterator[None]:
     # SIGALRM interrupts Python code in the worker's main thread; a hang inside
@@ -125,6 +129,8 @@ class Chain:
     # -- per-document stages ------------------------------------------------
 
     def load(self, ref: DocumentRef) -> cassis.Cas:
+        if ref.error:
+            raise InputUnreadable(ref.error)
         cas = cassis.Cas(typesystem=self.typesystem)
         view_name = self.workflow.reader.spec.view
         view = cas if view_name == INITIAL_VIEW else cas.create_view(view_name)

@@ -67,6 +67,7 @@ class DocumentRef:
     uri: str
     data: bytes | None = None
     size: int = 0
+    error: str | None = None  # the reader could not even list it; recorded as a failure
 
 
 @dataclass

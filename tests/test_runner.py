@@ -142,3 +142,13 @@ def test_cli_run_exit_codes_and_input_override(corpus: Path, tmp_path: Path, tes
     assert main(["run", str(wf), "--quiet"]) == 2
     assert main(["run", str(wf), "--input", str(corpus), "--jobs", "2", "--quiet"]) == 0
     assert len(list((tmp_path / "out" / "xmi").glob("*.xmi"))) == 7
+
+
+def test_duplicate_document_ids_stop_the_run(tmp_path: Path, test_components: None, capsys: pytest.CaptureFixture[str]) -> None:
+    for sub in ("a", "b"):
+        (tmp_path / "in" / sub).mkdir(parents=True)
+        (tmp_path / "in" / sub / "same.txt").write_text("x y", encoding="utf-8")
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(_workflow(tmp_path / "in", tmp_path / "out"), encoding="utf-8")
+    assert main(["run", str(wf), "--quiet"]) == 2
+    assert "two input documents have the same id 'same'" in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""Finding input files: a file, a folder (recursive), a glob, or a list file.
+"""Finding input documents: a file, a folder (recursive), a glob, a list file, or
+``.tar.gz`` archives of them (as PMC distributes its bulk packages).
 
 Shared by every file-based reader so that all of them accept the same
 ``input`` forms and derive document ids the same way. Order is sorted by path,
@@ -7,8 +8,12 @@ so the document order (and everything derived from it) is stable across runs.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
+import tarfile
+import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -89,8 +94,84 @@ def input_problems(input_spec: str | None, pattern: str) -> list[str]:
     if not input_spec:
         return ["no input given: set 'input' in the reader config or pass --input"]
     try:
-        for _ in iter_input_files(input_spec, pattern):
+        for _ in iter_input_items(input_spec, pattern):
             return []
     except InputNotFoundError as exc:
         return [str(exc)]
     return [f"input {input_spec!r} matches no files (pattern {pattern!r})"]
+
+
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
+
+
+def is_archive(path: Path) -> bool:
+    return path.name.lower().endswith(ARCHIVE_SUFFIXES)
+
+
+@dataclass(frozen=True)
+class InputItem:
+    """One input document: a file, or a member of an archive (with its bytes)."""
+
+    path: Path  # the file, or the member's path inside the archive
+    root: Path  # what relative ids are taken from
+    uri: str  # "file" or "archive.tar.gz!member/path"
+    data: bytes | None = None
+    size: int = 0
+    error: str | None = None  # set for an input that cannot be read at all
+
+
+def iter_input_items(input_spec: str, pattern: str, archives: bool = True) -> Iterator[InputItem]:
+    """Files as :func:`iter_input_files` finds them, with ``.tar.gz`` archives opened.
+
+    Archive members are streamed (``tarfile`` in stream mode): nothing is
+    unpacked to disk and only the member being yielded is in memory. A member
+    is taken when its name matches the file part of ``pattern`` (``*.nxml``).
+    """
+    member_glob = pattern.rsplit("/", 1)[-1]
+    seen_archives: set[Path] = set()
+    candidates = list(iter_input_files(input_spec, pattern))
+    path = Path(input_spec)
+    if archives and path.is_dir():
+        for suffix in ("*.tar.gz", "*.tgz"):
+            candidates.extend((p, path) for p in sorted(path.rglob(suffix)) if p.is_file())
+    for file, root in candidates:
+        if archives and is_archive(file):
+            if file in seen_archives:
+                continue
+            seen_archives.add(file)
+            yield from _iter_archive(file, member_glob)
+        else:
+            try:
+                size = file.stat().st_size
+            except OSError as exc:  # vanished since it was listed
+                yield InputItem(file, root, str(file), error=f"{file}: cannot read: {exc}")
+                continue
+            yield InputItem(file, root, str(file), size=size)
+
+
+def _iter_archive(archive: Path, member_glob: str) -> Iterator[InputItem]:
+    try:
+        with tarfile.open(archive, mode="r|*") as tar:
+            for member in tar:
+                if not member.isfile() or not fnmatch.fnmatch(Path(member.name).name, member_glob):
+                    continue
+                handle = tar.extractfile(member)
+                if handle is None:
+                    continue
+                data = handle.read()
+                yield InputItem(
+                    Path(member.name),
+                    Path(""),
+                    f"{archive}!{member.name}",
+                    data=data,
+                    size=len(data),
+                )
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        # Reported as a failed document of its own; the other inputs go on.
+        yield InputItem(
+            Path(f"{archive.name}.damaged"),
+            Path(""),
+            f"{archive}!",
+            error=f"{archive}: cannot read the archive ({exc}); the documents before the damage "
+            "were read; re-download the archive to process the rest",
+        )

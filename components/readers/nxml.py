@@ -20,7 +20,7 @@ from casflow.components.formats.jats import DocumentFormatError, read_jats
 from casflow.components.readers.inputs import (
     document_id,
     input_problems,
-    iter_input_files,
+    iter_input_items,
     resolve_input,
 )
 from casflow.pipeline.cas_utils import set_document_metadata
@@ -124,18 +124,23 @@ class NxmlReader(Reader):
         )
 
     def iter_documents(self) -> Iterator[DocumentRef]:
-        for path, root in iter_input_files(self.input, self.config.pattern):
+        for item in iter_input_items(self.input, self.config.pattern):
             doc_id = None
-            if self.config.id_style in ("pmcid", "pmid"):
-                with open(path, "rb") as f:
-                    doc_id = sniff_article_id(f.read(65536), self.config.id_style)
+            error = item.error
+            if self.config.id_style in ("pmcid", "pmid") and error is None:
+                try:
+                    if item.data is not None:
+                        head = item.data[:65536]
+                    else:
+                        with open(item.path, "rb") as f:
+                            head = f.read(65536)
+                    doc_id = sniff_article_id(head, self.config.id_style)
+                except OSError as exc:  # vanished or unreadable since it was listed
+                    error = f"{item.uri}: cannot read: {exc}"
             if doc_id is None:
-                doc_id = document_id(
-                    path,
-                    root,
-                    "relative_path" if self.config.id_style == "relative_path" else "stem",
-                )
-            yield DocumentRef(doc_id, str(path), size=path.stat().st_size)
+                style = "relative_path" if self.config.id_style == "relative_path" else "stem"
+                doc_id = document_id(item.path, item.root, style)
+            yield DocumentRef(doc_id, item.uri, item.data, item.size, error)
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
         source = ref.data if ref.data is not None else Path(ref.uri)

@@ -12,7 +12,7 @@ from casflow.components.readers.inputs import (
     IdStyle,
     document_id,
     input_problems,
-    iter_input_files,
+    iter_input_items,
     resolve_input,
 )
 from casflow.pipeline.cas_utils import set_document_metadata
@@ -53,9 +53,13 @@ class TextReader(Reader):
         )
 
     def iter_documents(self) -> Iterator[DocumentRef]:
-        for path, root in iter_input_files(self.input, self.config.pattern):
+        for item in iter_input_items(self.input, self.config.pattern):
             yield DocumentRef(
-                document_id(path, root, self.config.id_style), str(path), size=path.stat().st_size
+                document_id(item.path, item.root, self.config.id_style),
+                item.uri,
+                item.data,
+                item.size,
+                item.error,
             )
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import textwrap
+from pathlib import Path
+
+from casflow.components.readers.inputs import iter_input_items
+from casflow.pipeline.cli import main
+
+
+def _tar(path: Path, members: dict[str, bytes]) -> None:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def test_folder_glob_list_and_archive_inputs(tmp_path: Path) -> None:
+    (tmp_path / "d" / "sub").mkdir(parents=True)
+    (tmp_path / "d" / "a.txt").write_text("a")
+    (tmp_path / "d" / "sub" / "b.txt").write_text("b")
+    (tmp_path / "d" / "skip.md").write_text("c")
+    _tar(tmp_path / "d" / "pack.tar.gz", {"x/c.txt": b"c", "x/readme.md": b"no"})
+    items = list(iter_input_items(str(tmp_path / "d"), "**/*.txt"))
+    assert [i.uri.replace(str(tmp_path), "") for i in items] == [
+        "/d/a.txt",
+        "/d/sub/b.txt",
+        "/d/pack.tar.gz!x/c.txt",
+    ]
+    assert items[2].data == b"c" and items[0].data is None
+    listing = tmp_path / "files.txt"
+    listing.write_text("# two files\nd/a.txt\n\nd/sub/b.txt\n")
+    assert [i.path.name for i in iter_input_items(f"@{listing}", "*.txt")] == ["a.txt", "b.txt"]
+    assert [i.path.name for i in iter_input_items(str(tmp_path / "d" / "**" / "b.txt"), "*.txt")] == ["b.txt"]
+
+
+def test_damaged_archive_is_one_failure_and_the_rest_is_read(tmp_path: Path) -> None:
+    members = {f"doc{i}.txt": (f"Document number {i}. " * 2000).encode() for i in range(4)}
+    _tar(tmp_path / "good.tar.gz", members)
+    data = (tmp_path / "good.tar.gz").read_bytes()
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "cut.tar.gz").write_bytes(data[: len(data) // 2])
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(
+        textwrap.dedent(
+            f"""\
+            reader: {{component: text.reader.v1, config: {{input: "{tmp_path / 'in'}"}}}}
+            writers: [{{component: xmi.writer.v1}}]
+            run: {{output: "{tmp_path / 'out'}", progress: false}}
+            """
+        )
+    )
+    assert main(["run", str(wf), "--quiet"]) == 1
+    report = json.loads((tmp_path / "out" / "run-report.json").read_text())
+    assert report["counts"]["failed"] == 1
+    assert report["failures"][0]["document"] == "cut.tar.gz"
+    assert "cannot read the archive" in report["failures"][0]["error"]
+    assert 0 < report["counts"]["ok"] < 4  # the members before the damage
