@@ -40,3 +40,13 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def remove_stale_temporary_files(folder: Path) -> int:
+    """Delete temporary files left by writes that a killed run never renamed."""
+    removed = 0
+    for path in Path(folder).rglob(".*.tmp"):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed += 1
+    return removed

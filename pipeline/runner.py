@@ -26,6 +26,7 @@ from joblib import Parallel, delayed, parallel_config
 
 from casflow.pipeline.chain import DocumentResult, get_chain, process_documents, run_batch
 from casflow.pipeline.component import DocumentRef, RunContext
+from casflow.pipeline.files import remove_stale_temporary_files
 from casflow.pipeline.journal import Journal, is_complete
 from casflow.pipeline.progress import Progress
 from casflow.pipeline.registry import registry
@@ -140,6 +141,7 @@ class Runner:
             self.journal.reset()
         else:
             self.journal.check_manifest(self.workflow.hash, self.options.allow_changed_workflow)
+        remove_stale_temporary_files(self.output_dir)
         dump_resolved(self.workflow.resolved, self.output_dir / RESOLVED_WORKFLOW_NAME)
         self.journal.write_manifest(self.workflow.hash, self.workflow.source, None)
 

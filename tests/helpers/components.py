@@ -19,8 +19,13 @@ from casflow.typesystem import POS, SENTENCE, TOKEN
 
 class WhitespaceTokenizerConfig(ComponentConfig):
     fail_on: str | None = Field(None, description="Raise when the text contains this string.")
-    crash_on: str | None = Field(None, description="Kill the process when the text contains this string.")
-    hang_on: str | None = Field(None, description="Sleep forever when the text contains this string.")
+    crash_on: str | None = Field(
+        None, description="Kill the process when the text contains this string."
+    )
+    hang_on: str | None = Field(
+        None, description="Sleep forever when the text contains this string."
+    )
+    sleep: float = Field(0.0, description="Seconds to sleep per document (to make runs slow).")
 
 
 class WhitespaceTokenizer(Processor):
@@ -38,6 +43,8 @@ class WhitespaceTokenizer(Processor):
             os._exit(3)
         if self.config.hang_on and self.config.hang_on in text:
             time.sleep(3600)
+        if self.config.sleep:
+            time.sleep(self.config.sleep)
         token_type = view.typesystem.get_type(TOKEN)
         sentence_type = view.typesystem.get_type(SENTENCE)
         view.add_all(token_type(begin=m.start(), end=m.end()) for m in re.finditer(r"\S+", text))
