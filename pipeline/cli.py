@@ -116,6 +116,104 @@ def cmd_components(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check_xmi(args: argparse.Namespace) -> int:
+    """Load XMI in Apache UIMA Java (strict) and compare every view with cassis."""
+    from pathlib import Path
+
+    from casflow.components.interop.uima_java import (
+        UimaJavaError,
+        cassis_cas_report,
+        compare_reports,
+        find_uima_jar,
+        java_available,
+        java_cas_reports,
+    )
+
+    folder = Path(args.folder)
+    files = sorted(folder.glob("*.xmi")) if folder.is_dir() else [folder]
+    typesystem = (
+        Path(args.typesystem)
+        if args.typesystem
+        else (files[0].parent / "TypeSystem.xml" if files else None)
+    )
+    if not files or typesystem is None or not typesystem.exists():
+        print(
+            f"casflow: no XMI files with a TypeSystem.xml beside them in {folder}", file=sys.stderr
+        )
+        return EXIT_NOT_STARTED
+    if not java_available() or find_uima_jar() is None:
+        print(
+            "casflow: needs java, javac and Apache UIMA's uimaj-core.jar "
+            "(apt-get install libuima-core-java, or set CASFLOW_UIMA_JAR)",
+            file=sys.stderr,
+        )
+        return EXIT_NOT_STARTED
+    try:
+        reports = java_cas_reports(typesystem, files, spans=args.spans)
+        failures: dict[Path, str] = {}
+    except UimaJavaError as exc:
+        reports, failures = exc.reports, exc.failures
+    bad = 0
+    for path in files:
+        if path in failures:
+            bad += 1
+            print(f"FAIL {path.name}: UIMA Java cannot load it: {failures[path]}")
+            continue
+        differences = compare_reports(
+            reports[path], cassis_cas_report(path, typesystem, spans=args.spans)
+        )
+        if differences:
+            bad += 1
+            print(f"DIFF {path.name}: " + "; ".join(differences[:5]))
+        elif args.verbose:
+            print(f"ok   {path.name}")
+    print(
+        f"casflow: {len(files) - bad} of {len(files)} XMI files load in UIMA Java with the same content as in cassis"
+    )
+    return 1 if bad else 0
+
+
+def cmd_significance(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from casflow.components.evaluators.significance_report import (
+        SignificanceError,
+        load_evaluator,
+        output_name,
+        read_counts,
+        run_test,
+    )
+    from casflow.pipeline.files import atomic_write_text
+
+    output_dir = Path(args.output_dir)
+    system_a, system_b = args.systems
+    try:
+        evaluator = load_evaluator(output_dir, args.evaluator)
+        result = run_test(
+            evaluator,
+            read_counts(output_dir, args.evaluator),
+            system_a,
+            system_b,
+            args.metric,
+            iterations=args.iterations,
+            seed=args.seed,
+            units=args.units,
+        )
+    except SignificanceError as exc:
+        print(f"casflow significance: {exc}", file=sys.stderr)
+        return EXIT_NOT_STARTED
+    result = {"evaluator": args.evaluator, **result}
+    path = output_dir / output_name(system_a, system_b)
+    atomic_write_text(path, json.dumps(result, indent=2))
+    print(
+        f"{args.evaluator} {args.metric}: {system_a} {result['metric_a']:.4f} vs {system_b} "
+        f"{result['metric_b']:.4f} (difference {result['observed_difference']:+.4f}) over "
+        f"{result['n_units']} {args.units}; p = {result['p_two_sided']:.4g} two-sided "
+        f"({result['iterations']} shuffles, seed {result['seed']}); written to {path}"
+    )
+    return 0
+
+
 def _type_name(annotation: Any) -> str:
     text = getattr(annotation, "__name__", None) or str(annotation)
     return text.replace("typing.", "")
@@ -157,6 +255,39 @@ def build_parser() -> argparse.ArgumentParser:
     p_comp.add_argument("name", nargs="?", help="show one component")
     p_comp.add_argument("--json", action="store_true", help="machine-readable listing")
     p_comp.set_defaults(func=cmd_components)
+    p_check = sub.add_parser(
+        "check-xmi", help="load XMI in Apache UIMA Java and compare with cassis"
+    )
+    p_check.add_argument(
+        "folder", help="a folder of .xmi files (or one file) with TypeSystem.xml beside them"
+    )
+    p_check.add_argument(
+        "--typesystem", help="type system XML (default: TypeSystem.xml beside the XMI)"
+    )
+    p_check.add_argument(
+        "--spans", action="store_true", help="also compare every annotation's offsets"
+    )
+    p_check.add_argument("--verbose", action="store_true", help="list every file")
+    p_check.set_defaults(func=cmd_check_xmi)
+
+    p_sig = sub.add_parser(
+        "significance", help="paired approximate randomization test between two system views"
+    )
+    p_sig.add_argument("output_dir", help="output folder of a finished run with evaluators")
+    p_sig.add_argument("--evaluator", required=True, help="evaluator label (id or component name)")
+    p_sig.add_argument(
+        "--metric", required=True, help="path into the evaluator's scores, e.g. strict/micro/f1"
+    )
+    p_sig.add_argument("--systems", nargs=2, required=True, metavar=("A", "B"), help="two system views")
+    p_sig.add_argument("--iterations", type=int, default=10_000, help="shuffles (default 10000)")
+    p_sig.add_argument("--seed", type=int, default=None, help="random seed (default: drawn, printed)")
+    p_sig.add_argument(
+        "--units",
+        choices=["documents", "sentences"],
+        default="documents",
+        help="what is shuffled (sentences where the evaluator gives per-sentence counts)",
+    )
+    p_sig.set_defaults(func=cmd_significance)
     return parser
 
 

@@ -105,3 +105,22 @@ def test_craft_nxml_jobs_identical_and_loadable_in_uima_java(craft_dir: Path, tm
     reports = java_cas_reports(typesystem_xml, files)
     for path in files:
         assert compare_reports(reports[path], cassis_cas_report(path, typesystem_xml)) == [], path.name
+
+
+@pytest.mark.java
+def test_check_xmi_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if not java_available() or find_uima_jar() is None:
+        pytest.skip("java/javac or the Apache UIMA jar (libuima-core-java) is missing")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.nxml").write_text(ARTICLE, encoding="utf-8")
+    wf = _write_workflow(tmp_path, tmp_path / "in", tmp_path / "out", jobs=1)
+    assert main(["run", str(wf), "--quiet"]) == 0
+    assert main(["check-xmi", str(tmp_path / "out" / "xmi"), "--spans"]) == 0
+    assert "1 of 1 XMI files load in UIMA Java" in capsys.readouterr().out
+    # A file that is not valid against the type system fails the check.
+    bad = tmp_path / "out" / "xmi" / "bad.xmi"
+    bad.write_text(
+        (tmp_path / "out" / "xmi" / "PMC2222.xmi").read_text().replace("type:DocumentMetaData", "type:NoSuchType"),
+        encoding="utf-8",
+    )
+    assert main(["check-xmi", str(tmp_path / "out" / "xmi")]) == 1
