@@ -11,13 +11,30 @@ from __future__ import annotations
 
 _R = "casflow.components.readers."
 _W = "casflow.components.writers."
+_E = "casflow.components.evaluators."
 
 BUILTIN_COMPONENTS: dict[str, str] = {
     # readers
     "text.reader.v1": _R + "text:TextReader",
     "xmi.reader.v1": _R + "xmi:XmiReader",
     "nxml.reader.v1": _R + "nxml:NxmlReader",
+    # gold corpora
+    "craft.reader.v1": _R + "craft:CraftReader",
+    # views
+    "view.copy.v1": "casflow.components.views.copy:CopyAnnotations",
     # writers
     "xmi.writer.v1": _W + "xmi:XmiWriter",
     "json.writer.v1": _W + "json:JsonWriter",
+    # evaluators
+    "eval.sentences.v1": _E + "eval_segmentation:SentenceEvaluator",
+    "eval.tokens.v1": _E + "eval_segmentation:TokenEvaluator",
+    "eval.pos.v1": _E + "eval_pos:PosEvaluator",
+    "eval.mentions.v1": _E + "eval_mentions:MentionEvaluator",
+    "eval.dependencies.v1": _E + "eval_dependencies:DependencyEvaluator",
+    "eval.constituents.v1": _E + "eval_constituents:ConstituentEvaluator",
+    "eval.leaf_ancestor.v1": _E + "eval_constituents:LeafAncestorEvaluator",
+    "eval.productions.v1": _E + "eval_constituents:ProductionEvaluator",
+    # spaCy and segmentation
+    "spacy.pipeline.v1": "casflow.components.spacy.pipeline:SpacyPipeline",
+    "sentences.rules.v1": "casflow.components.segmentation.rules:SentenceRulesSplitter",
 }
