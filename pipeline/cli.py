@@ -278,9 +278,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_sig.add_argument(
         "--metric", required=True, help="path into the evaluator's scores, e.g. strict/micro/f1"
     )
-    p_sig.add_argument("--systems", nargs=2, required=True, metavar=("A", "B"), help="two system views")
+    p_sig.add_argument(
+        "--systems", nargs=2, required=True, metavar=("A", "B"), help="two system views"
+    )
     p_sig.add_argument("--iterations", type=int, default=10_000, help="shuffles (default 10000)")
-    p_sig.add_argument("--seed", type=int, default=None, help="random seed (default: drawn, printed)")
+    p_sig.add_argument(
+        "--seed", type=int, default=None, help="random seed (default: drawn, printed)"
+    )
     p_sig.add_argument(
         "--units",
         choices=["documents", "sentences"],

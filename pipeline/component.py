@@ -120,6 +120,15 @@ class Reader(Component):
 
     role: ClassVar[Role] = "reader"
 
+    @classmethod
+    def views_written(cls, config: ComponentConfig, view: str) -> dict[str, tuple[str, ...]]:
+        """Types the reader writes per view; by default its ``produces`` into its one view.
+
+        Readers of whole CAS files (XMI) override this to declare the views the
+        files hold, so the validator can check the steps that read them.
+        """
+        return {view: tuple(cls.requirements(config)[1])}
+
     @abstractmethod
     def iter_documents(self) -> Iterator[DocumentRef]:
         """Yield one reference per document, in a stable order."""

@@ -5,7 +5,9 @@ Written into the output folder:
 - ``evaluation.json``: per evaluator and system view, the summed counts and the
   scores computed from them;
 - ``evaluation.md``: one table per evaluator, systems as rows, the evaluator's
-  summary metrics as columns (as the papers' tables read);
+  summary metrics as columns (as the papers' tables read), followed by paired
+  significance tests between system views for evaluators configured with
+  ``significance:`` (results also in ``evaluation.json``);
 - ``evaluation-documents.json``: the same scores per document;
 - ``evaluation-errors.jsonl``: every false positive / negative with context;
 - ``evaluation-counts.jsonl``: per-document (and per-unit) counts, the input of
@@ -41,7 +43,10 @@ def flatten_scores(scores: Any, prefix: str = "") -> dict[str, float]:
     return flat
 
 
-def _fmt(value: float) -> str:
+def _fmt(value: float, decimals: int | None = None) -> str:
+    # An evaluator may fix its table's decimals (``summary_decimals``); ints stay ints.
+    if decimals is not None:
+        return str(value) if isinstance(value, int) else f"{value:.{decimals}f}"
     if float(value).is_integer() and abs(value) >= 1:
         return f"{int(value)}"
     return f"{value:.4f}"
@@ -108,6 +113,21 @@ def write_evaluation_reports(
         }
         per_document[label] = docs_for_label
         markdown += _markdown_table(label, step.spec.component, evaluator, systems)
+        settings = getattr(step.config, "significance", None)
+        if settings is not None and len(systems) > 1:
+            from casflow.components.evaluators import significance_report as sig
+
+            tests = sig.pairwise(
+                evaluator,
+                sig.documents_from_results(evaluated, label),
+                list(systems),
+                settings.metric,
+                iterations=settings.iterations,
+                seed=settings.seed,
+                units=settings.units,
+            )
+            summary[label]["significance"] = tests
+            markdown += sig.markdown_table(tests)
     atomic_write_text(
         output_dir / "evaluation.json", json.dumps(summary, indent=2, ensure_ascii=False)
     )
@@ -140,7 +160,8 @@ def _markdown_table(
     lines.append("| system | documents | " + " | ".join(columns) + " |")
     lines.append("|---|---:|" + "---:|" * len(columns))
     for name, row in rows.items():
-        cells = [_fmt(row[c]) if c in row else "" for c in columns]
+        decimals = getattr(evaluator, "summary_decimals", None)
+        cells = [_fmt(row[c], decimals) if c in row else "" for c in columns]
         lines.append(f"| {name} | {systems[name]['documents']} | " + " | ".join(cells) + " |")
     lines.append("")
     return lines

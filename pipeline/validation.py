@@ -221,7 +221,7 @@ def _unknown_type_names(names: tuple[str, ...]) -> list[str]:
     for name in names:
         type_name, _, feature = name.partition(":")
         if (
-            not typesystem.contains_type(type_name)
+            not typesystem.contains_type(type_name, match_exactly=True)
             or feature
             and typesystem.get_type(type_name).get_feature(feature) is None
         ):
@@ -275,8 +275,11 @@ def _check_requirements(
         issues.append(WorkflowIssue(path, located.line_of(path), msg))
 
     if reader is not None:
-        _, produces = declare(reader)
-        available[reader.spec.view] = set(produces)
+        declare(reader)
+        for view, produces in reader.component_class.views_written(
+            reader.config, reader.spec.view
+        ).items():  # type: ignore[attr-defined]
+            available.setdefault(view, set()).update(produces)
     else:
         # The reader has its own error; still check the rest as if it wrote the text.
         available[INITIAL_VIEW] = set()

@@ -152,3 +152,27 @@ def test_duplicate_document_ids_stop_the_run(tmp_path: Path, test_components: No
     wf.write_text(_workflow(tmp_path / "in", tmp_path / "out"), encoding="utf-8")
     assert main(["run", str(wf), "--quiet"]) == 2
     assert "two input documents have the same id 'same'" in capsys.readouterr().err
+
+
+def test_xmi_reader_brings_back_every_view(corpus: Path, tmp_path: Path, test_components: None) -> None:
+    first = tmp_path / "first"
+    _run(_workflow(corpus, first))
+    second = tmp_path / "second"
+    text = textwrap.dedent(
+        f"""\
+        reader:
+          component: xmi.reader.v1
+          config: {{input: "{first / 'xmi'}", views: {{system: [Token, POS]}}}}
+        components:
+          - {{component: test.constant_tagger.v1, view: system, config: {{tag: JJ}}}}
+        writers: [{{component: xmi.writer.v1}}]
+        run: {{output: "{second}", progress: false}}
+        """
+    )
+    report = _run(text)
+    assert report.counts["ok"] == 7
+    cas = cassis.load_cas_from_xmi((second / "xmi" / "doc1.xmi").read_text("utf-8"), typesystem=load_typesystem())
+    system = cas.get_view("system")
+    assert len(system.select(TOKEN)) == 8
+    assert sorted({p.PosValue for p in system.select(POS)}) == ["JJ", "NN"]
+    assert cas.select(DOCUMENT_METADATA)[0].documentId == "doc1"

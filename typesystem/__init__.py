@@ -69,6 +69,20 @@ def short_name(type_name: str) -> str:
     return f"{short}:{feature}" if feature else short
 
 
+def resolve_type_name(name: str) -> str:
+    """A full type name from a full or unambiguous short one (``Token``, ``Token:pos``).
+
+    Unknown or ambiguous names are returned unchanged, so the workflow validator
+    reports them against the type system with the user's spelling.
+    """
+    base, sep, feature = name.partition(":")
+    names = [t.name for t in load_typesystem().get_types(built_in=True)]
+    if base in names:
+        return name
+    matches = [n for n in names if n.rsplit(".", 1)[-1] == base]
+    return f"{matches[0]}{sep}{feature}" if len(matches) == 1 else name
+
+
 def _plugin_typesystem_sources() -> list[tuple[str, str | Path]]:
     sources = []
     for ep in sorted(entry_points(group=TYPESYSTEM_ENTRY_POINT_GROUP), key=lambda e: e.name):
@@ -78,7 +92,9 @@ def _plugin_typesystem_sources() -> list[tuple[str, str | Path]]:
 
 
 def _load_xml(source: str | Path) -> cassis.TypeSystem:
-    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("<")):
+    if isinstance(source, Path) or (
+        isinstance(source, str) and not source.lstrip().startswith("<")
+    ):
         with open(source, "rb") as f:
             return cassis.load_typesystem(f)
     return cassis.load_typesystem(source)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from casflow.components.readers.inputs import (
     resolve_input,
 )
 from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
-from casflow.typesystem import load_typesystem
+from casflow.typesystem import load_typesystem, resolve_type_name
 
 
 class XmiReaderConfig(ComponentConfig):
@@ -28,6 +29,11 @@ class XmiReaderConfig(ComponentConfig):
     )
     lenient: bool = Field(
         False, description="Drop types the casflow type system does not know instead of failing."
+    )
+    views: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="What the files hold, for validation: view name -> type names in it "
+        "(full names, or short ones such as Token). Every view is loaded either way.",
     )
 
 
@@ -47,6 +53,13 @@ class XmiReader(Reader):
     Config = XmiReaderConfig
 
     config: XmiReaderConfig
+
+    @classmethod
+    def views_written(cls, config: XmiReaderConfig, view: str) -> dict[str, tuple[str, ...]]:  # type: ignore[override]
+        written: dict[str, tuple[str, ...]] = {view: ()}
+        for name, types in config.views.items():
+            written[name] = tuple(resolve_type_name(t) for t in types)
+        return written
 
     def __init__(self, config: XmiReaderConfig, context: RunContext) -> None:
         super().__init__(config, context)
@@ -68,8 +81,9 @@ class XmiReader(Reader):
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> cassis.Cas:
         data = ref.data if ref.data is not None else Path(ref.uri).read_bytes()
         try:
+            # cassis takes a str as a path: give it the bytes as a file object.
             loaded = cassis.load_cas_from_xmi(
-                data, typesystem=load_typesystem(), lenient=self.config.lenient
+                io.BytesIO(data), typesystem=load_typesystem(), lenient=self.config.lenient
             )
         except (etree.XMLSyntaxError, ValueError, TypeError) as exc:
             raise XmiDocumentError(f"{ref.uri}: cannot load XMI: {exc}") from exc

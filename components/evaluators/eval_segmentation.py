@@ -1,0 +1,66 @@
+"""``eval.sentences.v1`` and ``eval.tokens.v1``: span P/R/F of segmentation.
+
+Sentences follow the CRAFT protocol (whitespace trimmed, empty sentences
+dropped; see ``segmentation``); tokens are compared by exact span.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import cassis
+
+from casflow.components.evaluators.cas_adapters import sentence_spans, token_spans
+from casflow.components.evaluators.cas_evaluator import CasEvaluator, percent, prf_metric
+from casflow.components.evaluators.segmentation import (
+    SENTENCE_KEY,
+    TOKEN_KEY,
+    score_segmentation,
+    sentence_counts,
+    token_counts,
+)
+from casflow.components.evaluators.significance import Metric
+from casflow.pipeline.counts import Counts, EvaluationResult, prf
+from casflow.typesystem import SENTENCE, TOKEN
+
+
+class _SpanEvaluator(CasEvaluator):
+    key: ClassVar[str]
+
+    def score(self, counts: Counts) -> dict[str, Any]:
+        """P/R/F with tp, fp, fn (flat: metric paths are ``f1``, ``precision``, ...)."""
+        return score_segmentation(counts, keys=(self.key,)).get(self.key) or prf(0, 0, 0)
+
+    def summary(self, scores: dict[str, Any]) -> dict[str, float]:
+        return {
+            "P": percent(scores["precision"]),
+            "R": percent(scores["recall"]),
+            "F": percent(scores["f1"]),
+        }
+
+    def batch_metric(self, path: str) -> Metric | None:
+        return prf_metric(self.key, path)
+
+
+class SentenceEvaluator(_SpanEvaluator):
+    """Sentence boundaries: P/R/F of whitespace-trimmed sentence spans (CRAFT protocol)."""
+
+    name = "eval.sentences.v1"
+    description = "Sentence segmentation P/R/F of trimmed sentence spans (CRAFT protocol)."
+    requires = (SENTENCE,)
+    key = SENTENCE_KEY
+
+    def compare(self, gold: cassis.Cas, system: cassis.Cas, text: str) -> EvaluationResult:
+        return sentence_counts(text, sentence_spans(gold), sentence_spans(system))
+
+
+class TokenEvaluator(_SpanEvaluator):
+    """Tokens: P/R/F of exact token spans."""
+
+    name = "eval.tokens.v1"
+    description = "Tokenisation P/R/F of exact token spans."
+    requires = (TOKEN,)
+    key = TOKEN_KEY
+
+    def compare(self, gold: cassis.Cas, system: cassis.Cas, text: str) -> EvaluationResult:
+        return token_counts(text, token_spans(gold), token_spans(system))
