@@ -77,12 +77,17 @@ class Progress:
             self._bar.update(self._task, advance=1, stats=self._stats())
             return
         now = time.perf_counter()
-        if now - self._last_log >= self.log_every or self.done + self.skipped == self.total:
+        if now - self._last_log >= self.log_every:
             self._last_log = now
-            print(
-                f"casflow: {self.done + self.skipped}/{self.total} documents, {self._stats()}",
-                file=sys.stderr,
-            )
+            self._log_line()
+
+    def _log_line(self) -> None:
+        # The total grows as a streamed input is listed, so "queued" is what is known so far.
+        print(
+            f"casflow: {self.done} processed ({self.failed} failed), {self.skipped} skipped "
+            f"(done before), {self.total - self.done} queued; {self._stats()}",
+            file=sys.stderr,
+        )
 
     def note(self, message: str) -> None:
         if not self.enabled:

@@ -176,3 +176,11 @@ def test_xmi_reader_brings_back_every_view(corpus: Path, tmp_path: Path, test_co
     assert len(system.select(TOKEN)) == 8
     assert sorted({p.PosValue for p in system.select(POS)}) == ["JJ", "NN"]
     assert cas.select(DOCUMENT_METADATA)[0].documentId == "doc1"
+
+
+def test_progress_lines_when_not_a_terminal(corpus: Path, tmp_path: Path, test_components: None, capsys: pytest.CaptureFixture[str]) -> None:
+    text = _workflow(corpus, tmp_path / "out").replace("progress: false", "progress: true")
+    _run(text)
+    err = capsys.readouterr().err
+    assert "casflow: 7 processed (0 failed), 0 skipped (done before), 0 queued;" in err
+    assert "tokens/s" in err
