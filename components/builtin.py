@@ -20,11 +20,14 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "nxml.reader.v1": _R + "nxml:NxmlReader",
     # gold corpora
     "craft.reader.v1": _R + "craft:CraftReader",
+    # importers: precomputed annotations of a document into a view (processors)
     # views
     "view.copy.v1": "casflow.components.views.copy:CopyAnnotations",
+    # NER
     # writers
     "xmi.writer.v1": _W + "xmi:XmiWriter",
     "json.writer.v1": _W + "json:JsonWriter",
+    # format writers
     # evaluators
     "eval.sentences.v1": _E + "eval_segmentation:SentenceEvaluator",
     "eval.tokens.v1": _E + "eval_segmentation:TokenEvaluator",

@@ -49,3 +49,11 @@ def test_components() -> None:
     for cls in TEST_COMPONENTS:
         if cls.name not in reg.names():
             reg.register(cls.name, cls, origin="tests")
+
+
+@pytest.fixture(scope="session")
+def tiny_spacy_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Folder of a tiny spaCy pipeline trained once per session (tests/spacy_fixtures.py)."""
+    from tests.spacy_fixtures import train_tiny_pipeline
+
+    return train_tiny_pipeline(tmp_path_factory.mktemp("tiny_spacy_model"))

@@ -1,0 +1,214 @@
+"""Finding and loading spaCy pipelines, once per process.
+
+A pipeline is named by an installed package (``en_core_sci_md``) or a folder
+written by ``nlp.to_disk`` (one holding ``config.cfg``). Loading is cached per
+process, keyed by where the pipeline lives and by the options that change it
+(disabled pipes, tokenizer), so every component of a worker that asks for the
+same pipeline shares one copy.
+
+A missing package is never installed by guessing its name on PyPI: the
+scispaCy models (``en_core_sci_*``, ``en_ner_*``) are distributed by the
+scispaCy project, and the PyPI project ``en-core-sci-md`` is a name-squatting
+placeholder. The error says where the model really comes from.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+TokenizerChoice = Literal["pipeline", "scispacy_combined"]
+
+SCISPACY_MODELS_URL = "https://allenai.github.io/scispacy/"
+_SCISPACY_MODEL = re.compile(r"en_(core_sci|ner)_\w+")
+_SPACY_MODEL = re.compile(r"[a-z]{2,3}_(core|dep|ent|sent)_\w+")
+
+
+class ModelNotFoundError(LookupError):
+    """The pipeline is neither an installed package nor a pipeline folder."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(f"{message}; {hint}" if hint else message)
+        self.hint = hint
+
+
+def looks_like_path(model: str) -> bool:
+    """A model given as a path rather than a package name."""
+    return any(sep in model for sep in ("/", "\\")) or model.startswith((".", "~"))
+
+
+def resolve_model_path(model: str, base_dir: Path | None = None) -> Path | None:
+    """The folder ``model`` names, if it is one (relative to ``base_dir`` when not in the cwd)."""
+    path = Path(model).expanduser()
+    if path.exists():
+        return path
+    if not path.is_absolute() and base_dir is not None and (base_dir / path).exists():
+        return base_dir / path
+    return None
+
+
+def is_installed_package(name: str) -> bool:
+    """Whether ``name`` is an installed pipeline package (without importing it)."""
+    import spacy.util
+
+    # spacy.load only takes packages installed with metadata (pip), not bare modules.
+    return name.isidentifier() and spacy.util.is_package(name)
+
+
+def install_hint(model: str) -> str:
+    """What to do when the pipeline ``model`` is not installed."""
+    if _SCISPACY_MODEL.fullmatch(model):
+        return (
+            "scispaCy models are distributed by the scispaCy project, not PyPI: do not pip "
+            "install a model by its name (PyPI's 'en-core-sci-md' is a name-squatting "
+            f"placeholder). Install it with pip install <URL of {model} from the model "
+            f"table of the scispaCy README, {SCISPACY_MODELS_URL}>, or set model to the "
+            "folder of an unpacked copy (the one holding config.cfg)"
+        )
+    if _SPACY_MODEL.fullmatch(model):
+        return (
+            f"install it with: python -m spacy download {model} (or give the folder of a "
+            "saved pipeline, the one holding config.cfg)"
+        )
+    return (
+        "install the package that provides it, or set model to the folder of a saved "
+        "pipeline (the one holding config.cfg, as written by nlp.to_disk or spacy train)"
+    )
+
+
+def _folder_problem(path: Path) -> str | None:
+    if (path / "config.cfg").is_file():
+        return None
+    nested = sorted(p.parent for p in path.glob("*/config.cfg"))
+    if nested:
+        return f"{path} holds no config.cfg, but {nested[0]} does; set model to that folder"
+    return (
+        f"{path} is not a spaCy pipeline folder (no config.cfg); set model to the folder "
+        "written by nlp.to_disk or spacy train"
+    )
+
+
+@dataclass(frozen=True)
+class ModelLocation:
+    """Where a pipeline lives: an installed package or a folder."""
+
+    source: str  # package name, or absolute folder path
+    is_path: bool
+
+
+def locate_model(model: str, base_dir: Path | None = None) -> ModelLocation:
+    """Find ``model`` without loading it; raise ModelNotFoundError saying what to do.
+
+    A name that looks like a path is a folder; otherwise an installed package
+    wins over a folder of the same name, as in ``spacy.load``.
+    """
+    if not looks_like_path(model) and is_installed_package(model):
+        return ModelLocation(model, is_path=False)
+    path = resolve_model_path(model, base_dir)
+    if path is not None:
+        problem = _folder_problem(path)
+        if problem:
+            raise ModelNotFoundError(problem)  # the message says what to do
+        return ModelLocation(str(path.resolve()), is_path=True)
+    if looks_like_path(model):
+        raise ModelNotFoundError(
+            f"spaCy pipeline folder {model!r} does not exist",
+            "check the path (relative paths are taken from the working directory, "
+            "then from the workflow's folder)",
+        )
+    raise ModelNotFoundError(f"spaCy pipeline {model!r} is not installed", install_hint(model))
+
+
+def model_problem(model: str, base_dir: Path | None = None) -> str | None:
+    """Why ``model`` cannot be loaded, checked without loading it; None when it can."""
+    try:
+        locate_model(model, base_dir)
+    except ModelNotFoundError as exc:
+        return str(exc)
+    return None
+
+
+def load_pipeline(
+    model: str,
+    disable: Sequence[str] = (),
+    tokenizer: TokenizerChoice = "pipeline",
+    base_dir: Path | None = None,
+) -> Language:
+    """The pipeline ``model`` (package name or folder), loaded once per process."""
+    location = locate_model(model, base_dir)
+    return _load_cached(location, tuple(sorted(set(disable))), tokenizer)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_cached(
+    location: ModelLocation, disable: tuple[str, ...], tokenizer: TokenizerChoice
+) -> Language:
+    import spacy
+
+    source = location.source
+    # A Path makes spaCy load the folder even when a package has the same name.
+    nlp = spacy.load(Path(source) if location.is_path else source)
+    unknown = [name for name in disable if name not in nlp.component_names]
+    if unknown:
+        raise ValueError(
+            f"disable names pipes that {source!r} does not have: {', '.join(unknown)} "
+            f"(its pipes: {', '.join(nlp.component_names)})"
+        )
+    for name in disable:
+        nlp.disable_pipe(name)
+    if tokenizer == "scispacy_combined":
+        from scispacy.custom_tokenizer import combined_rule_tokenizer
+
+        nlp.tokenizer = combined_rule_tokenizer(nlp)
+    return nlp
+
+
+def clear_cache() -> None:
+    """Forget loaded pipelines (tests, or a worker that must free memory)."""
+    _load_cached.cache_clear()
+
+
+def pipeline_config_path(model: str, base_dir: Path | None = None) -> Path | None:
+    """The ``config.cfg`` of ``model``, found without importing or loading it."""
+    import importlib.util
+
+    try:
+        location = locate_model(model, base_dir)
+    except ModelNotFoundError:
+        return None
+    if location.is_path:
+        return Path(location.source) / "config.cfg"
+    spec = importlib.util.find_spec(location.source)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    # A packaged pipeline keeps its data in <package>/<name>-<version>/.
+    for package_dir in spec.submodule_search_locations:
+        found = sorted(Path(package_dir).glob("*/config.cfg"))
+        if found:
+            return found[-1]
+    return None
+
+
+def pipeline_factories(config_path: Path, disable: Sequence[str] = ()) -> list[str] | None:
+    """Factories of the pipes a saved pipeline runs (None where one is sourced)."""
+    from spacy.util import load_config
+
+    config = load_config(config_path, interpolate=False)
+    nlp_section = config.get("nlp", {})
+    skipped = set(disable) | set(nlp_section.get("disabled", []))
+    factories = []
+    for name in nlp_section.get("pipeline", []):
+        if name in skipped:
+            continue
+        factory = config.get("components", {}).get(name, {}).get("factory")
+        if factory is None:
+            return None
+        factories.append(factory)
+    return factories

@@ -1,0 +1,482 @@
+"""``spacy.pipeline.v1``: run a spaCy (or scispaCy) pipeline over a CAS view.
+
+The pipeline loads once per worker process (see ``loading``); ``process_batch``
+sends every text of a batch through one ``nlp.pipe`` call and writes the Docs
+into the views with ``mapping.DocMapper``.
+
+- ``use_existing_tokens``: the view's Token annotations are the tokenization.
+  A Doc is built from their words (``Doc(vocab, words, spaces)``; the text
+  between tokens becomes whitespace tokens, with any non-space character there
+  blanked so offsets stay aligned) and the remaining pipes run on it; POS,
+  Lemma and dependencies attach to the existing tokens and no Token is written.
+- ``use_existing_sentences``: the view's Sentence annotations are the sentence
+  boundaries. Every token gets ``is_sent_start`` True or False before the
+  parser runs; spaCy's parser (and senter/sentencizer) keep preset values, so
+  its trees never cross them. No Sentence is written.
+- Long texts (over ``max_chunk_chars``, never more than ``nlp.max_length``) are
+  processed in chunks cut, by preference, at document structure boundaries in
+  the view (Section, Paragraph, Heading, Title, Caption), then blank lines,
+  then sentence ends, then any whitespace (between existing tokens when
+  ``use_existing_tokens``), each in the second half of the chunk window; a
+  chunk's offsets are shifted back by where it starts.
+"""
+
+from __future__ import annotations
+
+import bisect
+import importlib.util
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import cassis
+from pydantic import Field, model_validator
+
+from casflow.components.spacy.loading import (
+    TokenizerChoice,
+    load_pipeline,
+    model_problem,
+    pipeline_config_path,
+    pipeline_factories,
+)
+from casflow.components.spacy.mapping import (
+    ALL_LAYERS,
+    DocMapper,
+    EntityTarget,
+    Layer,
+    UnmappedEntities,
+    produced_types,
+)
+from casflow.pipeline.component import ComponentConfig, Processor, RunContext
+from casflow.typesystem import (
+    CAPTION,
+    HEADING,
+    PARAGRAPH,
+    SECTION,
+    SENTENCE,
+    TITLE,
+    TOKEN,
+    load_typesystem,
+)
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc
+
+DEFAULT_LAYERS: tuple[Layer, ...] = ("sentences", "tokens", "pos", "lemma", "dependencies")
+CHUNK_STRUCTURE_TYPES = (SECTION, PARAGRAPH, HEADING, TITLE, CAPTION)
+
+# What the common spaCy factories write, by layer. A pipeline with any other
+# factory is not judged: it may write anything.
+FACTORY_LAYERS: dict[str, frozenset[str]] = {
+    "tok2vec": frozenset(),
+    "transformer": frozenset(),
+    "curated_transformer": frozenset(),
+    "tagger": frozenset({"pos"}),
+    "morphologizer": frozenset({"pos"}),
+    "attribute_ruler": frozenset({"pos"}),
+    "lemmatizer": frozenset({"lemma"}),
+    "trainable_lemmatizer": frozenset({"lemma"}),
+    "parser": frozenset({"dependencies", "sentences"}),
+    "beam_parser": frozenset({"dependencies", "sentences"}),
+    "senter": frozenset({"sentences"}),
+    "sentencizer": frozenset({"sentences"}),
+    "ner": frozenset({"entities"}),
+    "beam_ner": frozenset({"entities"}),
+    "entity_ruler": frozenset({"entities"}),
+    "merge_noun_chunks": frozenset(),
+    "merge_entities": frozenset(),
+}
+
+
+class SpacyPipelineConfig(ComponentConfig):
+    model: str = Field(
+        description=(
+            "Installed pipeline package (en_core_sci_md) or folder of a saved pipeline "
+            "(the one holding config.cfg; relative paths also from the workflow's folder)."
+        )
+    )
+    layers: list[Layer] = Field(
+        default_factory=lambda: list(DEFAULT_LAYERS),
+        description=f"Layers to write, from: {', '.join(ALL_LAYERS)}.",
+    )
+    use_existing_tokens: bool = Field(
+        False,
+        description="Take the view's Token annotations as the tokenization (no Token is written).",
+    )
+    use_existing_sentences: bool = Field(
+        False,
+        description="Take the view's Sentence annotations as fixed sentence boundaries "
+        "(the parser keeps them; no Sentence is written).",
+    )
+    tokenizer: TokenizerChoice = Field(
+        "pipeline",
+        description="pipeline: the pipeline's own tokenizer; scispacy_combined: scispaCy's "
+        "combined_rule_tokenizer.",
+    )
+    entity_mapping: dict[str, EntityTarget] = Field(
+        default_factory=dict,
+        description="spaCy entity label -> {type: gene|anatomy|named_entity, value: class label}.",
+    )
+    unmapped_entities: UnmappedEntities = Field(
+        "named_entity",
+        description="Entities whose label is not in entity_mapping: keep as NamedEntity, or drop.",
+    )
+    batch_size: int = Field(64, ge=1, description="Texts per batch in nlp.pipe.")
+    max_chunk_chars: int = Field(
+        100_000,
+        ge=100,
+        description="Longer texts are processed in structure-aware chunks of at most this "
+        "many characters (also capped at the pipeline's nlp.max_length).",
+    )
+    disable: list[str] = Field(default_factory=list, description="Pipes to disable.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SpacyPipelineConfig:
+        needs_tokens = {"pos", "lemma", "dependencies"} & set(self.layers)
+        if needs_tokens and "tokens" not in self.layers and not self.use_existing_tokens:
+            raise ValueError(
+                f"layers {sorted(needs_tokens)} attach to tokens: add 'tokens' to layers "
+                "or set use_existing_tokens: true"
+            )
+        if self.use_existing_tokens and self.tokenizer != "pipeline":
+            raise ValueError(
+                "tokenizer is not used when use_existing_tokens is true; remove one of them"
+            )
+        return self
+
+    def written_layers(self) -> list[str]:
+        """The layers actually written (existing tokens and sentences are not rewritten)."""
+        skip = set()
+        if self.use_existing_tokens:
+            skip.add("tokens")
+        if self.use_existing_sentences:
+            skip.add("sentences")
+        return [layer for layer in self.layers if layer not in skip]
+
+
+def missing_layers(factories: Sequence[str], layers: Sequence[str]) -> list[str]:
+    """Layers no pipe of ``factories`` writes (none when a factory is not a known one)."""
+    if any(f not in FACTORY_LAYERS for f in factories):
+        return []
+    produced = {"tokens"}.union(*(FACTORY_LAYERS[f] for f in factories))
+    return [layer for layer in layers if layer not in produced]
+
+
+# -- chunking -----------------------------------------------------------------
+
+_BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
+_SENTENCE_END = re.compile(r"[.!?][\"'\u2019\u201d)\]]*\s+|\n\s*")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def plan_chunks(
+    text: str,
+    max_chars: int,
+    structure_breaks: Sequence[int] = (),
+    sentence_breaks: Sequence[int] = (),
+    token_spans: Sequence[tuple[int, int]] | None = None,
+) -> list[tuple[int, int]]:
+    """``(begin, end)`` chunks covering ``text``, each at most ``max_chars`` long.
+
+    Cuts are taken, by preference, from ``structure_breaks``, blank lines,
+    ``sentence_breaks`` and sentence-final punctuation, then any whitespace, as
+    late as possible but in the second half of the window. With ``token_spans``
+    a cut never falls inside one of them. Only a text without whitespace for
+    ``max_chars`` characters is cut hard.
+    """
+    n = len(text)
+    if n <= max_chars:
+        return [(0, n)]
+
+    def usable(offsets: Sequence[int]) -> list[int]:
+        # Without tokens to check against, only a cut beside whitespace is sure not to
+        # split a token ("end.Next" may be one token to the tokenizer).
+        if token_spans is not None:
+            return sorted(set(offsets))
+        return sorted(
+            {p for p in offsets if 0 < p < n and (text[p - 1].isspace() or text[p].isspace())}
+        )
+
+    levels = [
+        usable(structure_breaks),
+        [m.end() for m in _BLANK_LINE.finditer(text)],
+        usable([*sentence_breaks, *(m.end() for m in _SENTENCE_END.finditer(text))]),
+        [m.end() for m in _WHITESPACE.finditer(text)],
+    ]
+    token_begins = [b for b, _ in token_spans] if token_spans is not None else None
+    chunks = []
+    start = 0
+    while n - start > max_chars:
+        limit = start + max_chars
+        cut = None
+        for low in (start + max_chars // 2, start + 1):
+            for level in levels:
+                candidate = _last_at_most(level, limit)
+                if candidate is not None and candidate >= low:
+                    cut = _outside_tokens(candidate, start, token_spans, token_begins)
+                    if cut is not None:
+                        break
+            if cut is not None:
+                break
+        if cut is None:
+            cut = _outside_tokens(limit, start, token_spans, token_begins) or limit
+        chunks.append((start, cut))
+        start = cut
+    chunks.append((start, n))
+    return chunks
+
+
+def _last_at_most(sorted_values: Sequence[int], limit: int) -> int | None:
+    i = bisect.bisect_right(sorted_values, limit)
+    return sorted_values[i - 1] if i else None
+
+
+def _outside_tokens(
+    cut: int,
+    start: int,
+    token_spans: Sequence[tuple[int, int]] | None,
+    token_begins: Sequence[int] | None,
+) -> int | None:
+    """``cut``, or the begin of the token it falls inside (None if that is not after ``start``)."""
+    if token_spans is None or token_begins is None:
+        return cut
+    i = bisect.bisect_left(token_begins, cut) - 1
+    if i >= 0 and token_spans[i][0] < cut < token_spans[i][1]:
+        cut = token_spans[i][0]
+    return cut if cut > start else None
+
+
+# -- preparing the inputs -------------------------------------------------------
+
+
+@dataclass
+class _Job:
+    """One text (or prebuilt Doc) for nlp.pipe and where its output goes."""
+
+    view: cassis.Cas
+    offset: int
+    source: str | Doc
+    tokens: list[Any | None] | None = None
+
+
+def _sentence_regions(sentences: Sequence[tuple[int, int]]) -> Any:
+    """A function giving each character offset a region id: inside sentence j, or a gap."""
+    begins = [b for b, _ in sentences]
+    ends = [e for _, e in sentences]
+
+    def region(offset: int) -> int:
+        j = bisect.bisect_right(begins, offset) - 1
+        if j >= 0 and offset < ends[j]:
+            return 2 * j + 1
+        return 2 * (j + 1)
+
+    return region
+
+
+def _sent_starts(begins: Sequence[int | None], region: Any) -> list[bool | None]:
+    """is_sent_start per Doc token (a None begin marks whitespace, which never starts one).
+
+    Inside a given sentence every token is fixed (True for its first, False
+    after); text outside every sentence starts a new one and is left to the
+    parser (None) after that.
+    """
+    starts: list[bool | None] = []
+    previous = None
+    for i, begin in enumerate(begins):
+        if begin is None:
+            starts.append(i == 0)
+            continue
+        current = region(begin)
+        if i == 0 or current != previous:
+            starts.append(i == 0 or previous is not None)
+        else:
+            starts.append(False if current % 2 else None)
+        previous = current
+    return starts
+
+
+def _blanked(gap: str) -> str:
+    # Text between tokens that is not whitespace is no token either: blank it so
+    # the Doc keeps the view's offsets.
+    return gap if gap.isspace() else "".join(c if c.isspace() else " " for c in gap)
+
+
+def _doc_from_tokens(
+    nlp: Language,
+    text: str,
+    start: int,
+    tokens: Sequence[Any],
+    region: Any | None,
+) -> tuple[Doc, list[Any | None]]:
+    from spacy.tokens import Doc
+
+    words: list[str] = []
+    spaces: list[bool] = []
+    aligned: list[Any | None] = []
+    begins: list[int | None] = []
+    pos = start
+    for token in tokens:
+        if token.begin >= token.end:
+            continue  # an empty token has no text to tag
+        if token.begin < pos:
+            raise ValueError(
+                f"Token annotations overlap at {token.begin}-{token.end} "
+                f"({text[token.begin : token.end]!r}); use_existing_tokens needs "
+                "non-overlapping tokens"
+            )
+        gap = text[pos : token.begin]
+        if gap:
+            if words and gap[0] == " ":
+                spaces[-1] = True
+                gap = gap[1:]
+            if gap:
+                words.append(_blanked(gap))
+                spaces.append(False)
+                aligned.append(None)
+                begins.append(None)
+        words.append(text[token.begin : token.end])
+        spaces.append(False)
+        aligned.append(token)
+        begins.append(token.begin)
+        pos = token.end
+    sent_starts = _sent_starts(begins, region) if region is not None else None
+    return Doc(nlp.vocab, words=words, spaces=spaces, sent_starts=sent_starts), aligned
+
+
+def _preset_sentences(doc: Doc, offset: int, region: Any) -> Doc:
+    begins = [None if t.is_space else offset + t.idx for t in doc]
+    for token, start in zip(doc, _sent_starts(begins, region), strict=True):
+        token.is_sent_start = start
+    return doc
+
+
+# -- the component --------------------------------------------------------------
+
+
+class SpacyPipeline(Processor):
+    name = "spacy.pipeline.v1"
+    description = (
+        "Runs a spaCy or scispaCy pipeline: sentences, tokens, POS, lemmas, DKPro "
+        "dependencies, entities (GeneMention/AnatomyMention through a label mapping)."
+    )
+    Config = SpacyPipelineConfig
+
+    config: SpacyPipelineConfig
+
+    def __init__(self, config: SpacyPipelineConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        self.nlp = load_pipeline(
+            config.model,
+            disable=config.disable,
+            tokenizer=config.tokenizer,
+            base_dir=context.workflow_dir,
+        )
+        factories = [self.nlp.get_pipe_meta(name).factory for name in self.nlp.pipe_names]
+        missing = missing_layers(factories, config.written_layers())
+        if missing:
+            raise ValueError(_missing_message(config.model, missing, self.nlp.pipe_names))
+        self.max_chars = min(config.max_chunk_chars, self.nlp.max_length)
+        self.mapper = DocMapper(
+            load_typesystem(),
+            config.written_layers(),
+            config.entity_mapping,
+            config.unmapped_entities,
+        )
+
+    @classmethod
+    def requirements(cls, config: SpacyPipelineConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+        requires: list[str] = []
+        if config.use_existing_tokens:
+            requires.append(TOKEN)
+        if config.use_existing_sentences:
+            requires.append(SENTENCE)
+        produces = produced_types(
+            config.written_layers(), config.entity_mapping, config.unmapped_entities
+        )
+        return tuple(requires), produces
+
+    @classmethod
+    def check_config(cls, config: SpacyPipelineConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+        if config.tokenizer == "scispacy_combined" and importlib.util.find_spec("scispacy") is None:
+            return ["tokenizer scispacy_combined needs scispaCy: pip install scispacy"]
+        problem = model_problem(config.model, context.workflow_dir)
+        if problem:
+            return [problem]
+        config_path = pipeline_config_path(config.model, context.workflow_dir)
+        if config_path is None:
+            return []
+        try:
+            factories = pipeline_factories(config_path, config.disable)
+        except Exception as exc:
+            return [f"cannot read {config_path}: {exc}; is it a spaCy pipeline config?"]
+        if factories is None:
+            return []
+        missing = missing_layers(factories, config.written_layers())
+        return [_missing_message(config.model, missing, factories)] if missing else []
+
+    def process(self, view: cassis.Cas) -> None:
+        self.process_batch([view])
+
+    def process_batch(self, views: Sequence[cassis.Cas]) -> None:
+        jobs = [job for view in views for job in self._jobs(view)]
+        # Every Doc is made before any view is written: when the batch fails, the
+        # runner retries its documents one by one, and they must still be untouched.
+        docs = list(self.nlp.pipe((job.source for job in jobs), batch_size=self.config.batch_size))
+        for job, doc in zip(jobs, docs, strict=True):
+            self.mapper.add_doc(job.view, doc, job.offset, job.tokens)
+
+    def _jobs(self, view: cassis.Cas) -> Iterator[_Job]:
+        text = view.sofa_string or ""
+        if not text:
+            return
+        config = self.config
+        tokens = list(view.select(TOKEN)) if config.use_existing_tokens else None
+        sentences = (
+            [(s.begin, s.end) for s in view.select(SENTENCE)]
+            if config.use_existing_sentences or len(text) > self.max_chars
+            else []
+        )
+        region = _sentence_regions(sentences) if config.use_existing_sentences else None
+        chunks = [(0, len(text))]
+        if len(text) > self.max_chars:
+            structure = [
+                offset
+                for type_name in CHUNK_STRUCTURE_TYPES
+                for a in view.select(type_name)
+                for offset in (a.begin, a.end)
+            ]
+            chunks = plan_chunks(
+                text,
+                self.max_chars,
+                structure,
+                [e for _, e in sentences],
+                [(t.begin, t.end) for t in tokens] if tokens is not None else None,
+            )
+        token_begins = [t.begin for t in tokens] if tokens is not None else []
+        for start, end in chunks:
+            if tokens is not None:
+                lo = bisect.bisect_left(token_begins, start)
+                hi = bisect.bisect_left(token_begins, end)
+                if lo == hi:
+                    continue
+                doc, aligned = _doc_from_tokens(self.nlp, text, start, tokens[lo:hi], region)
+                yield _Job(view, start, doc, aligned)
+            elif region is not None:
+                yield _Job(
+                    view,
+                    start,
+                    _preset_sentences(self.nlp.make_doc(text[start:end]), start, region),
+                )
+            else:
+                yield _Job(view, start, text[start:end])
+
+
+def _missing_message(model: str, missing: Sequence[str], pipes: Sequence[str]) -> str:
+    pronoun = "it" if len(missing) == 1 else "them"
+    return (
+        f"spaCy pipeline {model!r} has no pipe that writes {', '.join(missing)} "
+        f"(its pipes: {', '.join(pipes) or 'none'}); remove {pronoun} from layers, "
+        "or use a pipeline that has them"
+    )
