@@ -412,3 +412,10 @@ def test_workflow_validation_reports_a_missing_model(tmp_path) -> None:
     )
     with pytest.raises(WorkflowValidationError, match="scispaCy project, not PyPI"):
         load_workflow_text(yaml_text, source="wf.yaml")
+
+
+def test_shipped_model_prefix_names_missing_model() -> None:
+    from casflow.components.spacy.loading import model_problem
+
+    problem = model_problem("casflow:no_such_model")
+    assert problem is not None and "no shipped model 'no_such_model'" in problem

@@ -39,6 +39,10 @@ class ModelNotFoundError(LookupError):
         self.hint = hint
 
 
+#: ``model: casflow:craft_syntax`` names a model shipped inside the casflow package.
+SHIPPED_PREFIX = "casflow:"
+
+
 def looks_like_path(model: str) -> bool:
     """A model given as a path rather than a package name."""
     return any(sep in model for sep in ("/", "\\")) or model.startswith((".", "~"))
@@ -107,8 +111,16 @@ def locate_model(model: str, base_dir: Path | None = None) -> ModelLocation:
     """Find ``model`` without loading it; raise ModelNotFoundError saying what to do.
 
     A name that looks like a path is a folder; otherwise an installed package
-    wins over a folder of the same name, as in ``spacy.load``.
+    wins over a folder of the same name, as in ``spacy.load``. ``casflow:NAME``
+    names a model shipped with casflow (``casflow.components.models``).
     """
+    if model.startswith(SHIPPED_PREFIX):
+        from casflow.components.models import shipped_model_path
+
+        try:
+            return ModelLocation(str(shipped_model_path(model[len(SHIPPED_PREFIX) :])), is_path=True)
+        except FileNotFoundError as exc:
+            raise ModelNotFoundError(str(exc)) from exc
     if not looks_like_path(model) and is_installed_package(model):
         return ModelLocation(model, is_path=False)
     path = resolve_model_path(model, base_dir)
