@@ -20,7 +20,15 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "nxml.reader.v1": _R + "nxml:NxmlReader",
     # gold corpora
     "craft.reader.v1": _R + "craft:CraftReader",
+    "bc2gm.reader.v1": _R + "bc2gm:Bc2gmReader",
+    "genetag.reader.v1": _R + "genetag:GenetagReader",
+    "anatem.reader.v1": _R + "anatem:AnatemReader",
     # importers: precomputed annotations of a document into a view (processors)
+    "conllu.import.v1": _R + "conllu:ConlluImport",
+    "penn.import.v1": _R + "penn:PennImport",
+    "bc2.import.v1": _R + "bc2gm:Bc2Import",
+    "brat.import.v1": _R + "brat:BratImport",
+    "bio.import.v1": _R + "bio:BioImport",
     # views
     "view.copy.v1": "casflow.components.views.copy:CopyAnnotations",
     # NER
@@ -28,6 +36,11 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "xmi.writer.v1": _W + "xmi:XmiWriter",
     "json.writer.v1": _W + "json:JsonWriter",
     # format writers
+    "conllu.writer.v1": _W + "conllu:ConlluWriter",
+    "penn.writer.v1": _W + "penn:PennWriter",
+    "brat.writer.v1": _W + "brat:BratWriter",
+    "bio.writer.v1": _W + "bio:BioWriter",
+    "bc2.writer.v1": _W + "bc2:Bc2Writer",
     # evaluators
     "eval.sentences.v1": _E + "eval_segmentation:SentenceEvaluator",
     "eval.tokens.v1": _E + "eval_segmentation:TokenEvaluator",

@@ -11,9 +11,12 @@ objects.
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import hashlib
 import json
 import signal
+import threading
 import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,7 +27,7 @@ from typing import Any
 
 import cassis
 
-from casflow.pipeline.cas_utils import set_document_metadata
+from casflow.pipeline.cas_utils import set_document_metadata, set_sofa_text
 from casflow.pipeline.component import (
     INITIAL_VIEW,
     DocumentRef,
@@ -34,6 +37,7 @@ from casflow.pipeline.component import (
     RunContext,
     Writer,
 )
+from casflow.pipeline.journal import STATE_DIR
 from casflow.pipeline.registry import registry
 from casflow.pipeline.validation import LoadedWorkflow, ResolvedStep, load_resolved
 from casflow.typesystem import DOCUMENT_METADATA, TOKEN, load_typesystem
@@ -68,21 +72,93 @@ class InputUnreadable(Exception):
     hint = "replace or re-download the input named in the error"
 
 
+# Exceptions that end one document, not the run: a component calling sys.exit()
+# must not stop the worker (or, with jobs: 1, the whole run).
+_DOCUMENT_ERRORS = (Exception, SystemExit)
+
+_HINTS = {
+    MemoryError: "the document needs more memory than the worker could get: give the workers "
+    "more memory, run fewer jobs or a smaller batch_size, or split the document",
+    SystemExit: "a component called sys.exit(); it should raise an exception instead",
+}
+
+#: Where a worker stopped by the watchdog leaves the stacks of its threads.
+WATCHDOG_LOG = "stuck-workers.log"
+
+
+def watchdog_seconds(limit: float) -> float:
+    """How long a time-limited step may run before the watchdog stops its worker."""
+    return limit + max(2.0, limit / 2)
+
+
+class Watchdog:
+    """Stops this worker process when a time-limited step overruns by far.
+
+    SIGALRM interrupts Python code in the main thread only: native code that
+    never returns, a blocked SIGALRM or a Dask worker thread escape it. The
+    faulthandler thread needs neither the interpreter lock nor signals; at the
+    deadline it writes every thread's stack to ``<output>/.casflow/stuck-workers.log``
+    and ends the process, which the runner records as a timeout. Never used in
+    the parent process (jobs: 1), where it would end the whole run.
+    """
+
+    def __init__(self, log_path: Path) -> None:
+        self.log_path = log_path
+        self._log: Any = None
+        self._deadlines: dict[int, float] = {}  # one per running guard (Dask runs threads)
+        self._lock = threading.Lock()
+        self._next_key = 0
+
+    @contextmanager
+    def guard(self, seconds: float) -> Iterator[None]:
+        with self._lock:
+            key = self._next_key
+            self._next_key += 1
+            self._deadlines[key] = time.monotonic() + watchdog_seconds(seconds)
+            self._arm()
+        try:
+            yield
+        finally:
+            with self._lock:
+                del self._deadlines[key]
+                self._arm()
+
+    def _arm(self) -> None:
+        # faulthandler has one timer per process: it always holds the earliest deadline.
+        if not self._deadlines:
+            faulthandler.cancel_dump_traceback_later()
+            return
+        if self._log is None:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - faulthandler writes to it later
+        delay = max(min(self._deadlines.values()) - time.monotonic(), 0.001)
+        faulthandler.dump_traceback_later(delay, exit=True, file=self._log)
+
+
 @contextmanager
-def _time_limit(seconds: float | None) -> Iterator[None]:
-    # SIGALRM interrupts Python code in the worker's main thread; a hang inside
-    # native code that never returns to the interpreter needs the worker to be
-    # replaced, which the runner does when a batch exceeds its deadline.
-    if not seconds or not hasattr(signal, "SIGALRM"):
+def _time_limit(seconds: float | None, watchdog: Watchdog | None = None) -> Iterator[None]:
+    # SIGALRM interrupts Python code in the worker's main thread; for a hang it
+    # cannot interrupt, the watchdog (in workers) stops the process, and the
+    # runner's task timeout replaces a worker stuck anywhere else.
+    if not seconds:
         yield
         return
+    with watchdog.guard(seconds) if watchdog else contextlib.nullcontext():
+        if not hasattr(signal, "SIGALRM"):
+            yield
+            return
+        with _alarm(seconds):
+            yield
 
+
+@contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
     def _raise(signum: int, frame: Any) -> None:
         raise DocumentTimeout(f"document exceeded the time limit of {seconds:g} s")
 
     try:
         previous = signal.signal(signal.SIGALRM, _raise)
-    except ValueError:  # not in the main thread (e.g. a threaded backend)
+    except ValueError:  # not in the main thread (Dask runs tasks in threads): watchdog only
         yield
         return
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -138,7 +214,7 @@ class Chain:
         if replacement is not None:
             cas = replacement
         elif view_name != INITIAL_VIEW:
-            cas.sofa_string = view.sofa_string or ""
+            set_sofa_text(cas, view.sofa_string or "")
         _ensure_metadata(cas, ref)
         return cas
 
@@ -150,7 +226,7 @@ class Chain:
             return cas.get_view(name)
         except KeyError:
             view = cas.create_view(name)
-            view.sofa_string = cas.get_view(INITIAL_VIEW).sofa_string
+            set_sofa_text(view, cas.get_view(INITIAL_VIEW).sofa_string or "")
             return view
 
 
@@ -175,7 +251,9 @@ def count_tokens(cas: cassis.Cas) -> int:
 
 def _error_fields(exc: BaseException) -> dict[str, str | None]:
     message = f"{type(exc).__name__}: {exc}"
-    hint = getattr(exc, "hint", None)
+    hint = getattr(exc, "hint", None) or next(
+        (h for t, h in _HINTS.items() if isinstance(exc, t)), None
+    )
     return {
         "error": message,
         "hint": hint,
@@ -184,7 +262,10 @@ def _error_fields(exc: BaseException) -> dict[str, str | None]:
 
 
 def run_batch(
-    chain: Chain, refs: Sequence[DocumentRef], timeout: float | None
+    chain: Chain,
+    refs: Sequence[DocumentRef],
+    timeout: float | None,
+    watchdog: Watchdog | None = None,
 ) -> list[DocumentResult]:
     results: dict[str, DocumentResult] = {}
     live: list[tuple[DocumentRef, cassis.Cas]] = []
@@ -203,9 +284,9 @@ def run_batch(
     for ref in refs:
         t0 = time.perf_counter()
         try:
-            with _time_limit(timeout):
+            with _time_limit(timeout, watchdog):
                 cas = chain.load(ref)
-        except Exception as exc:
+        except _DOCUMENT_ERRORS as exc:
             fail(ref, f"reader {chain.workflow.reader.spec.label()}", exc)
             continue
         stage_time(ref, "read", time.perf_counter() - t0)
@@ -220,19 +301,19 @@ def run_batch(
         try:
             # A batch shares the limit of its documents; a failure falls back to
             # one document at a time so only the culprit is dropped.
-            with _time_limit(timeout * len(live) if timeout else None):
+            with _time_limit(timeout * len(live) if timeout else None, watchdog):
                 processor.process_batch(views)
             per_doc = (time.perf_counter() - t0) / len(live)
             for ref, _ in live:
                 stage_time(ref, label, per_doc)
-        except Exception:
+        except _DOCUMENT_ERRORS:
             survivors = []
             for (ref, cas), view in zip(live, views, strict=True):
                 t1 = time.perf_counter()
                 try:
-                    with _time_limit(timeout):
+                    with _time_limit(timeout, watchdog):
                         processor.process(view)
-                except Exception as exc:
+                except _DOCUMENT_ERRORS as exc:
                     fail(ref, f"component {label}", exc)
                     continue
                 stage_time(ref, label, time.perf_counter() - t1)
@@ -265,7 +346,7 @@ def run_batch(
                 stage_time(ref, step.spec.label(), time.perf_counter() - t0)
             result.chars = len(cas.sofa_string or "")
             result.tokens = count_tokens(cas)
-        except Exception as exc:
+        except _DOCUMENT_ERRORS as exc:
             fail(ref, stage, exc)
 
     out = []
@@ -279,6 +360,7 @@ def run_batch(
 # -- worker entry point ------------------------------------------------------
 
 _CHAINS: dict[str, Chain] = {}
+_WATCHDOGS: dict[Path, Watchdog] = {}
 
 
 def _chain_key(resolved: Mapping[str, Any], context: Mapping[str, Any]) -> str:
@@ -310,7 +392,7 @@ def get_chain(resolved: Mapping[str, Any], context: Mapping[str, Any]) -> Chain:
 def process_documents(
     resolved: Mapping[str, Any], context: Mapping[str, Any], refs: Sequence[DocumentRef]
 ) -> list[DocumentResult]:
-    """Worker entry point: references in, small results out."""
+    """Worker entry point (in a worker process only): references in, small results out."""
     timeout = (resolved.get("run") or {}).get("timeout")
     try:
         chain = get_chain(resolved, context)
@@ -320,4 +402,7 @@ def process_documents(
             DocumentResult(r.doc_id, r.uri, "failed", stage="building the chain", **fields)
             for r in refs
         ]
-    return run_batch(chain, refs, timeout)
+    log_path = Path(context["output_dir"]) / STATE_DIR / WATCHDOG_LOG
+    if log_path not in _WATCHDOGS:
+        _WATCHDOGS[log_path] = Watchdog(log_path)
+    return run_batch(chain, refs, timeout, _WATCHDOGS[log_path])

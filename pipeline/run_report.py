@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import platform
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,11 @@ class RunReport:
     failures: list[dict[str, Any]]
     run_files: list[str] = field(default_factory=list)
     evaluation: dict[str, Any] | None = None
+    output: str = ""
+    backend: str = ""
+    jobs: int = 1
+    started_at: str | None = None  # ISO 8601, UTC
+    finished_at: str | None = None
 
     @classmethod
     def build(
@@ -44,6 +50,7 @@ class RunReport:
         results: list[DocumentResult],
         total_documents: int,
         seconds: float,
+        started_at: float | None = None,
     ) -> RunReport:
         counts = {"ok": 0, "failed": 0, "timeout": 0, "skipped": 0}
         stage_seconds: dict[str, float] = {}
@@ -71,6 +78,7 @@ class RunReport:
                     }
                 )
         counts["not_processed"] = total_documents - sum(counts.values())
+        run = workflow.spec.run
         return cls(
             workflow=workflow.source,
             workflow_hash=workflow.hash,
@@ -82,6 +90,11 @@ class RunReport:
             tokens_per_second=round(tokens / seconds, 1) if seconds else 0.0,
             stage_seconds={k: round(v, 3) for k, v in sorted(stage_seconds.items())},
             failures=failures,
+            output=run.output,
+            backend=_backend_name(run.backend, run.jobs),
+            jobs=run.jobs,
+            started_at=_iso(started_at),
+            finished_at=_iso(started_at + seconds) if started_at is not None else None,
         )
 
     @property
@@ -107,16 +120,38 @@ class RunReport:
             f"casflow: {self.seconds:.1f} s, {self.documents_per_second:.2f} documents/s, "
             f"{self.tokens_per_second:,.0f} tokens/s",
         ]
+        if self.stage_seconds:
+            # Summed over documents (and so over workers): where the time goes.
+            slowest = sorted(self.stage_seconds.items(), key=lambda kv: -kv[1])
+            lines.append(
+                "casflow: time per stage: " + ", ".join(f"{s} {t:.1f} s" for s, t in slowest)
+            )
         for failure in self.failures[:20]:
             lines.append(
                 f"casflow:   {failure['status']}: {failure['document']} ({failure['uri']}) at "
                 f"{failure['stage']}: {failure['error']}"
             )
         if len(self.failures) > 20:
+            lines.append(f"casflow:   ... and {len(self.failures) - 20} more")
+        if self.failures:
+            report = Path(self.output) / RUN_REPORT_NAME if self.output else RUN_REPORT_NAME
             lines.append(
-                f"casflow:   ... and {len(self.failures) - 20} more, see {RUN_REPORT_NAME}"
+                f"casflow: what to do about each failure: {report}; run the same command again "
+                "to retry only the documents that did not succeed"
             )
         return "\n".join(lines)
+
+
+def _backend_name(backend: str, jobs: int) -> str:
+    if backend == "sequential" or (backend == "loky" and jobs == 1):
+        return "in-process"
+    return backend
+
+
+def _iso(timestamp: float | None) -> str | None:
+    if timestamp is None:
+        return None
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
 
 
 def _default_hint(res: DocumentResult) -> str:

@@ -1,38 +1,50 @@
 """Run a validated workflow over its documents, in parallel.
 
 The parent lists document references, skips those a previous run finished,
-and sends batches of references to workers through joblib (local processes
-with loky, or a Dask cluster through joblib's Dask backend). Workers build the
-chain once, process, write outputs atomically and return small results; the
-parent appends them to the journal, updates the progress display, and at the
-end writes ``run-report.json`` and the evaluation reports.
+and sends batches of references to workers: local processes through joblib's
+loky backend, or a Dask cluster through the distributed client (one future per
+batch). Workers build the chain once, process, write outputs atomically and
+return small results; the parent appends them to the journal, updates the
+progress display, and at the end writes ``run-report.json`` and the
+evaluation reports.
 
-A worker that dies (out of memory, segfault) breaks the whole process pool, so
-its batch cannot be known: the unfinished documents are retried one per task,
-and a document that brings down a worker on its own is recorded as failed.
+A loky worker that dies (out of memory, segfault, stopped by its watchdog)
+breaks the whole process pool, so its batch cannot be known: the unfinished
+documents are retried one per task. A dead Dask worker names its batches; their
+documents are retried one per task once the running batches are done. A
+document that brings down a worker on its own is recorded as failed (or timed
+out, when the watchdog or the task timeout stopped it).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, delayed
 
-from casflow.pipeline.chain import DocumentResult, get_chain, process_documents, run_batch
+from casflow.pipeline.chain import (
+    WATCHDOG_LOG,
+    DocumentResult,
+    get_chain,
+    process_documents,
+    run_batch,
+    watchdog_seconds,
+)
 from casflow.pipeline.component import DocumentRef, RunContext
 from casflow.pipeline.files import remove_stale_temporary_files
-from casflow.pipeline.journal import Journal, is_complete
+from casflow.pipeline.journal import STATE_DIR, Journal, is_complete
 from casflow.pipeline.progress import Progress
 from casflow.pipeline.registry import registry
 from casflow.pipeline.run_report import RunReport, write_run_outputs
 from casflow.pipeline.validation import LoadedWorkflow
-from casflow.pipeline.workflow import dump_resolved
+from casflow.pipeline.workflow import RunSpec, dump_resolved
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1
@@ -45,6 +57,9 @@ RESOLVED_WORKFLOW_NAME = "workflow.resolved.yaml"
 class RunOptions:
     allow_changed_workflow: bool = False
     show_progress: bool = True
+    # Added to the task timeout for what no per-document limit covers: a fresh
+    # worker building the chain (loading models), writers, evaluators.
+    task_grace_seconds: float = 30.0
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -60,43 +75,99 @@ def _batches(refs: Iterable[DocumentRef], size: int) -> Iterator[list[DocumentRe
 
 
 def _is_pool_failure(exc: BaseException) -> bool:
+    # TimeoutError: joblib's task timeout, after which it kills the loky workers;
+    # CancelledError: a Dask future cancelled under it (a restarted worker).
     names = {type(exc).__name__}
     names.update(type(e).__name__ for e in (exc.__cause__, exc.__context__) if e is not None)
     return bool(
-        names & {"TerminatedWorkerError", "BrokenProcessPool", "KilledWorker", "CommClosedError"}
+        names
+        & {
+            "TerminatedWorkerError",
+            "BrokenProcessPool",
+            "KilledWorker",
+            "CommClosedError",
+            "TimeoutError",
+            "CancelledError",
+        }
+    )
+
+
+_EXIT_CODE = re.compile(r"\b([A-Z][A-Z0-9]*)\((-?\d+)\)")
+_CRASH_SIGNALS = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT"}
+
+
+def describe_worker_death(exc: BaseException) -> tuple[str, str]:
+    """``(error, what to do)`` for a worker that died running one document alone."""
+    name = type(exc).__name__
+    if name == "KilledWorker":
+        return (
+            f"the Dask worker running this document died ({name}: {exc})",
+            "the worker logs say why: often memory (the nanny restarts a worker over its memory "
+            "limit) or a crash in native code; give workers more memory, or run the document "
+            "alone with --jobs 2 on one machine to see the exit status",
+        )
+    codes = [(n, int(c)) for n, c in _EXIT_CODE.findall(str(exc)) if int(c) != 0]
+    if not codes:
+        return (
+            f"the worker process died while processing this document ({name})",
+            "the document may exhaust memory or crash a native library; run it alone "
+            "(--input FILE --jobs 1) to see the error",
+        )
+    signal_name, code = codes[0]
+    if signal_name == "SIGKILL":
+        return (
+            "the worker process was killed (SIGKILL) while processing this document",
+            "most often the kernel's out-of-memory killer (see dmesg): give the workers more "
+            "memory, run fewer jobs or a smaller batch_size, or split the document",
+        )
+    if signal_name in _CRASH_SIGNALS:
+        return (
+            f"the worker process crashed ({signal_name}) while processing this document",
+            "a native library (parser, model) crashed on this document: run it alone "
+            "(--input FILE --jobs 1, python -X faulthandler) for the native stack, report it "
+            "with the document, or leave the document out",
+        )
+    return (
+        f"the worker process exited with status {code} while processing this document",
+        "a component ended the process (os._exit or a native exit()); run the document alone "
+        "(--input FILE --jobs 1) to see where",
     )
 
 
 @contextlib.contextmanager
-def _backend(workflow: LoadedWorkflow) -> Iterator[dict[str, Any]]:
-    run = workflow.spec.run
-    if run.backend == "dask":
-        try:
-            from dask.distributed import Client, LocalCluster
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise RuntimeError(
-                "backend 'dask' needs dask.distributed: pip install 'casflow[dask]'"
-            ) from exc
-        if run.scheduler:
-            client = Client(run.scheduler)
-            cluster = None
-        else:
-            cluster = LocalCluster(
-                n_workers=run.jobs, threads_per_worker=1, processes=True, dashboard_address=None
-            )
-            client = Client(cluster)
-        try:
-            with parallel_config(backend="dask"):
-                yield {"n_jobs": -1}
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-        return
+def _joblib_backend(run: RunSpec) -> Iterator[dict[str, Any]]:
     if run.backend == "sequential" or run.jobs == 1:
         yield {"n_jobs": 1}
         return
     yield {"n_jobs": run.jobs, "backend": "loky"}
+
+
+@contextlib.contextmanager
+def _dask_client(run: RunSpec) -> Iterator[Any]:
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise RuntimeError(
+            "backend 'dask' needs dask.distributed: pip install 'casflow[dask]'"
+        ) from exc
+    if run.scheduler:
+        with Client(run.scheduler) as client:
+            yield client
+        return
+    # The runner retries a dead worker's documents one by one itself; the
+    # scheduler's own retries (allowed-failures, default 3) would only let a
+    # crashing document kill more workers first.
+    with (
+        LocalCluster(
+            n_workers=run.jobs,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            scheduler_kwargs={"allowed_failures": 0},
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
 
 
 class Runner:
@@ -216,6 +287,7 @@ class Runner:
             results=ordered,
             total_documents=len(order),
             seconds=time.time() - started,
+            started_at=started,
         )
         # Writers' run-level files (the type system XML beside XMI, ...).
         for step in self.workflow.writers:
@@ -228,8 +300,12 @@ class Runner:
 
     def _dispatch(self, todo: Iterator[DocumentRef]) -> Iterator[list[DocumentResult]]:
         run = self.workflow.spec.run
-        with _backend(self.workflow) as parallel_kwargs:
-            if parallel_kwargs.get("n_jobs") == 1 and run.backend != "dask":
+        if run.backend == "dask":
+            with _dask_client(run) as client:
+                yield from self._dispatch_dask(todo, client)
+            return
+        with _joblib_backend(run) as parallel_kwargs:
+            if parallel_kwargs.get("n_jobs") == 1:
                 chain = None
                 for batch in _batches(todo, run.batch_size):
                     if chain is None:  # build models only when there is work
@@ -239,10 +315,15 @@ class Runner:
             yield from self._dispatch_parallel(todo, parallel_kwargs)
 
     def _task_timeout(self, documents: int) -> float | None:
-        # The in-worker alarm handles Python-level hangs; this outer limit
-        # catches a worker stuck in native code, which joblib then kills.
+        # In the worker, SIGALRM and the watchdog limit the reader and each
+        # processor (a processor may use its limit twice: batch, then one by
+        # one). This outer limit replaces a worker stuck anywhere else (writers,
+        # evaluators, building the chain); joblib then kills it.
         timeout = self.workflow.spec.run.timeout
-        return None if timeout is None else timeout * documents * 2 + 30
+        if timeout is None:
+            return None
+        stages = 1 + 2 * len(self.workflow.processors)
+        return timeout * documents * stages + self.options.task_grace_seconds
 
     def _dispatch_parallel(
         self, todo: Iterator[DocumentRef], parallel_kwargs: dict[str, Any]
@@ -250,17 +331,24 @@ class Runner:
         run = self.workflow.spec.run
         source = iter(todo)
         in_flight: dict[str, DocumentRef] = {}
+        listing_errors: list[BaseException] = []
 
         def batches() -> Iterator[list[DocumentRef]]:
-            for batch in _batches(source, run.batch_size):
-                for ref in batch:
-                    in_flight[ref.doc_id] = ref
-                yield batch
+            try:
+                for batch in _batches(source, run.batch_size):
+                    for ref in batch:
+                        in_flight[ref.doc_id] = ref
+                    yield batch
+            except Exception as exc:  # the reader failed: not the pool's doing
+                listing_errors.append(exc)
+                raise
 
         while True:
             parallel = Parallel(
                 return_as="generator_unordered",
                 timeout=self._task_timeout(run.batch_size),
+                # One task per casflow batch, as the task timeout assumes.
+                batch_size=1,
                 **parallel_kwargs,
             )
             try:
@@ -273,7 +361,7 @@ class Runner:
                     yield batch_results
                 return
             except Exception as exc:
-                if not _is_pool_failure(exc):
+                if listing_errors or not _is_pool_failure(exc):
                     raise
                 failure = exc
             # The pool died (or a task hung) with work in flight; which document
@@ -281,13 +369,14 @@ class Runner:
             # a crash there names its culprit; then the rest of the input goes on.
             suspects = list(in_flight.values())
             in_flight.clear()
+            if not suspects:  # the backend failed before taking any work: retrying cannot help
+                raise failure
             for ref in suspects:
-                yield self._run_alone(ref, parallel_kwargs, failure)
+                yield self._run_alone(ref, parallel_kwargs)
 
-    def _run_alone(
-        self, ref: DocumentRef, parallel_kwargs: dict[str, Any], first_failure: BaseException
-    ) -> list[DocumentResult]:
+    def _run_alone(self, ref: DocumentRef, parallel_kwargs: dict[str, Any]) -> list[DocumentResult]:
         parallel = Parallel(return_as="list", timeout=self._task_timeout(1), **parallel_kwargs)
+        log_size = _size(self._watchdog_log)
         try:
             (results,) = parallel(
                 [delayed(process_documents)(self.workflow.resolved, self.context_dict, [ref])]
@@ -296,22 +385,138 @@ class Runner:
         except Exception as exc:
             if not _is_pool_failure(exc):
                 raise
-            timed_out = isinstance(exc, TimeoutError)
-            return [
-                DocumentResult(
-                    ref.doc_id,
-                    ref.uri,
-                    "timeout" if timed_out else "failed",
-                    stage="worker",
-                    error=(
-                        "the worker did not finish this document in time and was replaced"
-                        if timed_out
-                        else f"the worker process died while processing this document ({type(exc).__name__})"
-                    ),
-                    hint="the document may exhaust memory, hang or crash a native library; "
-                    "run it alone with --jobs 1 to see the error",
+            return [self._lost(ref, exc, log_size)]
+
+    # -- Dask -----------------------------------------------------------------
+
+    def _dispatch_dask(
+        self, todo: Iterator[DocumentRef], client: Any
+    ) -> Iterator[list[DocumentResult]]:
+        # One future per batch, through the distributed client: joblib's Dask
+        # backend never reports a task whose worker died (KilledWorker), and
+        # Parallel would wait for it forever. A future names the batch it ran.
+        from dask.distributed import wait
+
+        run = self.workflow.spec.run
+        batches = _batches(todo, run.batch_size)
+        in_flight = max(2 * sum(client.nthreads().values()), 2)
+        pending: dict[Any, list[DocumentRef]] = {}
+        suspects: list[DocumentRef] = []
+        more = True
+        while True:
+            # After a worker death, drain what is running, then run each
+            # document of the dead workers' batches alone to find the culprit.
+            while more and not suspects and len(pending) < in_flight:
+                batch = next(batches, None)
+                if batch is None:
+                    more = False
+                else:
+                    pending[self._submit(client, batch)] = batch
+            if not pending:
+                if not suspects:
+                    return
+                for ref in suspects:
+                    yield [self._run_alone_dask(client, ref)]
+                suspects = []
+                continue
+            try:
+                done, _ = wait(
+                    list(pending),
+                    timeout=self._task_timeout(run.batch_size),
+                    return_when="FIRST_COMPLETED",
                 )
-            ]
+            except TimeoutError:  # no batch finished in time: their workers are stuck
+                _restart_workers_running(client, list(pending))
+                for future in pending:
+                    future.cancel()
+                suspects.extend(ref for batch in pending.values() for ref in batch)
+                pending.clear()
+                continue
+            for future in done:
+                batch = pending.pop(future)
+                if future.status == "finished":
+                    yield future.result()
+                elif future.status == "cancelled" or _is_pool_failure(future.exception()):
+                    suspects.extend(batch)
+                else:
+                    raise future.exception()
+
+    def _submit(self, client: Any, refs: list[DocumentRef]) -> Any:
+        # pure=False: a batch submitted again must run again, not reuse the failed key.
+        return client.submit(
+            process_documents, self.workflow.resolved, self.context_dict, refs, pure=False
+        )
+
+    def _run_alone_dask(self, client: Any, ref: DocumentRef) -> DocumentResult:
+        log_size = _size(self._watchdog_log)
+        future = self._submit(client, [ref])
+        try:
+            (result,) = future.result(timeout=self._task_timeout(1))
+            return result
+        except Exception as exc:
+            if type(exc).__name__ == "TimeoutError":
+                _restart_workers_running(client, [future])
+                future.cancel()
+            elif not _is_pool_failure(exc):
+                raise
+            return self._lost(ref, exc, log_size)
+
+    # -- a document that took its worker down ----------------------------------
+
+    @property
+    def _watchdog_log(self) -> Path:
+        return self.output_dir / STATE_DIR / WATCHDOG_LOG
+
+    def _lost(self, ref: DocumentRef, failure: BaseException, log_size: int) -> DocumentResult:
+        """The result of a document that, run alone, took down or stalled its worker."""
+        limit = self.workflow.spec.run.timeout
+        watchdog_log = self._watchdog_log
+        # joblib raises the builtin TimeoutError or multiprocessing's, by code path.
+        if type(failure).__name__ == "TimeoutError":
+            status = "timeout"
+            error = (
+                f"the worker did not return this document within the task timeout of "
+                f"{self._task_timeout(1):g} s and was replaced"
+            )
+            hint = (
+                "it hung outside the stages the per-document timeout covers (a writer, an "
+                "evaluator, loading models); run it alone (--input FILE --jobs 1) to see where"
+            )
+        elif limit and _size(watchdog_log) > log_size:
+            # Only this document was running, so the stacks just written are its own.
+            status = "timeout"
+            error = (
+                f"the document was still running {watchdog_seconds(limit):g} s into a step "
+                f"limited to {limit:g} s, stuck where the limit cannot interrupt it (native "
+                "code, or a Dask worker thread); the worker was stopped"
+            )
+            hint = (
+                f"the stack where it was stuck is in {watchdog_log}; raise run.timeout if the "
+                "document is only slow, or leave it out"
+            )
+            with contextlib.suppress(OSError), open(watchdog_log, "a", encoding="utf-8") as log:
+                log.write(f"^ the stacks above: document {ref.doc_id} ({ref.uri})\n\n")
+        else:
+            status = "failed"
+            error, hint = describe_worker_death(failure)
+        return DocumentResult(ref.doc_id, ref.uri, status, stage="worker", error=error, hint=hint)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _restart_workers_running(client: Any, futures: list[Any]) -> None:
+    """Restart the Dask workers running ``futures``: a stuck thread cannot be cancelled."""
+    keys = {future.key for future in futures}
+    stuck = [worker for worker, running in client.processing().items() if keys & set(running)]
+    if stuck:
+        # Workers without a nanny cannot be restarted; they stay busy until the task returns.
+        with contextlib.suppress(Exception):
+            client.restart_workers(stuck, raise_for_error=False)
 
 
 class RunSetupError(Exception):

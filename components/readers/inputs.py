@@ -24,6 +24,24 @@ class InputNotFoundError(FileNotFoundError):
     pass
 
 
+class InputUnreadableError(OSError):
+    """A listed input cannot be read when a worker loads it."""
+
+    hint = (
+        "the file was there when the run listed its inputs but cannot be read now (moved, "
+        "deleted, or its permissions changed); restore it and run again: only the documents "
+        "that failed are processed"
+    )
+
+
+def read_document_bytes(path: str) -> bytes:
+    """The bytes of a listed input file, with an error that says what to do if it is gone."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputUnreadableError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
 def resolve_input(input_spec: str, base_dir: Path | None = None) -> str:
     path = Path(input_spec).expanduser()
     if not path.is_absolute() and base_dir is not None and not path.exists():

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Literal
 
 import cassis
@@ -21,9 +20,10 @@ from casflow.components.readers.inputs import (
     document_id,
     input_problems,
     iter_input_items,
+    read_document_bytes,
     resolve_input,
 )
-from casflow.pipeline.cas_utils import set_document_metadata
+from casflow.pipeline.cas_utils import set_document_metadata, set_sofa_text
 from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
 from casflow.typesystem import (
     ABSTRACT,
@@ -143,7 +143,7 @@ class NxmlReader(Reader):
             yield DocumentRef(doc_id, item.uri, item.data, item.size, error)
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
-        source = ref.data if ref.data is not None else Path(ref.uri)
+        source = ref.data if ref.data is not None else read_document_bytes(ref.uri)
         try:
             doc = read_jats(
                 source,
@@ -153,7 +153,7 @@ class NxmlReader(Reader):
             )
         except DocumentFormatError as exc:
             raise NxmlDocumentError(str(exc)) from exc
-        cas.sofa_string = doc.text
+        set_sofa_text(cas, doc.text)
         cas.sofa_mime = "text/plain"
         set_document_metadata(
             cas, ref.doc_id, ref.uri, title=doc.title, language=self.config.language

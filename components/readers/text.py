@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import cassis
 from pydantic import Field
@@ -13,9 +12,10 @@ from casflow.components.readers.inputs import (
     document_id,
     input_problems,
     iter_input_items,
+    read_document_bytes,
     resolve_input,
 )
-from casflow.pipeline.cas_utils import set_document_metadata
+from casflow.pipeline.cas_utils import set_document_metadata, set_sofa_text
 from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
 
 
@@ -63,7 +63,7 @@ class TextReader(Reader):
             )
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
-        data = ref.data if ref.data is not None else Path(ref.uri).read_bytes()
+        data = ref.data if ref.data is not None else read_document_bytes(ref.uri)
         try:
             text = data.decode(self.config.encoding)
         except UnicodeDecodeError as exc:
@@ -72,6 +72,6 @@ class TextReader(Reader):
                 f"({data[exc.start : exc.start + 1]!r}) cannot be decoded"
             ) from exc
         # A byte-order mark is not text; CRLF is normalised so offsets match what other tools see.
-        cas.sofa_string = text.removeprefix("\ufeff").replace("\r\n", "\n")
+        set_sofa_text(cas, text.removeprefix("\ufeff").replace("\r\n", "\n"))
         cas.sofa_mime = "text/plain"
         set_document_metadata(cas, ref.doc_id, ref.uri, language=self.config.language)

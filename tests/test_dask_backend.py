@@ -1,0 +1,163 @@
+"""The Dask backend: same outputs as loky, failures isolated, dead workers handled.
+
+``backend: dask`` without a scheduler makes the runner start a LocalCluster of
+``jobs`` worker processes; ``--scheduler ADDRESS`` connects to a running
+cluster (here one the test starts). Outputs must be byte-identical to a loky
+run of the same workflow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from casflow.pipeline.cli import main
+from tests.helpers.fault_components import register_fault_components
+
+distributed = pytest.importorskip("distributed")
+
+FIXTURES = Path(__file__).parent / "fixtures" / "faults"
+
+
+@pytest.fixture(scope="module")
+def fault_components() -> None:
+    register_fault_components()
+
+
+def _article(pmcid: str, body: str) -> str:
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<article><front><article-meta><article-id pub-id-type="pmc">{pmcid}</article-id>'
+        f"<title-group><article-title>Dask case {pmcid}</article-title></title-group>"
+        f"</article-meta></front><body><p>{body}</p></body></article>\n"
+    )
+
+
+def _inputs(folder: Path, faults: dict[str, str]) -> Path:
+    shutil.copytree(FIXTURES, folder, ignore=shutil.ignore_patterns("*.md"))
+    for pmcid, marker in faults.items():
+        (folder / f"{pmcid}.nxml").write_text(_article(pmcid, f"Shh was found. {marker}"), "utf-8")
+    return folder
+
+
+def _workflow(path: Path, input_dir: Path, out: Path, run: str) -> Path:
+    path.write_text(
+        textwrap.dedent(
+            f"""\
+            reader: {{component: nxml.reader.v1, config: {{input: "{input_dir}"}}}}
+            components:
+              - component: test.fault_injector.v1
+                view: system
+                config: {{protect_pid: {os.getpid()}}}
+            writers: [{{component: xmi.writer.v1}}]
+            run: {{batch_size: 2, output: "{out}", progress: false, {run}}}
+            """
+        ),
+        "utf-8",
+    )
+    return path
+
+
+def _run(*args: str) -> tuple[int, str]:
+    """``casflow run ARGS --quiet``: exit status and what it printed."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["run", *args, "--quiet"])
+    return code, err.getvalue()
+
+
+def _report(out: Path) -> dict:
+    return json.loads((out / "run-report.json").read_text("utf-8"))
+
+
+def _assert_same_xmi(reference: Path, other: Path) -> None:
+    names = sorted(p.name for p in (reference / "xmi").glob("*.xmi"))
+    assert names == sorted(p.name for p in (other / "xmi").glob("*.xmi"))
+    assert names
+    for name in names:
+        assert (reference / "xmi" / name).read_bytes() == (other / "xmi" / name).read_bytes(), name
+
+
+def _failures(report: dict) -> set[tuple[str, str, str]]:
+    return {(f["document"], f["status"], f["stage"]) for f in report["failures"]}
+
+
+def test_local_cluster_matches_loky_and_isolates_a_failing_document(
+    tmp_path: Path, fault_components: None
+) -> None:
+    inputs = _inputs(tmp_path / "in", {"PMC7400001": "FAULT-RAISE"})
+    loky, dask = tmp_path / "loky", tmp_path / "dask"
+    code, err = _run(str(_workflow(tmp_path / "loky.yaml", inputs, loky, "jobs: 2")))
+    assert code == 1, err
+    # No scheduler: the runner starts (and stops) a LocalCluster of `jobs` workers.
+    wf = _workflow(tmp_path / "dask.yaml", inputs, dask, "jobs: 2, backend: dask")
+    code, err = _run(str(wf))
+    assert code == 1, err
+    _assert_same_xmi(loky, dask)
+    report = _report(dask)
+    assert report["counts"]["ok"] == 4 and report["backend"] == "dask"
+    assert (
+        _failures(report)
+        == _failures(_report(loky))
+        == {("PMC7400001", "failed", "component test.fault_injector.v1")}
+    )
+
+
+def test_scheduler_address_from_the_command_line(tmp_path: Path, fault_components: None) -> None:
+    inputs = _inputs(tmp_path / "in", {"PMC7400001": "FAULT-RAISE"})
+    wf = _workflow(tmp_path / "wf.yaml", inputs, tmp_path / "unused", "jobs: 2")
+    reference, out = tmp_path / "loky", tmp_path / "dask"
+    assert _run(str(wf), "--output", str(reference))[0] == 1
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        code, err = _run(
+            str(wf),
+            "--output",
+            str(out),
+            "--backend",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+        )
+        assert code == 1, err
+        # The cluster is the test's: the run leaves it running.
+        with distributed.Client(cluster.scheduler_address) as client:
+            assert len(client.scheduler_info()["workers"]) == 1
+    _assert_same_xmi(reference, out)
+    assert _failures(_report(out)) == {("PMC7400001", "failed", "component test.fault_injector.v1")}
+
+
+@pytest.mark.slow
+def test_dead_and_stuck_dask_workers_cost_one_document_each(
+    tmp_path: Path, fault_components: None
+) -> None:
+    # A worker that exits fails its batch with KilledWorker; a Python hang in a
+    # Dask worker thread (where SIGALRM cannot reach) is stopped by the watchdog,
+    # which ends the worker process; the nanny starts new ones.
+    faults = {"PMC7400002": "FAULT-EXIT", "PMC7400003": "FAULT-HANG"}
+    inputs = _inputs(tmp_path / "in", faults)
+    out = tmp_path / "out"
+    wf = _workflow(tmp_path / "wf.yaml", inputs, out, "jobs: 2, backend: dask, timeout: 1")
+    code, err = _run(str(wf))
+    assert code == 1, err
+    report = _report(out)
+    assert report["counts"]["ok"] == 4
+    assert _failures(report) == {
+        ("PMC7400002", "failed", "worker"),
+        ("PMC7400003", "timeout", "worker"),
+    }
+    by_doc = {f["document"]: f for f in report["failures"]}
+    died, stuck = by_doc["PMC7400002"], by_doc["PMC7400003"]
+    assert "Dask worker" in died["error"] and "KilledWorker" in died["error"]
+    assert "worker logs" in died["what_to_do"]
+    assert "Dask worker thread" in stuck["error"]
+    log = (out / ".casflow" / "stuck-workers.log").read_text("utf-8")
+    assert "in _fault" in log and "^ the stacks above: document PMC7400003" in log

@@ -1,0 +1,328 @@
+"""Format writers and their round trips with the importers and readers.
+
+Each round trip reads a hand-written file into a view through a workflow and
+writes it back with the twin writer; the result is the file itself, up to the
+normalisations each writer documents (tested explicitly here).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from casflow.pipeline.runner import RunOptions, run_workflow
+from casflow.pipeline.validation import load_workflow_text
+from tests.test_gold_readers import (
+    BC2_ALTERNATIVES,
+    BC2_GENES,
+    BC2_IN,
+    BIO,
+    BIO_TEXT,
+    BRAT_ANN,
+    BRAT_TEXT,
+    CONLLU,
+    CONLLU_TEXT,
+    PENN_TEXT,
+    PENN_TREES,
+    write_files,
+)
+
+
+def run_import(
+    tmp_path: Path,
+    text: str,
+    importer: str,
+    importer_config: dict[str, Any],
+    writer: str,
+    writer_config: dict[str, Any],
+    *,
+    doc_id: str = "doc1",
+    overwrite: bool = True,
+) -> Any:
+    """text.reader.v1 -> importer into view 'system' -> writer of view 'system'."""
+    (tmp_path / "in").mkdir(exist_ok=True)
+    (tmp_path / "in" / f"{doc_id}.txt").write_text(text, encoding="utf-8")
+    workflow = f"""\
+        reader:
+          component: text.reader.v1
+          config: {{input: {json.dumps(str(tmp_path / "in"))}}}
+        components:
+          - component: {importer}
+            view: system
+            config: {json.dumps(importer_config)}
+        writers:
+          - component: {writer}
+            config: {json.dumps({"view": "system", **writer_config})}
+        run:
+          jobs: 1
+          output: {json.dumps(str(tmp_path / "out"))}
+          progress: false
+          overwrite: {json.dumps(overwrite)}
+        """
+    loaded = load_workflow_text(textwrap.dedent(workflow), source=str(tmp_path / "wf.yaml"))
+    return run_workflow(loaded, RunOptions(show_progress=False))
+
+
+def failure(report: Any) -> str:
+    assert report.counts["failed"] == 1, report.counts
+    (item,) = report.failures
+    return item["error"]
+
+
+# ----------------------------------------------------------------------------- CoNLL-U
+
+
+def test_conllu_round_trip(tmp_path: Path) -> None:
+    write_files(tmp_path, {"parses/doc1.conllu": CONLLU})
+    report = run_import(
+        tmp_path,
+        CONLLU_TEXT,
+        "conllu.import.v1",
+        {"path": "parses/{doc_id}.conllu"},
+        "conllu.writer.v1",
+        {},
+    )
+    assert report.counts["ok"] == 1
+    assert (tmp_path / "out" / "conllu" / "doc1.conllu").read_text("utf-8") == CONLLU
+
+
+def test_conllu_writer_normalisation(tmp_path: Path) -> None:
+    # What the CAS does not keep: newdoc/newpar comments, FEATS, DEPS, other MISC items.
+    original = CONLLU.replace("# sent_id = 1\n", "# newdoc id = doc1\n# sent_id = 1\n").replace(
+        "1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_",
+        "1\tThe\tthe\tDET\tDT\tDefinite=Def\t2\tdet\t2:det\tX=1",
+    )
+    write_files(tmp_path, {"doc1.conllu": original})
+    run_import(
+        tmp_path,
+        CONLLU_TEXT,
+        "conllu.import.v1",
+        {"path": "{doc_id}.conllu"},
+        "conllu.writer.v1",
+        {},
+    )
+    assert (tmp_path / "out" / "conllu" / "doc1.conllu").read_text("utf-8") == CONLLU
+
+
+def test_conllu_writer_without_sentences_and_with_the_file_root_label(tmp_path: Path) -> None:
+    write_files(tmp_path, {"doc1.conllu": CONLLU})
+    run_import(
+        tmp_path,
+        CONLLU_TEXT,
+        "conllu.import.v1",
+        {"path": "{doc_id}.conllu", "layers": ["tokens", "pos"]},
+        "conllu.writer.v1",
+        {"root_deprel": "ROOT"},
+    )
+    lines = (tmp_path / "out" / "conllu" / "doc1.conllu").read_text("utf-8").splitlines()
+    # one sentence over the whole text; no dependencies; SpaceAfter from the text
+    assert lines[:2] == ["# sent_id = 1", "# text = The cell (HeLa) grows. It dies."]
+    assert lines[4] == "3\t(\t_\tPUNCT\t-LRB-\t_\t_\t_\t_\tSpaceAfter=No"
+    assert len(lines) == 2 + 10 + 1
+
+
+# ----------------------------------------------------------------------------- Penn
+
+
+def test_penn_round_trip(tmp_path: Path) -> None:
+    write_files(tmp_path, {"trees/doc1.tree": PENN_TREES})
+    report = run_import(
+        tmp_path, PENN_TEXT, "penn.import.v1", {"path": "trees/{doc_id}.tree"}, "penn.writer.v1", {}
+    )
+    assert report.counts["ok"] == 1
+    assert (tmp_path / "out" / "penn" / "doc1.tree").read_text("utf-8") == PENN_TREES
+
+
+def test_penn_writer_escapes(tmp_path: Path) -> None:
+    text = "Cells [12] grow."
+    tree = "( (S (NP (NNS Cells) (-LRB- [) (CD 12) (-RRB- ])) (VP (VBP grow)) (. .)) )\n"
+    write_files(tmp_path, {"doc1.tree": tree})
+    run_import(tmp_path, text, "penn.import.v1", {"path": "{doc_id}.tree"}, "penn.writer.v1", {})
+    assert (tmp_path / "out" / "penn" / "doc1.tree").read_text("utf-8") == tree  # CRAFT style
+    run_import(
+        tmp_path,
+        text,
+        "penn.import.v1",
+        {"path": "{doc_id}.tree"},
+        "penn.writer.v1",
+        {"escape": "ptb", "folder": "ptb"},
+    )
+    assert (tmp_path / "out" / "ptb" / "doc1.tree").read_text("utf-8") == tree.replace(
+        "(-LRB- [)", "(-LRB- -LSB-)"
+    ).replace("(-RRB- ])", "(-RRB- -RSB-)")
+
+
+def test_penn_writer_needs_constituents(tmp_path: Path) -> None:
+    write_files(tmp_path, {"doc1.tree": PENN_TREES})
+    report = run_import(
+        tmp_path,
+        PENN_TEXT,
+        "penn.import.v1",
+        {"path": "{doc_id}.tree", "layers": ["tokens", "pos"]},
+        "penn.writer.v1",
+        {},
+    )
+    assert "view 'system' has no constituents" in failure(report)
+
+
+# ----------------------------------------------------------------------------- brat
+
+
+def test_brat_round_trip_keeps_textbound_and_normalization_lines(tmp_path: Path) -> None:
+    write_files(tmp_path, {"ann/doc1.ann": BRAT_ANN})
+    report = run_import(
+        tmp_path,
+        BRAT_TEXT,
+        "brat.import.v1",
+        {"path": "ann/{doc_id}.ann", "types": {"Organ": "AnatomyMention"}},
+        "brat.writer.v1",
+        {},
+    )
+    assert report.counts["ok"] == 1
+    folder = tmp_path / "out" / "brat"
+    assert (folder / "doc1.txt").read_text("utf-8") == BRAT_TEXT
+    # relations, events, attributes and notes are not kept; T and N lines are
+    expected = "".join(line + "\n" for line in BRAT_ANN.splitlines() if not line.startswith("R"))
+    assert (folder / "doc1.ann").read_text("utf-8") == expected
+
+
+def test_brat_writer_renumbers_in_text_order_and_filters_by_type(tmp_path: Path) -> None:
+    shuffled = (
+        "T7\tCell 0 11\tHeart cells\nT2\tOrgan 20 24;35 39\tleft wall\nT9\tOrgan 0 5\tHeart\n"
+    )
+    write_files(tmp_path, {"doc1.ann": shuffled})
+    run_import(
+        tmp_path,
+        BRAT_TEXT,
+        "brat.import.v1",
+        {"path": "{doc_id}.ann", "types": {"Organ": "AnatomyMention"}},
+        "brat.writer.v1",
+        {"type": "AnatomyMention"},
+    )
+    assert (tmp_path / "out" / "brat" / "doc1.ann").read_text("utf-8") == (
+        "T1\tOrgan 0 5\tHeart\nT2\tOrgan 20 24;35 39\tleft wall\n"
+    )
+
+
+def test_brat_writer_cannot_write_a_mention_across_lines(tmp_path: Path) -> None:
+    write_files(tmp_path, {"system.eval": "doc1|0 3|ab cd\n"})
+    report = run_import(
+        tmp_path,
+        "ab\ncd ef",
+        "bc2.import.v1",
+        {"path": str(tmp_path / "system.eval"), "type": "NamedEntity"},
+        "brat.writer.v1",
+        {},
+    )
+    assert "document doc1: T1: text holds a newline" in failure(report)
+
+
+# ----------------------------------------------------------------------------- BIO
+
+
+def test_bio_round_trip(tmp_path: Path) -> None:
+    write_files(tmp_path, {"doc1.bio": BIO})
+    report = run_import(
+        tmp_path,
+        BIO_TEXT,
+        "bio.import.v1",
+        {"path": "{doc_id}.bio", "type": "GeneMention"},
+        "bio.writer.v1",
+        {"type": "GeneMention", "extension": ".bio"},
+    )
+    assert report.counts["ok"] == 1
+    assert (tmp_path / "out" / "bio" / "doc1.bio").read_text("utf-8") == BIO
+
+
+def test_bio_writer_columns_and_boundary_errors(tmp_path: Path) -> None:
+    write_files(tmp_path, {"doc1.conllu": CONLLU, "doc1.ann": "T1\tCell 4 6\tce\n"})
+    run_import(
+        tmp_path,
+        CONLLU_TEXT,
+        "conllu.import.v1",
+        {"path": "{doc_id}.conllu"},
+        "bio.writer.v1",
+        {"columns": ["token", "lemma", "pos", "tag"]},
+    )
+    first = (tmp_path / "out" / "bio" / "doc1.conll").read_text("utf-8").splitlines()[0]
+    assert first == "The\tthe\tDT\tO"
+    report = run_import(
+        tmp_path,
+        CONLLU_TEXT,
+        "brat.import.v1",
+        {"path": "{doc_id}.ann"},
+        "bio.writer.v1",
+        {},
+    )
+    # the view has the mention but no tokens: one empty file is no answer
+    assert report.counts["failed"] == 1 and "lies after the last token" in failure(report)
+
+
+def test_a_writer_of_a_view_that_does_not_exist_fails_the_document(tmp_path: Path) -> None:
+    write_files(tmp_path, {"doc1.bio": BIO})
+    report = run_import(
+        tmp_path,
+        BIO_TEXT,
+        "bio.import.v1",
+        {"path": "{doc_id}.bio"},
+        "conllu.writer.v1",
+        {"view": "gold"},
+    )
+    assert "document doc1: no view 'gold' to write (views: _InitialView, system)" in failure(report)
+
+
+# ----------------------------------------------------------------------------- BC2
+
+
+def _bc2_run(tmp_path: Path, corpus: Path, **reader: Any) -> Any:
+    workflow = f"""\
+        reader:
+          component: bc2gm.reader.v1
+          view: gold
+          config: {json.dumps({"corpus": str(corpus), **reader})}
+        writers:
+          - component: bc2.writer.v1
+            config: {{view: gold}}
+        run: {{jobs: 1, output: {json.dumps(str(tmp_path / "out"))}, progress: false}}
+        """
+    loaded = load_workflow_text(textwrap.dedent(workflow), source=str(tmp_path / "wf.yaml"))
+    return run_workflow(loaded, RunOptions(show_progress=False, allow_changed_workflow=True))
+
+
+@pytest.fixture()
+def bc2_corpus(tmp_path: Path) -> Path:
+    return write_files(
+        tmp_path / "bc2gm",
+        {
+            "bc2-format/devel/devel.in": BC2_IN,
+            "bc2-format/devel/GENE.eval": BC2_GENES,
+            "bc2-format/devel/ALTGENE.eval": BC2_ALTERNATIVES,
+        },
+    )
+
+
+def test_bc2_writer_combines_documents_into_one_sorted_file(
+    tmp_path: Path, bc2_corpus: Path
+) -> None:
+    report = _bc2_run(tmp_path, bc2_corpus)
+    folder = tmp_path / "out" / "bc2"
+    assert report.run_files == [str(folder / "GENE.eval")]
+    assert (folder / "GENE.eval").read_text("utf-8") == BC2_GENES
+    documents = sorted(p.name for p in (folder / "documents").iterdir())
+    assert documents == ["S1.eval", "S2.eval", "S3.eval"]  # S2 has no gene: an empty file
+    assert (folder / "documents" / "S2.eval").read_text("utf-8") == ""
+
+
+def test_bc2_writer_combined_file_includes_documents_of_an_earlier_run(
+    tmp_path: Path, bc2_corpus: Path
+) -> None:
+    _bc2_run(tmp_path, bc2_corpus, limit=1)
+    folder = tmp_path / "out" / "bc2"
+    assert (folder / "GENE.eval").read_text("utf-8").count("\n") == 3
+    report = _bc2_run(tmp_path, bc2_corpus)  # resumed: S1 is skipped, S2 and S3 are new
+    assert report.counts["skipped"] == 1 and report.counts["ok"] == 2
+    assert (folder / "GENE.eval").read_text("utf-8") == BC2_GENES

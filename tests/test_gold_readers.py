@@ -1,0 +1,663 @@
+"""Gold-corpus readers (BC2GM, GENETAG, AnatEM) and the importers that add a view.
+
+Fixtures are hand-written below. Corpus tests read whole portions through a
+workflow and write them back with the twin writer (see also test_format_writers.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import cassis
+import pytest
+
+from casflow.components.formats import bc2, genetag
+from casflow.pipeline.cas_utils import set_document_metadata
+from casflow.pipeline.component import RunContext
+from casflow.pipeline.registry import registry
+from casflow.pipeline.runner import RunOptions, run_workflow
+from casflow.pipeline.validation import WorkflowValidationError, load_workflow_text
+from casflow.typesystem import (
+    ALTERNATIVE,
+    ANATOMY_MENTION,
+    CONSTITUENT_ROOT,
+    DEPENDENCY,
+    DEPENDENCY_ROOT,
+    EMPTY_CATEGORY,
+    FRAGMENT,
+    GENE_MENTION,
+    NAMED_ENTITY,
+    POS,
+    SENTENCE,
+    TOKEN,
+    TREEBANK_CONSTITUENT,
+    load_typesystem,
+)
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def write_files(folder: Path, files: dict[str, str]) -> Path:
+    for name, content in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return folder
+
+
+def build(name: str, config: dict[str, Any], workflow_dir: Path) -> Any:
+    cls = registry().get(name)
+    context = RunContext(output_dir=workflow_dir / "out", workflow_dir=workflow_dir)
+    return cls(cls.Config.model_validate(config), context)
+
+
+def problems(name: str, config: dict[str, Any], workflow_dir: Path) -> list[str]:
+    cls = registry().get(name)
+    context = RunContext(output_dir=workflow_dir / "out", workflow_dir=workflow_dir)
+    return cls.check_config(cls.Config.model_validate(config), context)
+
+
+def load_all(reader: Any) -> list[cassis.Cas]:
+    cases = []
+    for ref in reader.iter_documents():
+        cas = cassis.Cas(typesystem=load_typesystem())
+        reader.load(ref, cas)
+        cases.append(cas)
+    return cases
+
+
+def document_view(text: str, doc_id: str, view: str = "system") -> cassis.Cas:
+    """A CAS as the chain hands it to a processor: initial view with metadata, named view."""
+    cas = cassis.Cas(typesystem=load_typesystem())
+    cas.sofa_string = text
+    set_document_metadata(cas, doc_id, f"{doc_id}.txt")
+    named = cas.create_view(view)
+    named.sofa_string = text
+    return named
+
+
+def covered(view: cassis.Cas, type_name: str) -> list[str]:
+    return [a.get_covered_text() for a in view.select(type_name)]
+
+
+def run(tmp_path: Path, workflow: str) -> Any:
+    text = textwrap.dedent(workflow)
+    loaded = load_workflow_text(text, source=str(tmp_path / "wf.yaml"))
+    return run_workflow(loaded, RunOptions(show_progress=False))
+
+
+# ----------------------------------------------------------------------------- BC2GM
+
+BC2_IN = (
+    "S1 The p53 gene  binds  MDM2 (murine double minute 2).\n"
+    "S2 No genes here.\n"
+    "S3 IL-2 receptor alpha chain is expressed.\n"
+)
+BC2_GENES = "S1|3 5|p53\nS1|15 18|MDM2\nS1|20 38|murine double minute 2\nS3|0 21|IL-2 receptor alpha chain\n"
+BC2_ALTERNATIVES = (
+    "S1|3 9|p53 gene\n"
+    "S1|15 39|MDM2 (murine double minute 2)\n"
+    "S1|10 14|binds\n"  # overlaps no gene
+    "S3|0 11|IL-2 receptor\n"
+)
+
+
+@pytest.fixture()
+def bc2_corpus(tmp_path: Path) -> Path:
+    return write_files(
+        tmp_path / "bc2gm",
+        {
+            "bc2-format/devel/devel.in": BC2_IN,
+            "bc2-format/devel/GENE.eval": BC2_GENES,
+            "bc2-format/devel/ALTGENE.eval": BC2_ALTERNATIVES,
+        },
+    )
+
+
+def test_bc2gm_one_document_per_sentence_with_genes(bc2_corpus: Path, tmp_path: Path) -> None:
+    reader = build("bc2gm.reader.v1", {"corpus": str(bc2_corpus), "on_mismatch": "raise"}, tmp_path)
+    refs = list(reader.iter_documents())
+    assert [r.doc_id for r in refs] == ["S1", "S2", "S3"]
+    assert all(r.data is not None and r.size == len(json.loads(r.data)["t"]) for r in refs)
+    s1, s2, s3 = load_all(build("bc2gm.reader.v1", {"corpus": str(bc2_corpus)}, tmp_path))
+    assert s1.sofa_string == "The p53 gene  binds  MDM2 (murine double minute 2)."
+    assert covered(s1, GENE_MENTION) == ["p53", "MDM2", "murine double minute 2"]
+    assert {m.value for m in s1.select(GENE_MENTION)} == {"GENE"}
+    assert covered(s1, SENTENCE) == [s1.sofa_string]
+    assert s1.select(SENTENCE)[0].id == "S1"
+    assert covered(s2, GENE_MENTION) == []
+    assert covered(s3, GENE_MENTION) == ["IL-2 receptor alpha chain"]
+
+
+def test_bc2gm_alternatives_are_shared_by_every_gene_they_overlap(
+    bc2_corpus: Path, tmp_path: Path
+) -> None:
+    s1, s2, s3 = load_all(build("bc2gm.reader.v1", {"corpus": str(bc2_corpus)}, tmp_path))
+    p53, mdm2, murine = s1.select(GENE_MENTION)
+    assert [a.get_covered_text() for a in p53.alternatives.elements] == ["p53 gene"]
+    (long_form,) = mdm2.alternatives.elements
+    assert long_form.get_covered_text() == "MDM2 (murine double minute 2)"
+    assert murine.alternatives.elements[0] is long_form  # one Alternative, listed twice
+    # the alternative overlapping no gene is kept in the index, listed by no gene
+    assert sorted(covered(s1, ALTERNATIVE)) == sorted(
+        ["p53 gene", "MDM2 (murine double minute 2)", "binds"]
+    )
+    assert covered(s3, ALTERNATIVE) == ["IL-2 receptor"]
+
+
+def test_bc2gm_load_reads_no_file(bc2_corpus: Path, tmp_path: Path) -> None:
+    reader = build("bc2gm.reader.v1", {"corpus": str(bc2_corpus)}, tmp_path)
+    refs = list(reader.iter_documents())
+    for path in (bc2_corpus / "bc2-format" / "devel").iterdir():
+        path.unlink()
+    cas = cassis.Cas(typesystem=load_typesystem())
+    reader.load(refs[2], cas)
+    assert covered(cas, GENE_MENTION) == ["IL-2 receptor alpha chain"]
+
+
+def test_bc2gm_limit_and_explicit_files(bc2_corpus: Path, tmp_path: Path) -> None:
+    limited = build("bc2gm.reader.v1", {"corpus": str(bc2_corpus), "limit": 2}, tmp_path)
+    assert [r.doc_id for r in limited.iter_documents()] == ["S1", "S2"]
+    folder = bc2_corpus / "bc2-format" / "devel"
+    # explicit sentences without gold files: text only
+    (s1, _, _) = load_all(
+        build("bc2gm.reader.v1", {"sentences": str(folder / "devel.in")}, tmp_path)
+    )
+    assert covered(s1, GENE_MENTION) == [] and covered(s1, ALTERNATIVE) == []
+    (s1, _, _) = load_all(
+        build(
+            "bc2gm.reader.v1",
+            {"sentences": str(folder / "devel.in"), "genes": str(folder / "GENE.eval")},
+            tmp_path,
+        )
+    )
+    assert len(covered(s1, GENE_MENTION)) == 3 and covered(s1, ALTERNATIVE) == []
+
+
+def test_bc2gm_missing_files_are_reported_before_the_run(tmp_path: Path) -> None:
+    found = problems("bc2gm.reader.v1", {"corpus": str(tmp_path / "nowhere")}, tmp_path)
+    assert len(found) == 3 and "devel.in" in found[0] and "does not exist" in found[0]
+
+
+def test_bc2gm_text_mismatch_warns_by_default_and_fails_on_request(
+    bc2_corpus: Path, tmp_path: Path
+) -> None:
+    (bc2_corpus / "bc2-format/devel/GENE.eval").write_text("S2|0 1|Yes\n", encoding="utf-8")
+    with pytest.warns(bc2.FormatWarning, match="GENE.eval:1: sentence S2"):
+        list(build("bc2gm.reader.v1", {"corpus": str(bc2_corpus)}, tmp_path).iter_documents())
+    strict = build("bc2gm.reader.v1", {"corpus": str(bc2_corpus), "on_mismatch": "raise"}, tmp_path)
+    with pytest.raises(ValueError, match="GENE.eval:1: sentence S2: mention text 'Yes'"):
+        list(strict.iter_documents())
+
+
+# ----------------------------------------------------------------------------- GENETAG
+
+GENETAG_TAGGED = (
+    "@@1 Large/NEWGENE T/NEWGENE antigen/NEWGENE binds/VBZ TBP/NEWGENE ./.\n"
+    "@@2 The/DT hTAF/NEWGENE (/NEWGENE II/NEWGENE )/NEWGENE 100/NEWGENE and/CC TBP/NEWGENE1 ./.\n"
+)
+GENETAG_GOLD = "@@1|0 2|Large T antigen\n@@1|4 4|TBP\n@@2|1 5|hTAF ( II ) 100\n@@2|7 7|TBP\n"
+GENETAG_CORRECT = "@@1|1 2|T antigen\n@@2|1 1|hTAF\n@@2|0 0|The\n"
+
+
+@pytest.fixture()
+def genetag_corpus(tmp_path: Path) -> Path:
+    return write_files(
+        tmp_path / "genetag",
+        {
+            "devtest/TAGGED_GENE_CORPUS": GENETAG_TAGGED,
+            "devtest/Gold.format": GENETAG_GOLD,
+            "devtest/Correct.Data": GENETAG_CORRECT,
+        },
+    )
+
+
+def test_genetag_tokens_genes_and_alternatives(genetag_corpus: Path, tmp_path: Path) -> None:
+    reader = build("genetag.reader.v1", {"corpus": str(genetag_corpus)}, tmp_path)
+    assert [r.doc_id for r in reader.iter_documents()] == ["@@1", "@@2"]
+    first, second = load_all(reader)
+    assert first.sofa_string == "Large T antigen binds TBP ."
+    assert covered(first, TOKEN) == ["Large", "T", "antigen", "binds", "TBP", "."]
+    assert [t.id for t in first.select(TOKEN)] == ["1", "2", "3", "4", "5", "6"]
+    assert covered(first, SENTENCE) == [first.sofa_string]
+    assert covered(first, GENE_MENTION) == ["Large T antigen", "TBP"]
+    assert covered(first, POS) == []  # pos is off by default
+    large_t = first.select(GENE_MENTION)[0]
+    assert [a.get_covered_text() for a in large_t.alternatives.elements] == ["T antigen"]
+    assert covered(second, GENE_MENTION) == ["hTAF ( II ) 100", "TBP"]
+    assert sorted(covered(second, ALTERNATIVE)) == ["The", "hTAF"]  # "The" overlaps no gene
+
+
+def test_genetag_pos_only_where_the_tag_is_a_part_of_speech(
+    genetag_corpus: Path, tmp_path: Path
+) -> None:
+    first, second = load_all(
+        build("genetag.reader.v1", {"corpus": str(genetag_corpus), "pos": True}, tmp_path)
+    )
+    tags = [(t.get_covered_text(), t.pos.PosValue if t.pos else None) for t in first.select(TOKEN)]
+    assert tags == [
+        ("Large", None),
+        ("T", None),
+        ("antigen", None),
+        ("binds", "VBZ"),
+        ("TBP", None),
+        (".", "."),
+    ]
+    assert [p.PosValue for p in second.select(POS)] == ["DT", "CC", "."]
+
+
+# ----------------------------------------------------------------------------- AnatEM
+
+ANATEM_DOC1 = (
+    "O\t0\t6\tImages\tImage\tNNS\tB-NP\n"
+    "\n"
+    "B-Cell\t8\t13\tCells\tCell\tNNS\tB-NP\n"
+    "O\t14\t16\tin\tin\tIN\tB-PP\n"
+    "B-Organ\t17\t22\theart\theart\tNN\tB-NP\n"
+    "I-Organ\t23\t29\ttissue\ttissue\tNN\tI-NP\n"
+    "O\t29\t30\t.\t.\t.\tO\n"
+    "\n"
+)
+ANATEM_DOC1_CONLL = "Images\tO\n\nCells\tB-Cell\nin\tO\nheart\tB-Organ\ntissue\tI-Organ\n.\tO\n\n"
+ANATEM_DOC2 = "B-Tissue\t0\t4\tSkin\tskin\tNN\tB-NP\n\n"
+
+
+@pytest.fixture()
+def anatem_corpus(tmp_path: Path) -> Path:
+    return write_files(
+        tmp_path / "anatem",
+        {
+            "splits/devel-documents.list": "PMID-1\nPMID-2\n",
+            "nersuite/devel/PMID-1.nersuite": ANATEM_DOC1,
+            "nersuite/devel/PMID-2.nersuite": ANATEM_DOC2,
+            "conll/devel/PMID-1.conll": ANATEM_DOC1_CONLL,
+        },
+    )
+
+
+def test_anatem_text_sentences_tokens_and_mentions(anatem_corpus: Path, tmp_path: Path) -> None:
+    reader = build("anatem.reader.v1", {"corpus": str(anatem_corpus)}, tmp_path)
+    assert [r.doc_id for r in reader.iter_documents()] == ["PMID-1", "PMID-2"]
+    first, second = load_all(reader)
+    assert first.sofa_string == "Images  Cells in heart tissue."
+    assert covered(first, SENTENCE) == ["Images", "Cells in heart tissue."]
+    assert covered(first, TOKEN) == ["Images", "Cells", "in", "heart", "tissue", "."]
+    assert [(m.get_covered_text(), m.value) for m in first.select(ANATOMY_MENTION)] == [
+        ("Cells", "Cell"),
+        ("heart tissue", "Organ"),
+    ]
+    assert covered(first, POS) == []
+    assert [m.value for m in second.select(ANATOMY_MENTION)] == ["Tissue"]
+
+
+def test_anatem_options(anatem_corpus: Path, tmp_path: Path) -> None:
+    config = {"corpus": str(anatem_corpus), "pos": True, "ids": ["PMID-1"], "sentence_break": "\n"}
+    (only,) = load_all(build("anatem.reader.v1", config, tmp_path))
+    assert only.sofa_string == "Images\n Cells in heart tissue."
+    assert [t.pos.PosValue for t in only.select(TOKEN)] == ["NNS", "NNS", "IN", "NN", "NN", "."]
+    limited = build("anatem.reader.v1", {"corpus": str(anatem_corpus), "limit": 1}, tmp_path)
+    assert [r.doc_id for r in limited.iter_documents()] == ["PMID-1"]
+
+
+def test_anatem_missing_document_file_is_reported(anatem_corpus: Path, tmp_path: Path) -> None:
+    (anatem_corpus / "nersuite/devel/PMID-2.nersuite").unlink()
+    (problem,) = problems("anatem.reader.v1", {"corpus": str(anatem_corpus)}, tmp_path)
+    assert "1 document(s) have no NERsuite file" in problem and "PMID-2.nersuite" in problem
+    unknown = problems("anatem.reader.v1", {"corpus": str(anatem_corpus), "ids": ["X"]}, tmp_path)
+    assert "ids not in the devel split: X" in unknown[0]
+
+
+# ----------------------------------------------------------------------------- importers
+
+CONLLU_TEXT = "The cell (HeLa) grows.\nIt dies."
+CONLLU = """\
+# sent_id = 1
+# text = The cell (HeLa) grows.
+1	The	the	DET	DT	_	2	det	_	_
+2	cell	cell	NOUN	NN	_	6	nsubj	_	_
+3	(	(	PUNCT	-LRB-	_	4	punct	_	SpaceAfter=No
+4	HeLa	HeLa	PROPN	NNP	_	2	appos	_	SpaceAfter=No
+5	)	)	PUNCT	-RRB-	_	4	punct	_	_
+6	grows	grow	VERB	VBZ	_	0	root	_	SpaceAfter=No
+7	.	.	PUNCT	.	_	6	punct	_	_
+
+# sent_id = 2
+# text = It dies.
+1	It	it	PRON	PRP	_	2	nsubj	_	_
+2	dies	die	VERB	VBZ	_	0	root	_	SpaceAfter=No
+3	.	.	PUNCT	.	_	2	punct	_	_
+
+"""
+
+
+def test_conllu_import_aligns_words_to_the_view_text(tmp_path: Path) -> None:
+    write_files(tmp_path, {"runs/parser/doc1.conllu": CONLLU})
+    importer = build("conllu.import.v1", {"path": "runs/parser/{doc_id}.conllu"}, tmp_path)
+    view = document_view(CONLLU_TEXT, "doc1")
+    importer.process(view)
+    assert covered(view, SENTENCE) == ["The cell (HeLa) grows.", "It dies."]
+    assert [s.id for s in view.select(SENTENCE)] == ["1", "2"]
+    tokens = view.select(TOKEN)
+    assert [t.get_covered_text() for t in tokens][:6] == ["The", "cell", "(", "HeLa", ")", "grows"]
+    assert [(t.pos.PosValue, t.pos.coarseValue, t.lemma.value) for t in tokens[:2]] == [
+        ("DT", "DET", "the"),
+        ("NN", "NOUN", "cell"),
+    ]
+    heads = {
+        d.Dependent.get_covered_text(): (d.Governor.get_covered_text(), d.DependencyType)
+        for d in view.select(DEPENDENCY)
+        if d.Dependent.begin < 22
+    }
+    assert heads["cell"] == ("grows", "nsubj")
+    # the root: DKPro ROOT, Governor = Dependent, labelled ROOT as the CRAFT reader does
+    roots = view.select(DEPENDENCY_ROOT)
+    assert [(r.Governor is r.Dependent, r.DependencyType) for r in roots] == [(True, "ROOT")] * 2
+    kept = build(
+        "conllu.import.v1", {"path": "runs/parser/{doc_id}.conllu", "root_label": None}, tmp_path
+    )
+    other = document_view(CONLLU_TEXT, "doc1")
+    kept.process(other)
+    assert {r.DependencyType for r in other.select(DEPENDENCY_ROOT)} == {"root"}
+
+
+def test_conllu_import_layers(tmp_path: Path) -> None:
+    write_files(tmp_path, {"doc1.conllu": CONLLU})
+    importer = build(
+        "conllu.import.v1", {"path": "{doc_id}.conllu", "layers": ["sentences"]}, tmp_path
+    )
+    view = document_view(CONLLU_TEXT, "doc1")
+    importer.process(view)
+    assert len(view.select(SENTENCE)) == 2 and view.select(TOKEN) == []
+    cls = registry().get("conllu.import.v1")
+    _, produces = cls.requirements(cls.Config(path="{doc_id}", layers=["pos"]))
+    assert TOKEN in produces and SENTENCE not in produces and DEPENDENCY not in produces
+
+
+def test_conllu_import_errors_name_document_file_and_line(tmp_path: Path) -> None:
+    write_files(tmp_path, {"doc1.conllu": CONLLU})
+    importer = build("conllu.import.v1", {"path": "{doc_id}.conllu"}, tmp_path)
+    with pytest.raises(ValueError, match=r"document doc1: .*doc1.conllu:5: .*'\(' not found"):
+        importer.process(document_view("The cell [HeLa] grows.\nIt dies.", "doc1"))
+    with pytest.raises(FileNotFoundError, match=r"document doc2: no file .*doc2.conllu") as info:
+        importer.process(document_view(CONLLU_TEXT, "doc2"))
+    assert "missing: empty" in info.value.hint
+    multiword = CONLLU.replace("1\tIt\tit", "1-2\tItdies\t_\t_\t_\t_\t_\t_\t_\t_\n1\tIt\tit")
+    write_files(tmp_path, {"doc3.conllu": multiword})
+    with pytest.raises(ValueError, match="multiword token 1-2 'Itdies' is not supported"):
+        importer.process(document_view(CONLLU_TEXT.replace("It dies", "Itdies"), "doc3"))
+
+
+def test_missing_empty_leaves_the_view_empty(tmp_path: Path) -> None:
+    importer = build("conllu.import.v1", {"path": "{doc_id}.conllu", "missing": "empty"}, tmp_path)
+    view = document_view(CONLLU_TEXT, "doc1")
+    importer.process(view)
+    assert view.select(TOKEN) == [] and view.sofa_string == CONLLU_TEXT
+
+
+def test_a_path_without_placeholder_is_refused(tmp_path: Path) -> None:
+    (problem,) = problems("brat.import.v1", {"path": "runs/system.ann"}, tmp_path)
+    assert "no '{doc_id}' placeholder" in problem
+
+
+PENN_TEXT = 'The cell (HeLa) grows.\nIt dies "fast".'
+PENN_TREES = (
+    "( (S (NP-SBJ-1 (NP (DT The) (NN cell)) (PRN (-LRB- -LRB-) (NP (NNP HeLa)) (-RRB- -RRB-))) "
+    "(VP (VBZ grows) (NP (-NONE- *T*-1))) (. .)) )\n"
+    "( (S (NP-SBJ (PRP It)) (VP (VBZ dies) (`` ``) (ADVP (RB fast)) ('' '')) (. .)) )\n"
+)
+
+
+def test_penn_import_builds_constituents_like_the_craft_reader(tmp_path: Path) -> None:
+    write_files(tmp_path, {"trees/doc1.tree": PENN_TREES})
+    importer = build("penn.import.v1", {"path": "trees/{doc_id}.tree"}, tmp_path)
+    view = document_view(PENN_TEXT, "doc1")
+    importer.process(view)
+    assert covered(view, SENTENCE) == ["The cell (HeLa) grows.", 'It dies "fast".']
+    assert covered(view, TOKEN)[2:5] == ["(", "HeLa", ")"]
+    assert [t.pos.PosValue for t in view.select(TOKEN)][2:5] == ["-LRB-", "NNP", "-RRB-"]
+    assert len(view.select(CONSTITUENT_ROOT)) == 2
+    subject = next(c for c in view.select(TREEBANK_CONSTITUENT) if c.originalLabel == "NP-SBJ-1")
+    assert (subject.constituentType, subject.syntacticFunction, subject.coindex) == (
+        "NP",
+        "SBJ",
+        "1",
+    )
+    assert subject.get_covered_text() == "The cell (HeLa)"
+    (empty,) = view.select(EMPTY_CATEGORY)
+    assert (empty.value, empty.begin, empty.end) == ("*T*-1", 21, 21)
+
+
+def test_penn_import_reports_a_leaf_not_in_the_text(tmp_path: Path) -> None:
+    write_files(tmp_path, {"doc1.tree": PENN_TREES})
+    importer = build("penn.import.v1", {"path": "{doc_id}.tree"}, tmp_path)
+    with pytest.raises(ValueError, match=r"document doc1: .*line 1 of doc1.tree\), leaf 2 'cell'"):
+        importer.process(document_view(PENN_TEXT.replace("cell", "tall cell"), "doc1"))
+
+
+BRAT_TEXT = "Heart cells and the left ventricle wall.\n"
+BRAT_ANN = (
+    "T1\tOrgan 0 5\tHeart\n"
+    "T2\tCell 0 11\tHeart cells\n"
+    "T3\tOrgan 20 24;35 39\tleft wall\n"
+    "R1\tPart-of Arg1:T3 Arg2:T1\n"
+    "N1\tReference T1 UBERON:0000948\tHeart\n"
+)
+
+
+def test_brat_import_types_fragments_and_identifiers(tmp_path: Path) -> None:
+    write_files(tmp_path, {"ann/doc1.ann": BRAT_ANN})
+    config = {"path": "ann/{doc_id}.ann", "types": {"Organ": "AnatomyMention"}}
+    view = document_view(BRAT_TEXT, "doc1")
+    build("brat.import.v1", config, tmp_path).process(view)
+    assert [(m.get_covered_text(), m.value) for m in view.select(ANATOMY_MENTION)] == [
+        ("Heart", "Organ"),
+        ("left ventricle wall", "Organ"),
+    ]
+    heart, wall = view.select(ANATOMY_MENTION)
+    assert heart.identifier == "UBERON:0000948" and heart.fragments is None
+    assert [f.get_covered_text() for f in wall.fragments.elements] == ["left", "wall"]
+    assert covered(view, FRAGMENT) == ["left", "wall"]
+    # unmapped labels take default_type (NamedEntity); with none they are skipped
+    assert [m.value for m in view.select(NAMED_ENTITY) if m.type.name == NAMED_ENTITY] == ["Cell"]
+    skipping = document_view(BRAT_TEXT, "doc1")
+    build("brat.import.v1", {**config, "default_type": None}, tmp_path).process(skipping)
+    assert [m.value for m in skipping.select(NAMED_ENTITY)] == ["Organ", "Organ"]
+
+
+def test_brat_import_checks_the_text(tmp_path: Path) -> None:
+    write_files(tmp_path, {"doc1.ann": BRAT_ANN})
+    importer = build("brat.import.v1", {"path": "{doc_id}.ann"}, tmp_path)
+    with pytest.raises(ValueError, match=r"document doc1: .*doc1.ann:1: T1: text 'Heart'"):
+        importer.process(document_view(BRAT_TEXT.replace("Heart", "Liver"), "doc1"))
+
+
+BIO_TEXT = "IL-2  activates\nT cells.\nNo genes."
+BIO = "IL-2\tB-GENE\nactivates\tO\nT\tB-CELL\ncells\tI-CELL\n.\tO\n\nNo\tO\ngenes\tO\n.\tO\n\n"
+
+
+def test_bio_import_aligns_tokens_across_any_whitespace(tmp_path: Path) -> None:
+    write_files(tmp_path, {"doc1.bio": BIO})
+    view = document_view(BIO_TEXT, "doc1")
+    build("bio.import.v1", {"path": "{doc_id}.bio", "type": "GeneMention"}, tmp_path).process(view)
+    assert [(m.get_covered_text(), m.value) for m in view.select(GENE_MENTION)] == [
+        ("IL-2", "GENE"),
+        ("T cells", "CELL"),
+    ]
+    assert covered(view, SENTENCE) == ["IL-2  activates\nT cells.", "No genes."]
+    assert len(view.select(TOKEN)) == 8
+    bare = document_view(BIO_TEXT, "doc1")
+    build("bio.import.v1", {"path": "{doc_id}.bio", "tokens": False}, tmp_path).process(bare)
+    assert bare.select(TOKEN) == [] and len(bare.select(NAMED_ENTITY)) == 2
+    with pytest.raises(ValueError, match=r"doc1.bio line 4: token 'cells' not found at offset"):
+        build("bio.import.v1", {"path": "{doc_id}.bio"}, tmp_path).process(
+            document_view(BIO_TEXT.replace("cells", "cell"), "doc1")
+        )
+
+
+def test_bc2_import_adds_the_lines_of_the_document_sentence(
+    bc2_corpus: Path, tmp_path: Path
+) -> None:
+    folder = bc2_corpus / "bc2-format" / "devel"
+    config = {"path": str(folder / "GENE.eval"), "alternatives": str(folder / "ALTGENE.eval")}
+    importer = build("bc2.import.v1", config, tmp_path)
+    gold = load_all(build("bc2gm.reader.v1", {"corpus": str(bc2_corpus)}, tmp_path))
+    for gold_view in gold:
+        doc_id = gold_view.select(SENTENCE)[0].id
+        view = document_view(gold_view.sofa_string, doc_id)
+        importer.process(view)
+        assert covered(view, GENE_MENTION) == covered(gold_view, GENE_MENTION)
+        assert sorted(covered(view, ALTERNATIVE)) == sorted(covered(gold_view, ALTERNATIVE))
+    # system lines may omit the text; offsets outside the sentence fail the document
+    write_files(tmp_path, {"system.eval": "S2|0 1\nS3|0 99|x\n"})
+    system = build("bc2.import.v1", {"path": "system.eval"}, tmp_path)
+    view = document_view("No genes here.", "S2")
+    system.process(view)
+    assert covered(view, GENE_MENTION) == ["No"]
+    with pytest.raises(ValueError, match="document S3: .*sentence S3: offsets 0 99"):
+        system.process(document_view("IL-2 receptor alpha chain is expressed.", "S3"))
+
+
+def test_importers_add_a_view_in_a_workflow(bc2_corpus: Path, tmp_path: Path) -> None:
+    folder = bc2_corpus / "bc2-format" / "devel"
+    report = run(
+        tmp_path,
+        f"""\
+        reader:
+          component: bc2gm.reader.v1
+          view: gold
+          config: {{corpus: {json.dumps(str(bc2_corpus))}}}
+        components:
+          - component: bc2.import.v1
+            view: system
+            config: {{path: {json.dumps(str(folder / "GENE.eval"))}}}
+        evaluators:
+          - component: eval.mentions.v1
+            config: {{type: GeneMention, criteria: [strict]}}
+        run: {{jobs: 1, output: {json.dumps(str(tmp_path / "out"))}, progress: false}}
+        """,
+    )
+    assert report.counts["ok"] == 3
+    micro = report.evaluation["eval.mentions.v1"]["systems"]["system"]["scores"]["strict"]["micro"]
+    assert micro["f1"] == 1.0 and micro["tp"] == 4
+
+
+def test_workflow_validation_lists_importer_problems(tmp_path: Path) -> None:
+    with pytest.raises(WorkflowValidationError) as info:
+        load_workflow_text(
+            textwrap.dedent(
+                """\
+                reader: {component: text.reader.v1, config: {input: "."}}
+                components:
+                  - component: bio.import.v1
+                    view: system
+                    config: {path: "x.bio", type: Gene}
+                """
+            ),
+            source=str(tmp_path / "wf.yaml"),
+        )
+    assert "'Gene' is not a mention type" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- corpora
+
+
+def _no_fsync(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Durability is not under test here, and on this disk an fsync costs about 6 ms
+    # per file: writing 2,500 one-sentence documents would take 15 s instead of 4 s.
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
+
+
+@pytest.mark.corpus
+def test_bc2gm_devel_reads_and_writes_back_gene_eval(
+    corpora_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_fsync(monkeypatch)
+    folder = corpora_dir / "bc2gm" / "bc2-format" / "devel"
+    started = time.perf_counter()
+    report = run(
+        tmp_path,
+        f"""\
+        reader:
+          component: bc2gm.reader.v1
+          view: gold
+          config: {{corpus: {json.dumps(str(corpora_dir / "bc2gm"))}, split: devel}}
+        writers:
+          - component: bc2.writer.v1
+            config: {{view: gold}}
+        run: {{jobs: 1, batch_size: 250, output: {json.dumps(str(tmp_path / "out"))}, progress: false}}
+        """,
+    )
+    seconds = time.perf_counter() - started
+    assert report.counts["ok"] == 2500 and report.counts["failed"] == 0
+    # No normalisation is needed on devel: every mention's text is its covered text.
+    written = (tmp_path / "out" / "bc2" / "GENE.eval").read_text(encoding="utf-8")
+    assert written == (folder / "GENE.eval").read_text(encoding="utf-8")
+    print(f"BC2GM devel read and written back in {seconds:.1f} s")
+
+
+@pytest.mark.corpus
+def test_bc2gm_devel_alternatives_are_all_loaded(corpora_dir: Path, tmp_path: Path) -> None:
+    reader = build(
+        "bc2gm.reader.v1", {"corpus": str(corpora_dir / "bc2gm"), "split": "devel"}, tmp_path
+    )
+    found = set()
+    for cas in load_all(reader):
+        doc_id = cas.select(SENTENCE)[0].id
+        sentence = bc2.Bc2Sentence(doc_id, cas.sofa_string)
+        for alternative in cas.select(ALTERNATIVE):
+            line = bc2.mention_from_span(sentence, alternative.begin, alternative.end)
+            found.add((line.sentence_id, line.start, line.end))
+    lines = bc2.read_mentions(corpora_dir / "bc2gm" / "bc2-format" / "devel" / "ALTGENE.eval")
+    assert found == {(m.sentence_id, m.start, m.end) for m in lines}
+
+
+@pytest.mark.corpus
+def test_anatem_devel_reads_and_writes_back_the_conll_files(
+    corpora_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_fsync(monkeypatch)
+    root = corpora_dir / "anatem"
+    report = run(
+        tmp_path,
+        f"""\
+        reader:
+          component: anatem.reader.v1
+          config: {{corpus: {json.dumps(str(root))}, split: devel}}
+        writers:
+          - component: bio.writer.v1
+            config: {{type: AnatomyMention}}
+        run: {{jobs: 1, batch_size: 50, output: {json.dumps(str(tmp_path / "out"))}, progress: false}}
+        """,
+    )
+    assert report.counts["ok"] == 202 and report.counts["failed"] == 0
+    written = sorted((tmp_path / "out" / "bio").glob("*.conll"))
+    assert len(written) == 202
+    # The text is rebuilt from the NERsuite offsets; the CoNLL twin has no offsets,
+    # so token and tag columns come back byte for byte.
+    for path in written:
+        gold = root / "conll" / "devel" / path.name
+        assert path.read_text(encoding="utf-8") == gold.read_text(encoding="utf-8"), path.name
+
+
+@pytest.mark.corpus
+def test_genetag_devtest_loads_every_gene(corpora_dir: Path, tmp_path: Path) -> None:
+    folder = corpora_dir / "genetag" / "devtest"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", genetag.FormatWarning)  # 3 known damaged lines
+        reader = build(
+            "genetag.reader.v1", {"corpus": str(corpora_dir / "genetag"), "pos": True}, tmp_path
+        )
+        cases = load_all(reader)
+    assert len(cases) == 2500
+    genes = sum(len(cas.select(GENE_MENTION)) for cas in cases)
+    assert genes == len(genetag.read_mentions(folder / "Gold.format"))
+    for cas in cases[:50]:
+        for token in cas.select(TOKEN):
+            if token.pos is not None:
+                assert token.pos.PosValue not in genetag.GENE_TAGS
