@@ -1,0 +1,26 @@
+"""Models shipped with casflow, trained by casflow from the gold corpora.
+
+Each model is a folder here, loadable with ``spacy.load(shipped_model_path(name))``:
+
+- ``craft_syntax``: spaCy pipeline (CRAFT tokenizer rules, tok2vec CNN, Penn XPOS
+  tagger, dependency parser with CRAFT's CLEAR labels; sentences from the parse),
+  trained on the 60 CRAFT train articles. See ``craft_syntax/MODEL_CARD.md``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+MODELS_DIR = Path(__file__).resolve().parent
+
+
+def shipped_model_path(name: str) -> Path:
+    """Folder of the shipped model ``name`` (FileNotFoundError if it is not installed)."""
+    path = MODELS_DIR / name
+    if "/" in name or "\\" in name or not (path / "config.cfg").is_file():
+        available = sorted(p.name for p in MODELS_DIR.iterdir() if (p / "config.cfg").is_file())
+        raise FileNotFoundError(
+            f"no shipped model {name!r} in {MODELS_DIR} (installed: {', '.join(available) or 'none'}); "
+            "reinstall casflow or retrain it as its MODEL_CARD.md says"
+        )
+    return path
