@@ -18,19 +18,18 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
 
+from . import mentions as _shared
 from .common import (
     STRING_SOURCE,
     FormatError,
     FormatWarning,
-    link_by_overlap,
     read_text_file,
     split_lines,
-    warn,
     write_text_file,
 )
+from .mentions import LocatedMention, OnMismatch, check_text, load_located, locate_all
 
 __all__ = [
     "FormatError",
@@ -55,8 +54,6 @@ __all__ = [
     "write_mentions",
     "write_sentences",
 ]
-
-OnMismatch = Literal["raise", "warn"]
 
 _SENTENCE_LINE = re.compile(r"(\S+)(?:[ \t](.*))?")
 # the text after the second "|" is optional in system output ("ignored for evaluation")
@@ -83,30 +80,8 @@ class Bc2Mention:
     line: int | None = None
 
 
-@dataclass
-class LocatedMention:
-    """A mention with character offsets into its sentence text (end exclusive)."""
-
-    mention: Bc2Mention
-    begin: int
-    end: int
-    #: False when the line's text differs from the text at its offsets (kept with on_mismatch="warn").
-    text_matches: bool = True
-    alternatives: list[LocatedMention] = field(default_factory=list)
-
-    @property
-    def sentence_id(self) -> str:
-        return self.mention.sentence_id
-
-
-@dataclass
-class Bc2Corpus:
+class Bc2Corpus(_shared.MentionCorpus[Bc2Sentence, Bc2Mention]):
     """Sentences with their located gold mentions, alternatives linked."""
-
-    sentences: list[Bc2Sentence]
-    genes: dict[str, list[LocatedMention]]
-    #: alternatives overlapping no gold mention of their sentence
-    orphan_alternatives: list[LocatedMention]
 
 
 # ---------------------------------------------------------------- sentences
@@ -221,7 +196,7 @@ def _squeeze(text: str) -> str:
 
 def locate_mention(
     sentence: Bc2Sentence, mention: Bc2Mention, *, on_mismatch: OnMismatch = "raise"
-) -> LocatedMention:
+) -> LocatedMention[Bc2Mention]:
     """Character span of a mention, checking its text against the sentence (spaces ignored)."""
     try:
         begin, end = nospace_to_char(sentence.text, mention.start, mention.end)
@@ -232,15 +207,15 @@ def locate_mention(
     found = sentence.text[begin:end]
     # an empty text (optional in system output) has nothing to check
     matches = not mention.text or _squeeze(found) == _squeeze(mention.text)
+    mismatch = None
     if not matches:
-        message = (
+        mismatch = (
             f"sentence {mention.sentence_id}: mention text {mention.text!r} differs from "
             f"{found!r} at offsets {mention.start} {mention.end}"
         )
-        if on_mismatch == "raise":
-            raise FormatError(message, source=mention.source, line=mention.line)
-        warn(message + "; kept the offsets", source=mention.source, line=mention.line)
-    return LocatedMention(mention, begin, end, matches)
+    return check_text(
+        mention, begin, end, mismatch, kept="; kept the offsets", on_mismatch=on_mismatch
+    )
 
 
 def locate_mentions(
@@ -248,22 +223,17 @@ def locate_mentions(
     mentions: Iterable[Bc2Mention],
     *,
     on_mismatch: OnMismatch = "raise",
-) -> list[LocatedMention]:
+) -> list[LocatedMention[Bc2Mention]]:
     """Locate many mentions. With ``on_mismatch="warn"`` a text mismatch keeps the
     offsets (the official scorer compares offsets only) and an unknown sentence id
     skips the line, each with a :class:`FormatWarning`."""
-    by_id = sentences if isinstance(sentences, dict) else {s.id: s for s in sentences}
-    located = []
-    for mention in mentions:
-        sentence = by_id.get(mention.sentence_id)
-        if sentence is None:
-            message = f"sentence id {mention.sentence_id} is not in the sentence file"
-            if on_mismatch == "raise":
-                raise FormatError(message, source=mention.source, line=mention.line)
-            warn(message + "; line skipped", source=mention.source, line=mention.line)
-            continue
-        located.append(locate_mention(sentence, mention, on_mismatch=on_mismatch))
-    return located
+    return locate_all(
+        sentences,
+        mentions,
+        locate_mention,
+        on_mismatch=on_mismatch,
+        sentence_file="sentence file",
+    )
 
 
 def mention_from_span(
@@ -278,22 +248,15 @@ def mention_from_span(
 
 
 def link_alternatives(
-    genes: Sequence[LocatedMention], alternatives: Iterable[LocatedMention]
-) -> list[LocatedMention]:
+    genes: Sequence[LocatedMention[Bc2Mention]], alternatives: Iterable[LocatedMention[Bc2Mention]]
+) -> list[LocatedMention[Bc2Mention]]:
     """Append each alternative to ``.alternatives`` of every gene of its sentence it overlaps.
 
     Overlap is tested on the space-free inclusive offsets, as ``alt_eval.perl`` does;
     an alternative covering "X (Y)" thus belongs to both X and Y. Returns the
     alternatives that overlap no gene.
     """
-    linked, orphans = link_by_overlap(
-        list(genes),
-        list(alternatives),
-        key=lambda m: (m.mention.sentence_id, m.mention.start, m.mention.end),
-    )
-    for gene, alts in zip(genes, linked, strict=True):
-        gene.alternatives.extend(alts)
-    return orphans
+    return _shared.link_alternatives(genes, alternatives, lambda m: (m.start, m.end))
 
 
 def load_bc2(
@@ -305,19 +268,11 @@ def load_bc2(
 ) -> Bc2Corpus:
     """Read a BC2GM portion: sentences, gold genes (located) and their alternatives."""
     sentences = read_sentences(sentences_path)
-    by_id = {s.id: s for s in sentences}
-    genes = (
-        locate_mentions(by_id, read_mentions(genes_path), on_mismatch=on_mismatch)
-        if genes_path is not None
-        else []
+    genes, orphans = load_located(
+        sentences,
+        genes_path,
+        alternatives_path,
+        lambda by_id, path: locate_mentions(by_id, read_mentions(path), on_mismatch=on_mismatch),
+        link_alternatives,
     )
-    orphans: list[LocatedMention] = []
-    if alternatives_path is not None:
-        alternatives = locate_mentions(
-            by_id, read_mentions(alternatives_path), on_mismatch=on_mismatch
-        )
-        orphans = link_alternatives(genes, alternatives)
-    genes_by_sentence: dict[str, list[LocatedMention]] = {s.id: [] for s in sentences}
-    for gene in genes:
-        genes_by_sentence[gene.sentence_id].append(gene)
-    return Bc2Corpus(sentences, genes_by_sentence, orphans)
+    return Bc2Corpus(sentences, genes, orphans)

@@ -18,19 +18,19 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
 
+from . import mentions as _shared
 from .common import (
     STRING_SOURCE,
     FormatError,
     FormatWarning,
-    link_by_overlap,
     read_text_file,
     split_lines,
     warn,
     write_text_file,
 )
+from .mentions import LocatedMention, OnMismatch, check_text, load_located, locate_all
 
 __all__ = [
     "FormatError",
@@ -56,8 +56,6 @@ __all__ = [
     "write_mentions",
     "write_sentences",
 ]
-
-OnMismatch = Literal["raise", "warn"]
 
 #: Tags of gene tokens in TAGGED_GENE_CORPUS; NEWGENE1 starts a name that abuts a NEWGENE one.
 GENE_TAGS = ("NEWGENE", "NEWGENE1")
@@ -101,28 +99,8 @@ class GenetagMention:
     line: int | None = None
 
 
-@dataclass
-class LocatedMention:
-    """A mention with character offsets into the rebuilt sentence text (end exclusive)."""
-
-    mention: GenetagMention
-    begin: int
-    end: int
-    #: False when the line's text differs from the tokens it points at (kept with on_mismatch="warn").
-    text_matches: bool = True
-    alternatives: list[LocatedMention] = field(default_factory=list)
-
-    @property
-    def sentence_id(self) -> str:
-        return self.mention.sentence_id
-
-
-@dataclass
-class GenetagCorpus:
-    sentences: list[GenetagSentence]
-    genes: dict[str, list[LocatedMention]]
-    #: alternatives overlapping no gold mention of their sentence
-    orphan_alternatives: list[LocatedMention]
+class GenetagCorpus(_shared.MentionCorpus[GenetagSentence, GenetagMention]):
+    """Sentences with their located gold mentions (offsets into the rebuilt text)."""
 
 
 # ---------------------------------------------------------------- sentences
@@ -254,7 +232,7 @@ def write_mentions(
 
 def locate_mention(
     sentence: GenetagSentence, mention: GenetagMention, *, on_mismatch: OnMismatch = "raise"
-) -> LocatedMention:
+) -> LocatedMention[GenetagMention]:
     """Character span of a mention in the rebuilt sentence text, checking its text."""
     if not 0 <= mention.first <= mention.last < len(sentence.tokens):
         raise FormatError(
@@ -266,16 +244,15 @@ def locate_mention(
     begin = sentence.tokens[mention.first].begin
     end = sentence.tokens[mention.last].end
     found = sentence.text[begin:end]
-    matches = found == mention.text
-    if not matches:
-        message = (
+    mismatch = None
+    if found != mention.text:
+        mismatch = (
             f"sentence {mention.sentence_id}: mention text {mention.text!r} differs from "
             f"tokens {mention.first}..{mention.last} {found!r}"
         )
-        if on_mismatch == "raise":
-            raise FormatError(message, source=mention.source, line=mention.line)
-        warn(message + "; kept the token indices", source=mention.source, line=mention.line)
-    return LocatedMention(mention, begin, end, matches)
+    return check_text(
+        mention, begin, end, mismatch, kept="; kept the token indices", on_mismatch=on_mismatch
+    )
 
 
 def locate_mentions(
@@ -283,21 +260,16 @@ def locate_mentions(
     mentions: Iterable[GenetagMention],
     *,
     on_mismatch: OnMismatch = "raise",
-) -> list[LocatedMention]:
+) -> list[LocatedMention[GenetagMention]]:
     """Locate many mentions; with ``on_mismatch="warn"`` a text mismatch keeps the
     indices and an unknown sentence id skips the line, each with a warning."""
-    by_id = sentences if isinstance(sentences, dict) else {s.id: s for s in sentences}
-    located = []
-    for mention in mentions:
-        sentence = by_id.get(mention.sentence_id)
-        if sentence is None:
-            message = f"sentence id {mention.sentence_id} is not in the corpus file"
-            if on_mismatch == "raise":
-                raise FormatError(message, source=mention.source, line=mention.line)
-            warn(message + "; line skipped", source=mention.source, line=mention.line)
-            continue
-        located.append(locate_mention(sentence, mention, on_mismatch=on_mismatch))
-    return located
+    return locate_all(
+        sentences,
+        mentions,
+        locate_mention,
+        on_mismatch=on_mismatch,
+        sentence_file="corpus file",
+    )
 
 
 def mention_from_span(sentence: GenetagSentence, begin: int, end: int) -> GenetagMention:
@@ -341,18 +313,12 @@ def mentions_from_tags(sentence: GenetagSentence) -> list[GenetagMention]:
 
 
 def link_alternatives(
-    genes: Sequence[LocatedMention], alternatives: Iterable[LocatedMention]
-) -> list[LocatedMention]:
+    genes: Sequence[LocatedMention[GenetagMention]],
+    alternatives: Iterable[LocatedMention[GenetagMention]],
+) -> list[LocatedMention[GenetagMention]]:
     """Append each alternative to every gene of its sentence whose token range it
     overlaps (the alt_eval.perl rule); returns those overlapping none."""
-    linked, orphans = link_by_overlap(
-        list(genes),
-        list(alternatives),
-        key=lambda m: (m.mention.sentence_id, m.mention.first, m.mention.last),
-    )
-    for gene, alts in zip(genes, linked, strict=True):
-        gene.alternatives.extend(alts)
-    return orphans
+    return _shared.link_alternatives(genes, alternatives, lambda m: (m.first, m.last))
 
 
 def load_genetag(
@@ -365,19 +331,11 @@ def load_genetag(
     """Read a GENETAG portion: sentences (TOKENIZED_CORPUS or TAGGED_GENE_CORPUS),
     located gold genes (Gold.format) and their alternatives (Correct.Data)."""
     sentences = read_sentences(corpus_path)
-    by_id = {s.id: s for s in sentences}
-    genes = (
-        locate_mentions(by_id, read_mentions(genes_path), on_mismatch=on_mismatch)
-        if genes_path is not None
-        else []
+    genes, orphans = load_located(
+        sentences,
+        genes_path,
+        alternatives_path,
+        lambda by_id, path: locate_mentions(by_id, read_mentions(path), on_mismatch=on_mismatch),
+        link_alternatives,
     )
-    orphans: list[LocatedMention] = []
-    if alternatives_path is not None:
-        alternatives = locate_mentions(
-            by_id, read_mentions(alternatives_path), on_mismatch=on_mismatch
-        )
-        orphans = link_alternatives(genes, alternatives)
-    genes_by_sentence: dict[str, list[LocatedMention]] = {s.id: [] for s in sentences}
-    for gene in genes:
-        genes_by_sentence[gene.sentence_id].append(gene)
-    return GenetagCorpus(sentences, genes_by_sentence, orphans)
+    return GenetagCorpus(sentences, genes, orphans)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -37,6 +37,7 @@ from pydantic import Field, field_validator
 
 from casflow.components.formats import bc2
 from casflow.components.formats.common import FormatError
+from casflow.components.formats.mentions import MentionCorpus
 from casflow.components.readers.cas_builders import (
     MentionSpec,
     Span,
@@ -63,10 +64,15 @@ class Bc2DataError(ValueError):
     hint = "check the reader's 'corpus', 'split' or file options and the named file"
 
 
+def corpus_folder(name: str) -> str:
+    """``$CASFLOW_CORPORA/<name>``, else ``../shared/corpora/<name>``."""
+    base = os.environ.get("CASFLOW_CORPORA")
+    return str(Path(base) / name) if base else f"../shared/corpora/{name}"
+
+
 def default_corpus() -> str:
     """``$CASFLOW_CORPORA/bc2gm``, else ``../shared/corpora/bc2gm``."""
-    base = os.environ.get("CASFLOW_CORPORA")
-    return str(Path(base) / "bc2gm") if base else "../shared/corpora/bc2gm"
+    return corpus_folder("bc2gm")
 
 
 class Bc2gmReaderConfig(ComponentConfig):
@@ -100,21 +106,59 @@ def _resolve(path: str, context: RunContext) -> Path:
     return Path(resolve_input(path, context.workflow_dir))
 
 
+class GoldFileOptions(Protocol):
+    """The file options of a sentence + mention-lines corpus reader's configuration."""
+
+    corpus: str | None
+    sentences: str | None
+    genes: str | None
+    alternatives: str | None
+
+
+def gold_files(
+    config: GoldFileOptions,
+    context: RunContext,
+    corpus: str,
+    portion: str,
+    names: tuple[str, str, str],
+) -> tuple[Path, Path | None, Path | None]:
+    """(sentences, genes, alternatives): with an explicit ``sentences`` option the explicit
+    files (genes and alternatives only when given), else ``names`` in the ``portion``
+    folder of the corpus (``corpus`` its default), each replaced by an explicit option."""
+    explicit = [
+        _resolve(path, context) if path else None
+        for path in (config.sentences, config.genes, config.alternatives)
+    ]
+    if explicit[0] is not None:
+        return explicit[0], explicit[1], explicit[2]
+    folder = _resolve(config.corpus or corpus, context) / portion
+    sentences, genes, alternatives = (
+        path or folder / name for path, name in zip(explicit, names, strict=True)
+    )
+    return sentences, genes, alternatives
+
+
+def missing_files(files: Sequence[Path | None], names: Sequence[str], holding: str) -> list[str]:
+    """A problem for each named file (of :func:`gold_files`) that does not exist; the
+    corpus folder is the one ``holding`` that."""
+    return [
+        f"the {what} file {path} does not exist; check 'corpus' (the folder holding "
+        f"{holding}), 'split' or the explicit file options"
+        for what, path in zip(names, files, strict=True)
+        if path is not None and not path.is_file()
+    ]
+
+
 def bc2gm_files(
     config: Bc2gmReaderConfig, context: RunContext
 ) -> tuple[Path, Path | None, Path | None]:
     """(sentences, genes, alternatives) files the configuration names."""
-    if config.sentences is not None:
-        return (
-            _resolve(config.sentences, context),
-            _resolve(config.genes, context) if config.genes else None,
-            _resolve(config.alternatives, context) if config.alternatives else None,
-        )
-    folder = _resolve(config.corpus or default_corpus(), context) / "bc2-format" / config.split
-    return (
-        folder / f"{config.split}.in",
-        _resolve(config.genes, context) if config.genes else folder / "GENE.eval",
-        _resolve(config.alternatives, context) if config.alternatives else folder / "ALTGENE.eval",
+    return gold_files(
+        config,
+        context,
+        default_corpus(),
+        f"bc2-format/{config.split}",
+        (f"{config.split}.in", "GENE.eval", "ALTGENE.eval"),
     )
 
 
@@ -174,6 +218,47 @@ def decode_sentence(
     return payload["t"], specs, [s for s in spans if s not in listed], payload
 
 
+def sentence_refs(
+    corpus: MentionCorpus[Any, Any],
+    sentences_path: Path,
+    limit: int | None,
+    value: str,
+    extra: Callable[[Any], dict[str, Any]] = lambda sentence: {},
+) -> Iterator[DocumentRef]:
+    """One reference per sentence (the first ``limit``), its text and gold mentions in
+    ``data`` (see :func:`encode_sentence`; ``extra(sentence)`` adds keys)."""
+    unattached: dict[str, list[Any]] = defaultdict(list)
+    for alternative in corpus.orphan_alternatives:
+        unattached[alternative.sentence_id].append(alternative)
+    for sentence in corpus.sentences[:limit]:
+        specs, free = linked_specs(
+            corpus.genes[sentence.id], unattached.get(sentence.id, []), value
+        )
+        text = sentence.text
+        yield DocumentRef(
+            sentence.id,
+            f"{sentences_path}:{sentence.line}",
+            encode_sentence(text, specs, free, **extra(sentence)),
+            len(text),
+        )
+
+
+def load_sentence(
+    ref: DocumentRef, cas: cassis.Cas, value: str, reader: str, error: type[Exception]
+) -> tuple[list[MentionSpec], list[Span], dict[str, Any]]:
+    """Text and Sentence of a reference from :func:`sentence_refs` into ``cas``; returns
+    its gold mentions, unattached alternatives and payload for the reader to add."""
+    if ref.data is None:
+        raise error(
+            f"document {ref.doc_id}: no sentence data; {reader} documents come "
+            "from its own iter_documents"
+        )
+    text, specs, free, payload = decode_sentence(ref.data, value)
+    set_text(cas, text, ref.doc_id, ref.uri)
+    add_sentence(cas, ref.doc_id)
+    return specs, free, payload
+
+
 def add_sentence(view: cassis.Cas, sentence_id: str) -> None:
     """One Sentence over the whole (trimmed) text of a sentence document."""
     text = view.sofa_string or ""
@@ -196,16 +281,9 @@ class Bc2gmReader(Reader):
 
     @classmethod
     def check_config(cls, config: Bc2gmReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
-        problems = []
-        for what, path in zip(
-            ("sentence", "GENE.eval", "ALTGENE.eval"), bc2gm_files(config, context), strict=True
-        ):
-            if path is not None and not path.is_file():
-                problems.append(
-                    f"the {what} file {path} does not exist; check 'corpus' (the folder holding "
-                    "bc2-format/), 'split' or the explicit file options"
-                )
-        return problems
+        return missing_files(
+            bc2gm_files(config, context), ("sentence", "GENE.eval", "ALTGENE.eval"), "bc2-format/"
+        )
 
     def iter_documents(self) -> Iterator[DocumentRef]:
         sentences_path, genes_path, alternatives_path = bc2gm_files(self.config, self.context)
@@ -215,30 +293,10 @@ class Bc2gmReader(Reader):
             )
         except (FormatError, OSError) as exc:
             raise Bc2DataError(str(exc)) from exc
-        unattached: dict[str, list[bc2.LocatedMention]] = defaultdict(list)
-        for alternative in corpus.orphan_alternatives:
-            unattached[alternative.sentence_id].append(alternative)
-        sentences = corpus.sentences[: self.config.limit]
-        for sentence in sentences:
-            specs, free = linked_specs(
-                corpus.genes[sentence.id], unattached.get(sentence.id, []), self.config.value
-            )
-            yield DocumentRef(
-                sentence.id,
-                f"{sentences_path}:{sentence.line}",
-                encode_sentence(sentence.text, specs, free),
-                len(sentence.text),
-            )
+        yield from sentence_refs(corpus, sentences_path, self.config.limit, self.config.value)
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
-        if ref.data is None:
-            raise Bc2DataError(
-                f"document {ref.doc_id}: no sentence data; bc2gm.reader.v1 documents come "
-                "from its own iter_documents"
-            )
-        text, specs, free, _ = decode_sentence(ref.data, self.config.value)
-        set_text(cas, text, ref.doc_id, ref.uri)
-        add_sentence(cas, ref.doc_id)
+        specs, free, _ = load_sentence(ref, cas, self.config.value, self.name, Bc2DataError)
         add_mentions(cas, GENE_MENTION, specs, unattached_alternatives=free)
 
 
@@ -337,10 +395,16 @@ __all__ = [
     "Bc2ImportConfig",
     "Bc2gmReader",
     "Bc2gmReaderConfig",
+    "GoldFileOptions",
     "add_sentence",
     "bc2gm_files",
+    "corpus_folder",
     "decode_sentence",
     "default_corpus",
     "encode_sentence",
+    "gold_files",
     "linked_specs",
+    "load_sentence",
+    "missing_files",
+    "sentence_refs",
 ]

@@ -73,7 +73,6 @@ treat the text between the pieces as part of the mention.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import warnings
@@ -89,8 +88,16 @@ from lxml import etree
 from pydantic import Field, field_validator
 
 from casflow.components.formats.conllu import ConlluDocument, parse_conllu
-from casflow.components.formats.penn import Tree, parse_tree, split_label
 from casflow.components.readers.inputs import resolve_input
+from casflow.components.readers.tree_alignment import (
+    CONSTITUENT_LAYER,
+    AlignedTree,
+    TreeAlignmentError,
+    TreebankError,
+    TreeTypes,
+    align_trees,
+    build_tree_layers,
+)
 from casflow.pipeline.cas_utils import set_document_metadata
 from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
 from casflow.typesystem import (
@@ -98,23 +105,18 @@ from casflow.typesystem import (
     ANATOMY_MENTION,
     CAPTION,
     CONCEPT_MENTION,
-    CONSTITUENT,
-    CONSTITUENT_ROOT,
     DEPENDENCY,
     DEPENDENCY_ROOT,
-    EMPTY_CATEGORY,
     FRAGMENT,
     GENE_MENTION,
     HEADING,
     LEMMA,
     PARAGRAPH,
-    PENN_TREE,
     POS,
     SECTION,
     SENTENCE,
     TITLE,
     TOKEN,
-    TREEBANK_CONSTITUENT,
     TYPOGRAPHY,
 )
 
@@ -155,18 +157,6 @@ SECTION_CLASS = "section"
 SECTION_NAME_SLOT = "section name"
 _FLOAT_NAME = re.compile(r"(Figure|Table) \d+")
 _BLOCK = re.compile(r"[^\n]+")
-
-# Raw text forms of PTB token escapes; the word as written is always tried first.
-_SURFACE_FORMS: dict[str, tuple[str, ...]] = {
-    "-LRB-": ("(", "[", "{"),
-    "-RRB-": (")", "]", "}"),
-    "-LSB-": ("[",),
-    "-RSB-": ("]",),
-    "-LCB-": ("{",),
-    "-RCB-": ("}",),
-    "``": ('"', "\u201c", "'", "\u2018"),
-    "''": ('"', "\u201d", "'", "\u2019"),
-}
 
 
 class CraftDataError(ValueError):
@@ -450,135 +440,26 @@ def _check_spans(spans: Sequence[tuple[int, int]], text: str, where: str) -> Non
 # ----------------------------------------------------------------------------- treebank
 
 
-@dataclass
-class AlignedTree:
-    """One treebank line with the text spans of its leaves (empty elements zero-width)."""
-
-    number: int  # 1-based tree number in the file
-    line: int  # line number in the .tree file
-    bracketed: str
-    tree: Tree
-    leaves: list[Tree]  # the preterminals, left to right
-    leaf_spans: list[tuple[int, int]]  # parallel to leaves
-    is_empty: list[bool]  # parallel too: -NONE- leaf?
-    token_spans: list[tuple[int, int]] = field(init=False)
-    tags: list[str] = field(init=False)  # Penn tags of the tokens
-
-    def __post_init__(self) -> None:
-        kept = [i for i, empty in enumerate(self.is_empty) if not empty]
-        self.token_spans = [self.leaf_spans[i] for i in kept]
-        self.tags = [self.leaves[i].label for i in kept]
-
-    @property
-    def span(self) -> tuple[int, int]:
-        return self.token_spans[0][0], self.token_spans[-1][1]
-
-    @property
-    def top_category(self) -> str:
-        """Category under the outer bracket (HEADING, S, CAPTION, ...)."""
-        node = self.tree
-        if not node.label and len(node.children) == 1:
-            node = node.children[0]
-        return split_label(node.label)[0]
-
-
-def _surface_forms(word: str) -> tuple[str, ...]:
-    forms = (word, *_SURFACE_FORMS.get(word, ()))
-    if "\\" in word:  # old PTB escapes \/ and \*
-        forms += (word.replace("\\/", "/").replace("\\*", "*"),)
-    return forms
-
-
 def read_aligned_trees(tree_path: Path, text: str, pmid: str) -> list[AlignedTree]:
-    """Parse every tree of ``tree_path`` and align its leaves to ``text``."""
+    """Parse every tree of ``tree_path`` and align its leaves to the article ``text``."""
     try:
-        lines = tree_path.read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CraftDataError(f"article {pmid}: cannot read {tree_path}: {exc}") from exc
-    trees: list[AlignedTree] = []
-    position = 0
-    length = len(text)
-    for line_number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            tree = parse_tree(line)
-        except ValueError as exc:
-            raise CraftDataError(f"{tree_path}, line {line_number}: {exc}") from exc
-        number = len(trees) + 1
-        leaf_spans: list[tuple[int, int]] = []
-        is_empty: list[bool] = []
-        pending_empty = 0  # empty elements waiting for the next token's start
-        leaves = list(tree.preterminals())
-        for index, leaf in enumerate(leaves, start=1):
-            if leaf.label == "-NONE-":
-                leaf_spans.append((-1, -1))
-                is_empty.append(True)
-                pending_empty += 1
-                continue
-            word = (leaf.word or "").strip()
-            while position < length and text[position].isspace():
-                position += 1
-            for form in _surface_forms(word):
-                if form and text.startswith(form, position):
-                    break
-            else:
-                raise CraftAlignmentError(
-                    f"article {pmid}: sentence {number} (line {line_number} of {tree_path.name}), "
-                    f"leaf {index} {leaf.word!r} (tag {leaf.label}) not found at offset "
-                    f"{position} of {pmid}.txt, which has {text[position : position + 20]!r} there"
-                )
-            if pending_empty:
-                _place_empties(leaf_spans, position)
-                pending_empty = 0
-            leaf_spans.append((position, position + len(form)))
-            is_empty.append(False)
-            position += len(form)
-        if len(is_empty) == sum(is_empty):
-            raise CraftAlignmentError(
-                f"article {pmid}: sentence {number} (line {line_number} of {tree_path.name}) "
-                "has no token, only empty elements"
-            )
-        if pending_empty:
-            _place_empties(leaf_spans, leaf_spans[-1 - pending_empty][1])
-        trees.append(
-            AlignedTree(number, line_number, line.rstrip(), tree, leaves, leaf_spans, is_empty)
-        )
-    rest = text[position:]
-    if rest.strip():
-        offset = position + len(rest) - len(rest.lstrip())
-        raise CraftAlignmentError(
-            f"article {pmid}: text from offset {offset} ({text[offset : offset + 30]!r}) is "
-            f"in no tree of {tree_path.name}; the treebank misses sentences"
-        )
-    return trees
-
-
-def _place_empties(leaf_spans: list[tuple[int, int]], position: int) -> None:
-    for index in range(len(leaf_spans) - 1, -1, -1):
-        if leaf_spans[index] != (-1, -1):
-            break
-        leaf_spans[index] = (position, position)
+        return align_trees(tree_path, text, f"{pmid}.txt", f"article {pmid}")
+    except TreeAlignmentError as exc:
+        raise CraftAlignmentError(str(exc)) from exc
+    except TreebankError as exc:
+        raise CraftDataError(str(exc)) from exc
 
 
 # ----------------------------------------------------------------------------- CAS building
 
 
 @dataclass
-class _Types:
-    """Type constructors looked up once per document."""
+class _Types(TreeTypes):
+    """Type constructors looked up once per document: the tree layers' and the rest."""
 
-    sentence: Any
-    token: Any
-    pos: Any
     lemma: Any
     dependency: Any
     dependency_root: Any
-    constituent_root: Any
-    constituent: Any
-    empty: Any
-    penn_tree: Any
-    fs_array: Any
     fragment: Any
     title: Any
     abstract: Any
@@ -593,118 +474,20 @@ class _Types:
     def of(cls, typesystem: cassis.TypeSystem) -> _Types:
         get = typesystem.get_type
         return cls(
-            get(SENTENCE),
-            get(TOKEN),
-            get(POS),
-            get(LEMMA),
-            get(DEPENDENCY),
-            get(DEPENDENCY_ROOT),
-            get(CONSTITUENT_ROOT),
-            get(TREEBANK_CONSTITUENT),
-            get(EMPTY_CATEGORY),
-            get(PENN_TREE),
-            get("uima.cas.FSArray"),
-            get(FRAGMENT),
-            get(TITLE),
-            get(ABSTRACT),
-            get(SECTION),
-            get(HEADING),
-            get(PARAGRAPH),
-            get(CAPTION),
-            get(TYPOGRAPHY),
-            {name: get(name) for name in (GENE_MENTION, ANATOMY_MENTION, CONCEPT_MENTION)},
+            **vars(TreeTypes.of(typesystem)),
+            lemma=get(LEMMA),
+            dependency=get(DEPENDENCY),
+            dependency_root=get(DEPENDENCY_ROOT),
+            fragment=get(FRAGMENT),
+            title=get(TITLE),
+            abstract=get(ABSTRACT),
+            section=get(SECTION),
+            heading=get(HEADING),
+            paragraph=get(PARAGRAPH),
+            caption=get(CAPTION),
+            typography=get(TYPOGRAPHY),
+            mention={name: get(name) for name in (GENE_MENTION, ANATOMY_MENTION, CONCEPT_MENTION)},
         )
-
-
-def _build_tokens(trees: Sequence[AlignedTree], types: _Types, out: list[Any]) -> list[list[Any]]:
-    """Token annotations per sentence, ``id`` numbering them from 1 as CoNLL-U does."""
-    sentences = []
-    for aligned in trees:
-        tokens = [
-            types.token(begin=begin, end=end, id=str(number))
-            for number, (begin, end) in enumerate(aligned.token_spans, start=1)
-        ]
-        out.extend(tokens)
-        sentences.append(tokens)
-    return sentences
-
-
-def _build_pos(
-    trees: Sequence[AlignedTree], tokens: Sequence[Sequence[Any]], types: _Types, out: list[Any]
-) -> None:
-    for aligned, sentence_tokens in zip(trees, tokens, strict=True):
-        for token, tag in zip(sentence_tokens, aligned.tags, strict=True):
-            token.pos = types.pos(begin=token.begin, end=token.end, PosValue=tag)
-            out.append(token.pos)
-
-
-@functools.lru_cache(maxsize=4096)
-def _label_features(label: str) -> tuple[str, str | None, str | None, str | None]:
-    """Category, function tags joined by "-", coindex and gap index of a bracket label."""
-    category, functions, coindex, gap = split_label(label)
-    return (
-        category,
-        "-".join(functions) or None,
-        None if coindex is None else str(coindex),
-        None if gap is None else str(gap),
-    )
-
-
-def _build_constituents(
-    aligned: AlignedTree, tokens: Sequence[Any], types: _Types, out: list[Any]
-) -> None:
-    """ROOT and TreebankConstituents of one tree, linked to its tokens and empty elements."""
-    leaves = iter(zip(aligned.leaf_spans, aligned.is_empty, strict=True))
-    token_iter = iter(tokens)
-    sentence_begin, sentence_end = aligned.span
-
-    def visit(node: Tree) -> tuple[Any, tuple[int, int] | None, int]:
-        # Returns the annotation, the span of its tokens (None if it has none) and,
-        # for an all-empty subtree, the position of its first empty element.
-        if node.word is not None:
-            span, empty = next(leaves)
-            if empty:
-                element = types.empty(begin=span[0], end=span[1], value=node.word)
-                out.append(element)
-                return element, None, span[0]
-            return next(token_iter), span, span[0]
-        visited = [visit(child) for child in node.children]
-        token_spans = [span for _, span, _ in visited if span is not None]
-        if token_spans:
-            begin, end = token_spans[0][0], token_spans[-1][1]
-        else:
-            begin = end = visited[0][2]
-        category, functions, coindex, gap = _label_features(node.label)
-        constituent = types.constituent(
-            begin=begin,
-            end=end,
-            constituentType=category,
-            syntacticFunction=functions,
-            coindex=coindex,
-            gapIndex=gap,
-            originalLabel=node.label,
-            children=types.fs_array(elements=[child for child, _, _ in visited]),
-        )
-        for child, _, _ in visited:
-            child.parent = constituent
-        out.append(constituent)
-        return constituent, (begin, end) if token_spans else None, begin
-
-    tree = aligned.tree
-    # The outer unlabeled bracket (or a TOP/ROOT label) is the DKPro ROOT; a tree
-    # without one gets a ROOT above its top node.
-    top_nodes = tree.children if tree.label in ("", "ROOT", "TOP") and tree.word is None else [tree]
-    children = [visit(node)[0] for node in top_nodes]
-    root = types.constituent_root(
-        begin=sentence_begin,
-        end=sentence_end,
-        constituentType="ROOT",
-        children=types.fs_array(elements=children),
-    )
-    for child in children:
-        child.parent = root
-    out.append(root)
-    out.append(types.penn_tree(begin=sentence_begin, end=sentence_end, PennTree=aligned.bracketed))
 
 
 def _build_conllu_layers(
@@ -964,14 +747,7 @@ class CraftReader(Reader):
         "tokens": (TOKEN,),
         "pos": (POS, f"{POS}:PosValue", f"{POS}:coarseValue", f"{TOKEN}:pos"),
         "lemmas": (LEMMA, f"{LEMMA}:value", f"{TOKEN}:lemma"),
-        "constituents": (
-            CONSTITUENT,
-            CONSTITUENT_ROOT,
-            TREEBANK_CONSTITUENT,
-            EMPTY_CATEGORY,
-            PENN_TREE,
-            f"{TOKEN}:parent",
-        ),
+        "constituents": CONSTITUENT_LAYER,
         "dependencies": (DEPENDENCY, DEPENDENCY_ROOT),
     }
 
@@ -1088,22 +864,11 @@ class CraftReader(Reader):
         trees: list[AlignedTree] = []
         if layers & _TREEBANK_LAYERS:
             trees = read_aligned_trees(self.paths.tree(pmid), text, pmid)
-        if "sentences" in layers:
-            # ids count from 0, as the sent_id of CRAFT's CoNLL-U files do
-            for aligned in trees:
-                begin, end = aligned.span
-                out.append(types.sentence(begin=begin, end=end, id=str(aligned.number - 1)))
-        if "tokens" in layers:
-            tokens = _build_tokens(trees, types, out)
-            if "pos" in layers:
-                _build_pos(trees, tokens, types, out)
-            if "constituents" in layers:
-                for aligned, sentence_tokens in zip(trees, tokens, strict=True):
-                    _build_constituents(aligned, sentence_tokens, types, out)
-            if layers & _CONLLU_LAYERS:
-                conllu_path = self.paths.conllu(pmid)
-                document = parse_conllu(_read_text(conllu_path, pmid), str(conllu_path))
-                _build_conllu_layers(document, conllu_path, pmid, text, tokens, layers, types, out)
+        tokens = build_tree_layers(trees, layers, types, out)
+        if "tokens" in layers and layers & _CONLLU_LAYERS:
+            conllu_path = self.paths.conllu(pmid)
+            document = parse_conllu(_read_text(conllu_path, pmid), str(conllu_path))
+            _build_conllu_layers(document, conllu_path, pmid, text, tokens, layers, types, out)
         if "structure" in layers:
             path = self.paths.sections(pmid)
             _build_structure(read_knowtator(path), path, text, trees, types, out)

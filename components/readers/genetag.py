@@ -23,11 +23,9 @@ text differs from their tokens are kept with a warning (``on_mismatch``).
 
 from __future__ import annotations
 
-import os
-from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import cassis
 from pydantic import Field
@@ -36,13 +34,13 @@ from casflow.components.formats import genetag
 from casflow.components.formats.common import FormatError
 from casflow.components.readers.bc2gm import (
     GENE_VALUE,
-    add_sentence,
-    decode_sentence,
-    encode_sentence,
-    linked_specs,
+    corpus_folder,
+    gold_files,
+    load_sentence,
+    missing_files,
+    sentence_refs,
 )
-from casflow.components.readers.cas_builders import TokenSpec, add_mentions, add_sentences, set_text
-from casflow.components.readers.inputs import resolve_input
+from casflow.components.readers.cas_builders import TokenSpec, add_mentions, add_sentences
 from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
 from casflow.typesystem import ALTERNATIVE, GENE_MENTION, POS, SENTENCE, TOKEN
 
@@ -56,8 +54,7 @@ class GenetagDataError(ValueError):
 
 def default_corpus() -> str:
     """``$CASFLOW_CORPORA/genetag``, else ``../shared/corpora/genetag``."""
-    base = os.environ.get("CASFLOW_CORPORA")
-    return str(Path(base) / "genetag") if base else "../shared/corpora/genetag"
+    return corpus_folder("genetag")
 
 
 class GenetagReaderConfig(ComponentConfig):
@@ -86,26 +83,24 @@ class GenetagReaderConfig(ComponentConfig):
     )
 
 
-def _resolve(path: str, context: RunContext) -> Path:
-    return Path(resolve_input(path, context.workflow_dir))
-
-
 def genetag_files(
     config: GenetagReaderConfig, context: RunContext
 ) -> tuple[Path, Path | None, Path | None]:
     """(sentences, genes, alternatives) files the configuration names."""
-    if config.sentences is not None:
-        return (
-            _resolve(config.sentences, context),
-            _resolve(config.genes, context) if config.genes else None,
-            _resolve(config.alternatives, context) if config.alternatives else None,
-        )
-    folder = _resolve(config.corpus or default_corpus(), context) / config.split
-    return (
-        folder / "TAGGED_GENE_CORPUS",
-        _resolve(config.genes, context) if config.genes else folder / "Gold.format",
-        _resolve(config.alternatives, context) if config.alternatives else folder / "Correct.Data",
+    return gold_files(
+        config,
+        context,
+        default_corpus(),
+        config.split,
+        ("TAGGED_GENE_CORPUS", "Gold.format", "Correct.Data"),
     )
+
+
+def _token_payload(sentence: genetag.GenetagSentence) -> dict[str, Any]:
+    # [begin, end, Penn tag or None]: gene tokens and TOKENIZED_CORPUS have no POS
+    return {
+        "k": [[t.begin, t.end, None if t.tag in NOT_POS_TAGS else t.tag] for t in sentence.tokens]
+    }
 
 
 class GenetagReader(Reader):
@@ -126,15 +121,11 @@ class GenetagReader(Reader):
 
     @classmethod
     def check_config(cls, config: GenetagReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
-        problems = []
-        names = ("sentence", "Gold.format", "Correct.Data")
-        for what, path in zip(names, genetag_files(config, context), strict=True):
-            if path is not None and not path.is_file():
-                problems.append(
-                    f"the {what} file {path} does not exist; check 'corpus' (the folder holding "
-                    "train/ and devtest/), 'split' or the explicit file options"
-                )
-        return problems
+        return missing_files(
+            genetag_files(config, context),
+            ("sentence", "Gold.format", "Correct.Data"),
+            "train/ and devtest/",
+        )
 
     def iter_documents(self) -> Iterator[DocumentRef]:
         sentences_path, genes_path, alternatives_path = genetag_files(self.config, self.context)
@@ -144,33 +135,14 @@ class GenetagReader(Reader):
             )
         except (FormatError, OSError) as exc:
             raise GenetagDataError(str(exc)) from exc
-        unattached: dict[str, list[genetag.LocatedMention]] = defaultdict(list)
-        for alternative in corpus.orphan_alternatives:
-            unattached[alternative.sentence_id].append(alternative)
-        for sentence in corpus.sentences[: self.config.limit]:
-            specs, free = linked_specs(
-                corpus.genes[sentence.id], unattached.get(sentence.id, []), self.config.value
-            )
-            tokens = [
-                [t.begin, t.end, None if t.tag in NOT_POS_TAGS else t.tag] for t in sentence.tokens
-            ]
-            text = sentence.text
-            yield DocumentRef(
-                sentence.id,
-                f"{sentences_path}:{sentence.line}",
-                encode_sentence(text, specs, free, k=tokens),
-                len(text),
-            )
+        yield from sentence_refs(
+            corpus, sentences_path, self.config.limit, self.config.value, _token_payload
+        )
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
-        if ref.data is None:
-            raise GenetagDataError(
-                f"document {ref.doc_id}: no sentence data; genetag.reader.v1 documents come "
-                "from its own iter_documents"
-            )
-        text, specs, free, payload = decode_sentence(ref.data, self.config.value)
-        set_text(cas, text, ref.doc_id, ref.uri)
-        add_sentence(cas, ref.doc_id)
+        specs, free, payload = load_sentence(
+            ref, cas, self.config.value, self.name, GenetagDataError
+        )
         tokens = [
             TokenSpec(begin, end, pos=tag if self.config.pos else None)
             for begin, end, tag in payload["k"]

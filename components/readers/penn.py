@@ -1,8 +1,8 @@
 """``penn.import.v1``: a file of bracketed trees (one per line) per document into a view.
 
 The leaves are aligned to the view's text and the trees turned into annotations
-exactly as the CRAFT reader does with its treebank (the alignment and the CAS
-building are :mod:`casflow.components.readers.craft`'s): PTB escapes are undone
+exactly as the CRAFT reader does with its treebank (both use
+:mod:`casflow.components.readers.tree_alignment`): PTB escapes are undone
 (``-LRB-`` matches ``(``, ``[`` or ``{``; ````` and ``''`` match straight or curly
 quotes), ``-NONE-`` leaves become zero-width ``EmptyCategory`` annotations, the
 outer bracket a DKPro ``ROOT`` and each labeled bracket a ``TreebankConstituent``
@@ -22,29 +22,19 @@ from typing import Any, ClassVar, Literal
 import cassis
 from pydantic import Field
 
-from casflow.components.readers.craft import (
-    CraftDataError,
-    _build_constituents,
-    _build_pos,
-    _build_tokens,
-    _Types,
-    read_aligned_trees,
-)
 from casflow.components.readers.document_files import (
     FileImport,
     FileImportConfig,
     ImportFormatError,
 )
-from casflow.typesystem import (
-    CONSTITUENT,
-    CONSTITUENT_ROOT,
-    EMPTY_CATEGORY,
-    PENN_TREE,
-    POS,
-    SENTENCE,
-    TOKEN,
-    TREEBANK_CONSTITUENT,
+from casflow.components.readers.tree_alignment import (
+    CONSTITUENT_LAYER,
+    TreebankError,
+    TreeTypes,
+    align_trees,
+    build_tree_layers,
 )
+from casflow.typesystem import POS, SENTENCE, TOKEN
 
 PennLayer = Literal["sentences", "tokens", "pos", "constituents"]
 ALL_PENN_LAYERS: tuple[PennLayer, ...] = ("sentences", "tokens", "pos", "constituents")
@@ -70,14 +60,7 @@ class PennImport(FileImport):
         "sentences": (SENTENCE,),
         "tokens": (TOKEN,),
         "pos": (POS, f"{POS}:PosValue", f"{TOKEN}:pos"),
-        "constituents": (
-            CONSTITUENT,
-            CONSTITUENT_ROOT,
-            TREEBANK_CONSTITUENT,
-            EMPTY_CATEGORY,
-            PENN_TREE,
-            f"{TOKEN}:parent",
-        ),
+        "constituents": CONSTITUENT_LAYER,
     }
 
     @classmethod
@@ -100,21 +83,9 @@ class PennImport(FileImport):
             return
         text = view.sofa_string or ""
         try:
-            trees = read_aligned_trees(path, text, doc_id)
-        except CraftDataError as exc:
+            trees = align_trees(path, text, "the document's text")
+        except TreebankError as exc:
             raise ImportFormatError(f"document {doc_id}: {exc}") from exc
-        layers = self.layers_of(self.config)
-        types = _Types.of(view.typesystem)
         out: list[Any] = []
-        if "sentences" in layers:
-            for aligned in trees:
-                begin, end = aligned.span
-                out.append(types.sentence(begin=begin, end=end, id=str(aligned.number - 1)))
-        if "tokens" in layers:
-            tokens = _build_tokens(trees, types, out)
-            if "pos" in layers:
-                _build_pos(trees, tokens, types, out)
-            if "constituents" in layers:
-                for aligned, sentence_tokens in zip(trees, tokens, strict=True):
-                    _build_constituents(aligned, sentence_tokens, types, out)
+        build_tree_layers(trees, self.layers_of(self.config), TreeTypes.of(view.typesystem), out)
         view.add_all(out)

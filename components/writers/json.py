@@ -7,28 +7,22 @@ from pathlib import Path
 import cassis
 from pydantic import Field
 
-from casflow.pipeline.component import ComponentConfig, RunContext, Writer
-from casflow.pipeline.files import atomic_write_bytes, safe_file_stem
+from casflow.components.writers.view_writer import FolderWriter, FolderWriterConfig
+from casflow.pipeline.files import atomic_write_bytes
 
 
-class JsonWriterConfig(ComponentConfig):
+class JsonWriterConfig(FolderWriterConfig):
     folder: str = Field("json", description="Sub-folder of the run's output folder.")
     pretty_print: bool = Field(False, description="Indent the JSON.")
 
 
-class JsonWriter(Writer):
+class JsonWriter(FolderWriter):
     name = "json.writer.v1"
     description = "UIMA CAS JSON (cassis), type system embedded."
     Config = JsonWriterConfig
+    extension = ".json"
 
     config: JsonWriterConfig
-
-    def __init__(self, config: JsonWriterConfig, context: RunContext) -> None:
-        super().__init__(config, context)
-        self.folder = Path(context.output_dir) / config.folder
-
-    def output_paths(self, doc_id: str) -> list[Path]:
-        return [self.folder / f"{safe_file_stem(doc_id)}.json"]
 
     def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
         (path,) = self.output_paths(doc_id)

@@ -1,4 +1,5 @@
-"""Shared base of the format writers: one file per document from one view of the CAS.
+"""Shared bases of the writers: one file per document in a sub-folder of the run's
+output (:class:`FolderWriter`), from one view of the CAS (:class:`ViewWriter`).
 
 The chain hands writers the whole CAS; which view a format writer writes is its
 config's ``view`` (default ``_InitialView``), so one workflow can write the gold
@@ -33,24 +34,33 @@ class ViewContentError(ValueError):
     )
 
 
-class ViewWriterConfig(ComponentConfig):
+class FolderWriterConfig(ComponentConfig):
     folder: str = Field("out", description="Sub-folder of the run's output folder.")
-    view: str = Field(INITIAL_VIEW, description="The CAS view to write.")
 
 
-class ViewWriter(Writer):
-    """Writes ``<folder>/<doc>{extension}`` from the configured view."""
+class FolderWriter(Writer):
+    """Writes ``<folder>/<doc>{extension}``, one file per document."""
 
     extension: ClassVar[str] = ""
 
-    config: ViewWriterConfig
+    config: FolderWriterConfig
 
-    def __init__(self, config: ViewWriterConfig, context: RunContext) -> None:
+    def __init__(self, config: FolderWriterConfig, context: RunContext) -> None:
         super().__init__(config, context)
         self.folder = Path(context.output_dir) / config.folder
 
     def output_paths(self, doc_id: str) -> list[Path]:
         return [self.folder / f"{safe_file_stem(doc_id)}{self.extension}"]
+
+
+class ViewWriterConfig(FolderWriterConfig):
+    view: str = Field(INITIAL_VIEW, description="The CAS view to write.")
+
+
+class ViewWriter(FolderWriter):
+    """Writes ``<folder>/<doc>{extension}`` from the configured view."""
+
+    config: ViewWriterConfig
 
     def source_view(self, cas: cassis.Cas, doc_id: str) -> cassis.Cas:
         try:

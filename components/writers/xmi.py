@@ -7,32 +7,26 @@ from pathlib import Path
 import cassis
 from pydantic import Field
 
-from casflow.pipeline.component import ComponentConfig, RunContext, Writer
-from casflow.pipeline.files import atomic_write_bytes, atomic_write_text, safe_file_stem
+from casflow.components.writers.view_writer import FolderWriter, FolderWriterConfig
+from casflow.pipeline.files import atomic_write_bytes, atomic_write_text
 from casflow.pipeline.xmi_writer import cas_to_xmi_bytes
 from casflow.typesystem import typesystem_xml
 
 TYPESYSTEM_FILE = "TypeSystem.xml"
 
 
-class XmiWriterConfig(ComponentConfig):
+class XmiWriterConfig(FolderWriterConfig):
     folder: str = Field("xmi", description="Sub-folder of the run's output folder.")
     pretty_print: bool = Field(False, description="Indent the XML (larger files, easier to read).")
 
 
-class XmiWriter(Writer):
+class XmiWriter(FolderWriter):
     name = "xmi.writer.v1"
     description = "UIMA XMI (all views), loadable by Apache UIMA Java, DKPro Core and INCEpTION."
     Config = XmiWriterConfig
+    extension = ".xmi"
 
     config: XmiWriterConfig
-
-    def __init__(self, config: XmiWriterConfig, context: RunContext) -> None:
-        super().__init__(config, context)
-        self.folder = Path(context.output_dir) / config.folder
-
-    def output_paths(self, doc_id: str) -> list[Path]:
-        return [self.folder / f"{safe_file_stem(doc_id)}.xmi"]
 
     def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
         (path,) = self.output_paths(doc_id)
