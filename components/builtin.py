@@ -53,4 +53,8 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     # spaCy and segmentation
     "spacy.pipeline.v1": "casflow.components.spacy.pipeline:SpacyPipeline",
     "sentences.rules.v1": "casflow.components.segmentation.rules:SentenceRulesSplitter",
+    # scispaCy
+    "scispacy.core.v1": "casflow.components.spacy.scispacy:ScispacyCore",
+    "scispacy.ner.v1": "casflow.components.spacy.scispacy:ScispacyNer",
+    "scispacy.abbreviations.v1": "casflow.components.spacy.scispacy:ScispacyAbbreviations",
 }
