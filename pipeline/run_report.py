@@ -24,6 +24,51 @@ RUN_REPORT_NAME = "run-report.json"
 
 
 @dataclass
+class RunTally:
+    """What the report needs, added up as results arrive.
+
+    The runner keeps this instead of every DocumentResult, so the parent's memory
+    does not grow with the number of documents (only failures are kept whole).
+    """
+
+    counts: dict[str, int] = field(
+        default_factory=lambda: {"ok": 0, "failed": 0, "timeout": 0, "skipped": 0}
+    )
+    processed: int = 0
+    tokens: int = 0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, results: list[DocumentResult]) -> RunTally:
+        tally = cls()
+        for res in results:
+            tally.add(res)
+        return tally
+
+    def add(self, res: DocumentResult) -> None:
+        self.counts[res.status] = self.counts.get(res.status, 0) + 1
+        if res.status == "skipped":
+            return
+        self.processed += 1
+        self.tokens += res.tokens
+        for stage, secs in res.stage_seconds.items():
+            self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + secs
+        if res.status in {"failed", "timeout"}:
+            self.failures.append(
+                {
+                    "document": res.doc_id,
+                    "uri": res.uri,
+                    "status": res.status,
+                    "stage": res.stage,
+                    "error": res.error,
+                    "what_to_do": res.hint or _default_hint(res),
+                    "traceback": res.detail,
+                }
+            )
+
+
+@dataclass
 class RunReport:
     workflow: str
     workflow_hash: str
@@ -47,36 +92,13 @@ class RunReport:
     def build(
         cls,
         workflow: LoadedWorkflow,
-        results: list[DocumentResult],
+        results: list[DocumentResult] | RunTally,
         total_documents: int,
         seconds: float,
         started_at: float | None = None,
     ) -> RunReport:
-        counts = {"ok": 0, "failed": 0, "timeout": 0, "skipped": 0}
-        stage_seconds: dict[str, float] = {}
-        tokens = 0
-        processed = 0
-        failures = []
-        for res in results:
-            counts[res.status] = counts.get(res.status, 0) + 1
-            if res.status == "skipped":
-                continue
-            processed += 1
-            tokens += res.tokens
-            for stage, secs in res.stage_seconds.items():
-                stage_seconds[stage] = stage_seconds.get(stage, 0.0) + secs
-            if res.status in {"failed", "timeout"}:
-                failures.append(
-                    {
-                        "document": res.doc_id,
-                        "uri": res.uri,
-                        "status": res.status,
-                        "stage": res.stage,
-                        "error": res.error,
-                        "what_to_do": res.hint or _default_hint(res),
-                        "traceback": res.detail,
-                    }
-                )
+        tally = results if isinstance(results, RunTally) else RunTally.of(results)
+        counts = dict(tally.counts)
         counts["not_processed"] = total_documents - sum(counts.values())
         run = workflow.spec.run
         return cls(
@@ -85,11 +107,11 @@ class RunReport:
             total_documents=total_documents,
             counts=counts,
             seconds=round(seconds, 3),
-            documents_per_second=round(processed / seconds, 3) if seconds else 0.0,
-            tokens=tokens,
-            tokens_per_second=round(tokens / seconds, 1) if seconds else 0.0,
-            stage_seconds={k: round(v, 3) for k, v in sorted(stage_seconds.items())},
-            failures=failures,
+            documents_per_second=round(tally.processed / seconds, 3) if seconds else 0.0,
+            tokens=tally.tokens,
+            tokens_per_second=round(tally.tokens / seconds, 1) if seconds else 0.0,
+            stage_seconds={k: round(v, 3) for k, v in sorted(tally.stage_seconds.items())},
+            failures=tally.failures,
             output=run.output,
             backend=_backend_name(run.backend, run.jobs),
             jobs=run.jobs,

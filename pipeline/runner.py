@@ -42,7 +42,7 @@ from casflow.pipeline.files import remove_stale_temporary_files
 from casflow.pipeline.journal import STATE_DIR, Journal, is_complete
 from casflow.pipeline.progress import Progress
 from casflow.pipeline.registry import registry
-from casflow.pipeline.run_report import RunReport, write_run_outputs
+from casflow.pipeline.run_report import RunReport, RunTally, write_run_outputs
 from casflow.pipeline.validation import LoadedWorkflow
 from casflow.pipeline.workflow import RunSpec, dump_resolved
 
@@ -219,9 +219,13 @@ class Runner:
         reader_step = self.workflow.reader
         reader = reader_step.component_class(reader_step.config, self.context)
         previous = {} if run.overwrite else self.journal.load()
-        results: dict[str, DocumentResult] = {}
+        tally = RunTally()
+        # Only evaluation needs per-document results at the end; without
+        # evaluators nothing per document is kept, so memory stays flat.
+        keep_evaluation = bool(self.workflow.evaluators)
+        evaluated: dict[str, DocumentResult] = {}
         order: list[str] = []
-        seen: dict[str, str] = {}
+        seen: set[str] = set()
         input_digest = hashlib.sha256()
         progress = Progress(
             total=None, skipped=0, enabled=run.progress and self.options.show_progress
@@ -233,12 +237,13 @@ class Runner:
             for ref in reader.iter_documents():
                 if ref.doc_id in seen:
                     raise RunSetupError(
-                        f"two input documents have the same id {ref.doc_id!r}: {seen[ref.doc_id]} "
-                        f"and {ref.uri}; outputs are named by document id, so ids must be unique "
+                        f"two input documents have the same id {ref.doc_id!r}: {ref.uri} and an "
+                        "earlier input; outputs are named by document id, so ids must be unique "
                         "(rename one file or choose the reader's id option)"
                     )
-                seen[ref.doc_id] = ref.uri
-                order.append(ref.doc_id)
+                seen.add(ref.doc_id)
+                if keep_evaluation:
+                    order.append(ref.doc_id)
                 input_digest.update(ref.doc_id.encode("utf-8") + b"\n")
                 entry = previous.pop(ref.doc_id, None)
                 if entry is not None:
@@ -251,7 +256,9 @@ class Runner:
                     fields = DocumentResult.__dataclass_fields__
                     res = DocumentResult(**{k: v for k, v in entry.items() if k in fields})
                     res.status = "skipped"
-                    results[ref.doc_id] = res
+                    tally.add(res)
+                    if keep_evaluation:
+                        evaluated[ref.doc_id] = res
                     progress.skip()
                 else:
                     progress.add_total()
@@ -263,7 +270,9 @@ class Runner:
                 entries = []
                 for res in batch_results:
                     res.outputs = [self._relative(p) for p in res.outputs]
-                    results[res.doc_id] = res
+                    tally.add(res)
+                    if keep_evaluation:
+                        evaluated[res.doc_id] = res
                     entries.append(res.to_json())
                     progress.update(res)
                 self.journal.append(entries)
@@ -277,15 +286,13 @@ class Runner:
 
         if not stopped_early:
             self.journal.write_manifest(
-                self.workflow.hash, self.workflow.source, len(order), input_digest.hexdigest()
+                self.workflow.hash, self.workflow.source, len(seen), input_digest.hexdigest()
             )
-        ordered = [results[doc_id] for doc_id in order if doc_id in results]
-        for res in ordered:
-            res.outputs = [self._absolute(p) for p in res.outputs]
+        ordered = [evaluated[doc_id] for doc_id in order if doc_id in evaluated]
         report = RunReport.build(
             workflow=self.workflow,
-            results=ordered,
-            total_documents=len(order),
+            results=tally,
+            total_documents=len(seen),
             seconds=time.time() - started,
             started_at=started,
         )
