@@ -59,3 +59,14 @@ def test_damaged_archive_is_one_failure_and_the_rest_is_read(tmp_path: Path) -> 
     assert report["failures"][0]["document"] == "cut.tar.gz"
     assert "cannot read the archive" in report["failures"][0]["error"]
     assert 0 < report["counts"]["ok"] < 4  # the members before the damage
+
+
+def test_lazy_folder_walk_has_the_order_of_sorted_glob(tmp_path: Path) -> None:
+    from casflow.components.readers.inputs import _walk_sorted
+
+    for rel in ["a.txt", "a/b.txt", "a/b/e.txt", "a-b.txt", "A.txt", "a0/x.txt", "b.md", "ab/c.txt"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    walked = [p for p, _ in _walk_sorted(tmp_path, "**/*.txt")]
+    assert walked == sorted(p for p in tmp_path.glob("**/*.txt") if p.is_file())
+    assert len(walked) == 7

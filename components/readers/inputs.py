@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import fnmatch
 import glob
+import itertools
+import os
 import tarfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -79,7 +81,7 @@ def iter_input_files(input_spec: str, pattern: str) -> Iterator[tuple[Path, Path
         yield path, path.parent
         return
     if path.is_dir():
-        for found in sorted(p for p in path.glob(pattern) if p.is_file()):
+        for found, _ in _walk_sorted(path, pattern):
             yield found, path
         return
     if glob.has_magic(input_spec):
@@ -138,6 +140,35 @@ class InputItem:
     error: str | None = None  # set for an input that cannot be read at all
 
 
+def _walk_sorted(root: Path, pattern: str) -> Iterator[tuple[Path, Path]]:
+    """Files under ``root`` matching ``pattern``, in sorted-path order, listed lazily.
+
+    ``**/NAME-GLOB`` (any depth) is walked one directory at a time, entries
+    sorted by name, which is the order of ``sorted(root.glob(pattern))`` (paths
+    compare part by part). Other patterns use glob.
+    """
+    name_glob = pattern[3:] if pattern.startswith("**/") else None
+    if name_glob is None or "/" in name_glob or "**" in name_glob:
+        for found in sorted(p for p in root.glob(pattern) if p.is_file()):
+            yield found, root
+        return
+
+    def walk(folder: Path) -> Iterator[tuple[Path, Path]]:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        keyed = sorted((e.name, e) for e in entries)
+        del entries
+        for _, entry in keyed:
+            if entry.is_dir():
+                yield from walk(Path(entry.path))
+            elif entry.is_file() and fnmatch.fnmatchcase(entry.name, name_glob):
+                yield Path(entry.path), root
+
+    yield from walk(root)
+
+
 def iter_input_items(input_spec: str, pattern: str, archives: bool = True) -> Iterator[InputItem]:
     """Files as :func:`iter_input_files` finds them, with ``.tar.gz`` archives opened.
 
@@ -147,11 +178,15 @@ def iter_input_items(input_spec: str, pattern: str, archives: bool = True) -> It
     """
     member_glob = pattern.rsplit("/", 1)[-1]
     seen_archives: set[Path] = set()
-    candidates = list(iter_input_files(input_spec, pattern))
     path = Path(input_spec)
+    candidates: Iterable[tuple[Path, Path]] = iter_input_files(input_spec, pattern)
     if archives and path.is_dir():
-        for suffix in ("*.tar.gz", "*.tgz"):
-            candidates.extend((p, path) for p in sorted(path.rglob(suffix)) if p.is_file())
+        # Listed lazily, archives after the plain files, so a folder of millions
+        # of files is never held as one list.
+        candidates = itertools.chain(
+            candidates,
+            *(_walk_sorted(path, f"**/{suffix}") for suffix in ("*.tar.gz", "*.tgz")),
+        )
     for file, root in candidates:
         if archives and is_archive(file):
             if file in seen_archives:
