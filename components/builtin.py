@@ -32,6 +32,9 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     # views
     "view.copy.v1": "casflow.components.views.copy:CopyAnnotations",
     # NER
+    "ner.crf.v1": "casflow.components.ner.component:CrfNer",
+    "ner.gene.v1": "casflow.components.ner.component:GeneNer",
+    "ner.anatomy.v1": "casflow.components.ner.component:AnatomyNer",
     # writers
     "xmi.writer.v1": _W + "xmi:XmiWriter",
     "json.writer.v1": _W + "json:JsonWriter",

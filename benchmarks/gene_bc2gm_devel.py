@@ -1,0 +1,65 @@
+"""BC2GM devel scores of the gene tagger, from raw sentence text through the component.
+
+    python benchmarks/gene_bc2gm_devel.py [--model casflow:gene] [--corpora DIR]
+
+Each devel sentence becomes a CAS whose text is the sentence (BC2GM is given as
+sentences, so one Sentence annotation covers it); ``ner.gene.v1`` tags it and
+its GeneMention annotations are scored against GENE.eval: ``alt_eval`` accepts
+ALTGENE.eval alternatives exactly as BioCreative's alt_eval.perl, ``strict``
+takes GENE.eval alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import cassis
+
+from casflow.components.evaluators.mentions import score_mentions
+from casflow.components.ner.component import GeneNer, GeneNerConfig
+from casflow.components.ner.corpora import load_bc2gm
+from casflow.components.ner.evaluate import unit_counts
+from casflow.pipeline.component import RunContext
+from casflow.pipeline.counts import Counts, add_counts
+from casflow.typesystem import GENE_MENTION, SENTENCE, load_typesystem
+
+DEFAULT_CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", default="casflow:gene")
+    parser.add_argument(
+        "--corpora", type=Path, default=Path(os.environ.get("CASFLOW_CORPORA", DEFAULT_CORPORA))
+    )
+    args = parser.parse_args()
+    examples = load_bc2gm(args.corpora / "bc2gm", "devel")
+    typesystem = load_typesystem()
+    component = GeneNer(GeneNerConfig(model=args.model), RunContext(output_dir=Path(".")))
+    total: Counts = {}
+    started = time.time()
+    for example in examples:
+        cas = cassis.Cas(typesystem=typesystem)
+        cas.sofa_string = example.text
+        cas.add(typesystem.get_type(SENTENCE)(begin=0, end=len(example.text)))
+        component.process(cas)
+        system = [(m.begin, m.end, "GENE") for m in cas.select(GENE_MENTION)]
+        add_counts(total, unit_counts(example.mentions, system, with_alternatives=True))
+    seconds = time.time() - started
+    scores = score_mentions(total)
+    print(f"BC2GM devel, {len(examples)} sentences, model {args.model}, {seconds:.0f} s")
+    for criterion, label in (("alt_eval", "with alternatives (alt_eval)"), ("strict", "strict")):
+        m = scores[criterion]["micro"]
+        print(
+            f"  {label:30s} P {100 * m['precision']:.2f}  R {100 * m['recall']:.2f}  "
+            f"F {100 * m['f1']:.2f}  (tp {m['tp']:.0f} fp {m['fp']:.0f} fn {m['fn']:.0f})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

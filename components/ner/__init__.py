@@ -1,0 +1,1 @@
+"""Shipped named-entity taggers (CRF over rich token features): genes and anatomy."""
