@@ -1,0 +1,44 @@
+"""The declared workflows in workflows/ stay valid, and the quick start runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import cassis
+import pytest
+
+from casflow.pipeline.cli import main
+from casflow.pipeline.validation import WorkflowValidationError, load_workflow
+from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, load_typesystem
+
+REPO = Path(__file__).resolve().parent.parent
+WORKFLOWS = sorted((REPO / "workflows").glob("*.yaml"))
+CORPUS_WORKFLOWS = {"craft-eval.yaml", "bc2gm-eval.yaml", "anatem-eval.yaml"}
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=[p.name for p in WORKFLOWS])
+def test_workflow_is_valid(path: Path, monkeypatch: pytest.MonkeyPatch, corpora_dir: Path) -> None:
+    # Workflows name ../shared/corpora relative to the repository root.
+    monkeypatch.chdir(REPO)
+    if path.name in CORPUS_WORKFLOWS and not (REPO.parent / "shared" / "corpora").is_dir():
+        pytest.skip("the corpus workflows name ../shared/corpora, which is not beside the repository")
+    monkeypatch.setenv("CASFLOW_CORPORA", str(corpora_dir))
+    try:
+        load_workflow(path)
+    except WorkflowValidationError as exc:
+        pytest.fail(str(exc))
+
+
+def test_quickstart_runs_and_finds_genes_and_anatomy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "quickstart"
+    assert main(["run", "workflows/quickstart.yaml", "--output", str(out), "--quiet"]) == 0
+    cas = cassis.load_cas_from_xmi((out / "xmi" / "PMC9999001.xmi").read_text("utf-8"), typesystem=load_typesystem())
+    genes = {g.get_covered_text() for g in cas.select(GENE_MENTION)}
+    assert "Pax6" in genes and "Sox2" in genes
+    anatomy = {(a.get_covered_text(), a.value) for a in cas.select(ANATOMY_MENTION)}
+    assert ("lens placode", "Multi-tissue_structure") in anatomy
+    # Headings are sentences of their own.
+    assert "Introduction" in {s.get_covered_text() for s in cas.select(SENTENCE)}
+    assert os.path.exists(out / "run-report.json")
