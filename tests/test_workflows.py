@@ -39,6 +39,8 @@ def test_quickstart_runs_and_finds_genes_and_anatomy(tmp_path: Path, monkeypatch
     assert "Pax6" in genes and "Sox2" in genes
     anatomy = {(a.get_covered_text(), a.value) for a in cas.select(ANATOMY_MENTION)}
     assert ("lens placode", "Multi-tissue_structure") in anatomy
+    tokens = cas.select("de.tudarmstadt.ukp.dkpro.core.api.segmentation.type.Token")
+    assert len(tokens) > 100 and all(t.pos is not None for t in tokens)
     # Headings are sentences of their own.
     assert "Introduction" in {s.get_covered_text() for s in cas.select(SENTENCE)}
     assert os.path.exists(out / "run-report.json")

@@ -1,0 +1,53 @@
+"""Dev scores of a CRAFT syntax pipeline from raw text (tokens F, sentences F, XPOS, UAS, LAS).
+
+    python benchmarks/craft_syntax_dev.py [--model DIR] [--craft DIR] [--split dev]
+
+The model defaults to the shipped ``craft_syntax``; the corpus to ``$CASFLOW_CORPORA/craft``
+(default ``../shared/corpora/craft``). Every article's whole text goes through the
+pipeline; scores come from casflow's evaluators (see
+``casflow.components.training.evaluate_syntax``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import spacy
+
+from casflow.components.models import shipped_model_path
+from casflow.components.training.craft_syntax import read_craft_split
+from casflow.components.training.evaluate_syntax import evaluate_pipeline
+
+DEFAULT_CRAFT = (
+    Path(
+        os.environ.get(
+            "CASFLOW_CORPORA", Path(__file__).resolve().parents[2] / "shared" / "corpora"
+        )
+    )
+    / "craft"
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=None, help="pipeline folder (default: shipped model)")
+    parser.add_argument("--craft", default=str(DEFAULT_CRAFT))
+    parser.add_argument("--split", default="dev", choices=["train", "dev"])
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    args = parser.parse_args()
+    nlp = spacy.load(args.model or shipped_model_path("craft_syntax"))
+    golds = read_craft_split(args.craft, args.split)
+    summary = evaluate_pipeline(nlp, golds).summary()
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return
+    print(f"CRAFT {args.split} ({len(golds)} articles), from raw text:")
+    for key in ("tokens_f", "sentences_f", "xpos_accuracy", "uas", "las"):
+        print(f"  {key:14s} {100 * summary[key]:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
