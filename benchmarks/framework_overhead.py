@@ -46,7 +46,7 @@ def main() -> None:
             f"""\
             reader: {{component: nxml.reader.v1, config: {{input: "{inputs}", id_style: stem}}}}
             components:
-              - {{component: spacy.pipeline.v1, config: {{model: "{args.model}", batch_size: {args.batch_size}}}}}
+              - {{component: spacy.pipeline.v1, config: {{model: "{args.model}", batch_size: {args.batch_size}, layers: [sentences, tokens, pos, dependencies]}}}}
             writers: [{{component: xmi.writer.v1}}]
             run: {{output: "{tmp_path / 'out'}", jobs: 1, batch_size: {args.batch_size}, progress: false}}
             """,

@@ -27,7 +27,7 @@ def main() -> None:
     parser.add_argument("--model", default="casflow:craft_syntax")
     args = parser.parse_args()
     model_step = (
-        f'  - {{component: spacy.pipeline.v1, config: {{model: "{args.model}"}}}}\n' if args.chain == "model" else ""
+        f'  - {{component: spacy.pipeline.v1, config: {{model: "{args.model}", layers: [sentences, tokens, pos, dependencies]}}}}\n' if args.chain == "model" else ""
     )
     results = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -29,7 +29,7 @@ def main() -> None:
             f"""\
             reader: {{component: nxml.reader.v1, config: {{input: "{inputs}", id_style: stem}}}}
             components:
-              - {{component: spacy.pipeline.v1, config: {{model: "{args.model}"}}}}
+              - {{component: spacy.pipeline.v1, config: {{model: "{args.model}", layers: [sentences, tokens, pos, dependencies]}}}}
             writers: [{{component: xmi.writer.v1}}]
             run: {{output: "{tmp_path / 'out'}", batch_size: 1}}
             """,

@@ -91,28 +91,48 @@ def _plugin_typesystem_sources() -> list[tuple[str, str | Path]]:
     return sources
 
 
-def _load_xml(source: str | Path) -> cassis.TypeSystem:
+def _xml_bytes(source: str | Path) -> bytes:
     if isinstance(source, Path) or (
         isinstance(source, str) and not source.lstrip().startswith("<")
     ):
-        with open(source, "rb") as f:
-            return cassis.load_typesystem(f)
-    return cassis.load_typesystem(source)
+        return Path(source).read_bytes()
+    return source.encode("utf-8")
+
+
+def _merge_type_descriptions(base: bytes, extra: bytes) -> bytes:
+    # Plug-in types usually extend DKPro or casflow types, which their own XML
+    # does not define, so the descriptions are merged as XML and loaded once.
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    base_root = etree.fromstring(base, parser)
+    extra_root = etree.fromstring(extra, parser)
+    ns = "{http://uima.apache.org/resourceSpecifier}"
+    base_types = base_root.find(f"{ns}types")
+    known = {t.findtext(f"{ns}name") for t in base_types.findall(f"{ns}typeDescription")}
+    for description in extra_root.iter(f"{ns}typeDescription"):
+        name = description.findtext(f"{ns}name")
+        if name in known:
+            raise ValueError(f"type {name} is already defined")
+        base_types.append(description)
+    return etree.tostring(base_root, xml_declaration=True, encoding="UTF-8")
 
 
 @functools.cache
 def load_typesystem() -> cassis.TypeSystem:
     """The merged casflow type system (built-in XML plus plug-in contributions)."""
-    typesystem = _load_xml(typesystem_xml_path())
+    xml = typesystem_xml_path().read_bytes()
     for name, source in _plugin_typesystem_sources():
         try:
-            typesystem = cassis.merge_typesystems(typesystem, _load_xml(source))
-        except Exception as exc:  # pragma: no cover - depends on installed plug-ins
+            merged = _merge_type_descriptions(xml, _xml_bytes(source))
+            cassis.load_typesystem(merged.decode("utf-8"))
+        except Exception as exc:
             raise RuntimeError(
                 f"type system contributed by entry point {name!r} "
                 f"(group {TYPESYSTEM_ENTRY_POINT_GROUP}) cannot be merged: {exc}"
             ) from exc
-    return typesystem
+        xml = merged
+    return cassis.load_typesystem(xml.decode("utf-8"))
 
 
 def typesystem_xml() -> str:
