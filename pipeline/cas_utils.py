@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
 import re
 from collections.abc import Iterator, Mapping
 
@@ -94,3 +95,15 @@ def set_sofa_text(view: cassis.Cas, text: str) -> None:
     sofa._sofaString = text
     converter._python_to_external = _Utf16Offsets(astral, len(text), to_utf16=True)
     converter._external_to_python = _Utf16Offsets(astral, len(text), to_utf16=False)
+
+
+def find_document_id(view: cassis.Cas) -> str | None:
+    """The documentId of the DocumentMetaData in ``view`` or the initial view, if any."""
+    candidates = [view]
+    with contextlib.suppress(KeyError):
+        candidates.append(view.get_view("_InitialView"))
+    for candidate in candidates:
+        for meta in candidate.select(DOCUMENT_METADATA):
+            if meta.get("documentId"):
+                return str(meta.get("documentId"))
+    return None

@@ -26,7 +26,6 @@ Conventions:
 from __future__ import annotations
 
 import bisect
-import contextlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -37,13 +36,12 @@ from casflow.components.evaluators.matching import Mention
 from casflow.components.evaluators.pos import TaggedToken
 from casflow.components.evaluators.segmentation import trim_span
 from casflow.components.formats.penn import Tree
-from casflow.pipeline.component import INITIAL_VIEW
+from casflow.pipeline.cas_utils import find_document_id
 from casflow.typesystem import (
     CONSTITUENT,
     CONSTITUENT_ROOT,
     DEPENDENCY,
     DEPENDENCY_ROOT,
-    DOCUMENT_METADATA,
     EMPTY_CATEGORY,
     POS,
     SENTENCE,
@@ -67,14 +65,7 @@ class CasInputError(ValueError):
 
 def document_id(view: cassis.Cas) -> str:
     """The document id from DocumentMetaData (in any view), or ``"<unknown document>"``."""
-    candidates = [view]
-    with contextlib.suppress(KeyError):
-        candidates.append(view.get_view(INITIAL_VIEW))
-    for candidate in candidates:
-        for meta in candidate.select(DOCUMENT_METADATA):
-            if meta.get("documentId"):
-                return str(meta.get("documentId"))
-    return "<unknown document>"
+    return find_document_id(view) or "<unknown document>"
 
 
 def view_text(view: cassis.Cas) -> str:

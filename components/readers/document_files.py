@@ -17,16 +17,15 @@ an error naming the document and the path tried, unless ``missing: empty``
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Literal
 
 import cassis
 from pydantic import Field
 
-from casflow.pipeline.component import INITIAL_VIEW, ComponentConfig, Processor, RunContext
+from casflow.pipeline.cas_utils import find_document_id
+from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.pipeline.files import safe_file_stem
-from casflow.typesystem import DOCUMENT_METADATA
 
 PLACEHOLDERS = ("{doc_id}", "{doc_stem}")
 
@@ -45,13 +44,9 @@ class ImportFormatError(ValueError):
 
 def document_id(view: cassis.Cas) -> str:
     """The document id from DocumentMetaData of the view or the initial view."""
-    candidates = [view]
-    with contextlib.suppress(KeyError):
-        candidates.append(view.get_view(INITIAL_VIEW))
-    for candidate in candidates:
-        for meta in candidate.select(DOCUMENT_METADATA):
-            if meta.get("documentId"):
-                return str(meta.get("documentId"))
+    found = find_document_id(view)
+    if found is not None:
+        return found
     raise ValueError(
         "the document has no DocumentMetaData.documentId; importers find files by document id"
     )
