@@ -60,4 +60,6 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "scispacy.core.v1": "casflow.components.spacy.scispacy:ScispacyCore",
     "scispacy.ner.v1": "casflow.components.spacy.scispacy:ScispacyNer",
     "scispacy.abbreviations.v1": "casflow.components.spacy.scispacy:ScispacyAbbreviations",
+    # trainers (casflow train)
+    "train.spacy.syntax.v1": "casflow.components.training.syntax_trainer:SpacySyntaxTrainer",
 }

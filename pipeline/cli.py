@@ -65,6 +65,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from casflow.pipeline.training import (
+        TrainingDataError,
+        load_training_workflow,
+        run_training,
+    )
+
+    try:
+        loaded = load_training_workflow(
+            args.workflow, {"output": args.output, "folds": args.folds, "seed": args.seed}
+        )
+    except WorkflowValidationError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_NOT_STARTED
+    if args.validate_only:
+        print(f"{args.workflow}: valid training workflow ({loaded.trainer.spec.component})")
+        return 0
+    try:
+        result = run_training(loaded)
+    except TrainingDataError as exc:
+        print(f"casflow: {exc}", file=sys.stderr)
+        return EXIT_NOT_STARTED
+    print(f"casflow: model in {result.model_dir}; card {result.model_dir / 'MODEL_CARD.md'}")
+    return 0
+
+
 def cmd_components(args: argparse.Namespace) -> int:
     from casflow.pipeline.registry import registry
     from casflow.typesystem import short_name
@@ -250,6 +276,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.add_argument("--quiet", action="store_true", help="no progress display")
     p_run.set_defaults(func=cmd_run)
+
+    p_train = sub.add_parser("train", help="train a model from gold views (training workflow)")
+    p_train.add_argument("workflow", help="training workflow YAML file")
+    p_train.add_argument("--output", help="override output")
+    p_train.add_argument(
+        "--folds", type=int, help="override cross_validation.folds (0: none; 5: CRAFT protocol)"
+    )
+    p_train.add_argument("--seed", type=int, help="override seed")
+    p_train.add_argument(
+        "--validate-only", action="store_true", help="check the workflow and stop"
+    )
+    p_train.set_defaults(func=cmd_train)
 
     p_comp = sub.add_parser("components", help="list components with requires, produces and config")
     p_comp.add_argument("name", nargs="?", help="show one component")

@@ -18,7 +18,7 @@ never cross a process boundary: workers receive :class:`DocumentRef` objects.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -30,7 +30,7 @@ from casflow.pipeline.counts import Counts, EvaluationResult
 
 INITIAL_VIEW = "_InitialView"
 
-Role = Literal["reader", "processor", "writer", "evaluator"]
+Role = Literal["reader", "processor", "writer", "evaluator", "trainer"]
 
 
 class ComponentConfig(BaseModel):
@@ -195,6 +195,56 @@ class Evaluator(Component):
         from casflow.pipeline.evaluation_report import flatten_scores
 
         return flatten_scores(scores)
+
+
+@dataclass
+class TrainingContext(RunContext):
+    """What ``casflow train`` tells a trainer besides its config: seed and layers."""
+
+    seed: int = 0
+    layers: tuple[str, ...] = ()
+
+
+class Trainer(Component):
+    """Learns a model from gold views (``casflow train``).
+
+    The driver reads the gold documents with an ordinary reader; the trainer turns
+    each gold view into a picklable training example (never a CAS), trains on lists
+    of examples and scores a trained model from raw text with casflow's evaluators.
+    ``layers`` maps each layer a trainer can learn to the type-system names it needs
+    in the gold view; the workflow chooses among them.
+    """
+
+    role: ClassVar[Role] = "trainer"
+    layers: ClassVar[dict[str, tuple[str, ...]]] = {}
+
+    @classmethod
+    def check_layers(cls, config: ComponentConfig, layers: Sequence[str]) -> list[str]:
+        """Problems with this choice of layers (beyond unknown names); default none."""
+        return []
+
+    @abstractmethod
+    def example(self, view: cassis.Cas, doc_id: str) -> Any:
+        """One document's training example from its gold view."""
+
+    @abstractmethod
+    def train(
+        self,
+        train: Sequence[Any],
+        dev: Sequence[Any],
+        output_dir: Path,
+        log: Callable[[str], None],
+    ) -> Path:
+        """Train on ``train`` (``dev`` may select among checkpoints; it may be empty);
+        return the folder of the trained model, loadable by the matching component."""
+
+    @abstractmethod
+    def evaluate(self, model_dir: Path, examples: Sequence[Any]) -> dict[str, float]:
+        """Scores of a trained model on ``examples``, run from raw text (percentages)."""
+
+    def describe(self) -> str:
+        """Markdown for the model card: model kind and what the settings mean."""
+        return ""
 
 
 class ComponentError(Exception):

@@ -41,6 +41,7 @@ SECTIONS = {
     "components": "processor",
     "writers": "writer",
     "evaluators": "evaluator",
+    "model": "trainer",  # training workflows (casflow.pipeline.training)
 }
 
 
@@ -144,9 +145,15 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
 
 
 def _resolve_step(
-    raw: Any, section: str, index: int | None, located: LocatedYaml, issues: list[WorkflowIssue]
+    raw: Any,
+    section: str,
+    index: int | None,
+    located: LocatedYaml,
+    issues: list[WorkflowIssue],
+    at: tuple[str | int, ...] | None = None,
 ) -> ResolvedStep | None:
-    path: tuple[str | int, ...] = (section,) if index is None else (section, index)
+    """Validate one step; ``at`` is its YAML path when it is not ``section[index]``."""
+    path: tuple[str | int, ...] = at or ((section,) if index is None else (section, index))
     if not isinstance(raw, Mapping):
         issues.append(
             WorkflowIssue(

@@ -11,10 +11,12 @@ from casflow.typesystem import load_typesystem
 def test_every_builtin_loads_and_declares_known_types(name: str) -> None:
     cls = registry().get(name)
     assert cls.name == name
-    assert cls.role in {"reader", "processor", "writer", "evaluator"}
+    assert cls.role in {"reader", "processor", "writer", "evaluator", "trainer"}
     typesystem = load_typesystem()
     requires, produces = cls.requirements(cls.Config.model_construct())
-    for type_name in (*requires, *produces):
+    layer_types = [t for types in getattr(cls, "layers", {}).values() for t in types]
+    assert cls.role != "trainer" or layer_types, f"{name}: a trainer declares its layers"
+    for type_name in (*requires, *produces, *layer_types):
         base, _, feature = type_name.partition(":")
         assert typesystem.contains_type(base), type_name
         if feature:

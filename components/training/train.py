@@ -122,7 +122,11 @@ def add_newline_sentence_starts(nlp: Language, name: str = "newline_sentences") 
 
 
 def ship_pipeline(
-    source: str | Path, target: str | Path, *, newline_sentences: bool = True
+    source: str | Path,
+    target: str | Path,
+    *,
+    newline_sentences: bool = True,
+    craft_rules: bool = True,
 ) -> Path:
     """Save the pipeline at ``source`` to ``target`` for distribution (``meta.json`` name:
     the target folder's name)."""
@@ -131,7 +135,8 @@ def ship_pipeline(
     nlp.meta["version"] = "0.1.0"
     nlp.meta["description"] = "casflow pipeline trained from gold corpora; see MODEL_CARD.md"
     # the rules are code: ship the current ones whatever the checkpoint was trained with
-    nlp.tokenizer = craft_tokenizer(nlp)
+    if craft_rules:
+        nlp.tokenizer = craft_tokenizer(nlp)
     if newline_sentences:
         add_newline_sentence_starts(nlp)
     target = Path(target)

@@ -1,0 +1,567 @@
+"""``casflow train WORKFLOW.yaml``: learn a model from gold CAS views.
+
+A training workflow names the gold source (a reader, the view it fills, and the
+reader settings that select the training and development documents), the layers
+to learn, the model kind (a trainer component) with its settings, the protocol
+and the output folder::
+
+    gold:
+      reader: {component: craft.reader.v1, view: gold, config: {...}}
+      train: {split: train}        # reader settings for the training documents
+      dev: {split: dev}            # ... and for the development documents
+    layers: [tokens, sentences, pos, dependencies]
+    model: {component: train.spacy.syntax.v1, config: {...}}
+    cross_validation: {folds: 5}   # 0: no cross-validation
+    seed: 0
+    output: runs/craft-syntax
+
+The protocol is the CRAFT study's: with ``folds: k`` the training documents, in
+document-id order, are cut into k contiguous folds; k models are trained on k-1
+folds each and scored on the fold left out; then the final model is trained on
+all training documents and scored on the development documents. Scores per fold,
+their mean and the final scores go to ``training-report.json`` and a model card
+(``MODEL_CARD.md``) beside the final model. A fold whose scores are already on
+disk is not trained again, so an interrupted run resumes.
+
+The engine knows no tool: trainers are components of role ``trainer``
+(:class:`casflow.pipeline.component.Trainer`), registered like any other.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import random
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import cassis
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from casflow.pipeline.cas_utils import set_sofa_text
+from casflow.pipeline.component import INITIAL_VIEW, Reader, Trainer, TrainingContext
+from casflow.pipeline.files import atomic_write_text
+from casflow.pipeline.validation import (
+    ResolvedStep,
+    WorkflowIssue,
+    WorkflowValidationError,
+    _pydantic_issues,
+    _resolve_step,
+    _satisfied,
+    _workflow_dir,
+)
+from casflow.pipeline.yaml_lines import LocatedYaml, YamlLoadError, load_located_yaml_file
+from casflow.typesystem import load_typesystem, short_name
+
+REPORT_FILE = "training-report.json"
+CARD_FILE = "MODEL_CARD.md"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GoldSpec(_Strict):
+    reader: dict[str, Any] = Field(
+        description="The reader step (component, view, config) that loads the gold documents."
+    )
+    train: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Reader config keys selecting the training documents (e.g. split: train).",
+    )
+    dev: dict[str, Any] | None = Field(
+        None,
+        description="Reader config keys selecting the development documents; none: no dev set.",
+    )
+
+
+class CrossValidationSpec(_Strict):
+    folds: int = Field(
+        0,
+        ge=0,
+        description="0: none; k >= 2: k folds over the training documents in document-id order.",
+    )
+
+
+class TrainingSpec(_Strict):
+    name: str | None = None
+    description: str | None = None
+    gold: GoldSpec
+    layers: list[str] = Field(min_length=1, description="Layers the model learns.")
+    model: dict[str, Any] = Field(description="The trainer step (component, config).")
+    cross_validation: CrossValidationSpec = Field(default_factory=CrossValidationSpec)
+    seed: int = Field(0, description="Random seed of everything that draws numbers.")
+    output: str = Field(description="Output folder (relative to the working directory).")
+
+
+@dataclass
+class LoadedTraining:
+    source: str
+    spec: TrainingSpec
+    train_reader: ResolvedStep
+    dev_reader: ResolvedStep | None
+    trainer: ResolvedStep
+    resolved: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def gold_view(self) -> str:
+        return self.train_reader.spec.view
+
+
+def _merged_reader(raw: Any, extra: Mapping[str, Any]) -> Any:
+    if not isinstance(raw, Mapping):
+        return raw
+    merged = dict(raw)
+    merged["config"] = {**(raw.get("config") or {}), **extra}
+    return merged
+
+
+def validate_training(
+    located: LocatedYaml, overrides: Mapping[str, Any] | None = None
+) -> LoadedTraining:
+    """Check a training workflow, reporting every problem with its YAML line."""
+    data = located.data
+    if not isinstance(data, Mapping):
+        raise WorkflowValidationError(
+            located.source, [WorkflowIssue((), 1, "a training workflow is a YAML mapping")]
+        )
+    data = dict(data)
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key == "folds":
+            data["cross_validation"] = {**(data.get("cross_validation") or {}), "folds": value}
+        else:
+            data[key] = value
+    issues: list[WorkflowIssue] = []
+    try:
+        spec = TrainingSpec.model_validate(data)
+    except ValidationError as exc:
+        issues.extend(_pydantic_issues(exc, (), located, TrainingSpec))
+        raise WorkflowValidationError(located.source, issues) from None
+
+    raw_reader = data["gold"]["reader"]
+    at = ("gold", "reader")
+    train_reader = _resolve_step(
+        _merged_reader(raw_reader, spec.gold.train), "reader", None, located, issues, at
+    )
+    dev_reader = None
+    if spec.gold.dev is not None:
+        dev_issues: list[WorkflowIssue] = []
+        dev_reader = _resolve_step(
+            _merged_reader(raw_reader, spec.gold.dev), "reader", None, located, dev_issues, at
+        )
+        # the shared part of the reader is checked once; only dev's own keys add problems
+        issues.extend(i for i in dev_issues if i not in issues)
+    trainer = _resolve_step(data["model"], "model", None, located, issues)
+
+    trainer_cls = _trainer_class(data["model"])
+    if trainer_cls is not None:
+        known = trainer_cls.layers
+        for i, layer in enumerate(spec.layers):
+            if layer not in known:
+                issues.append(
+                    WorkflowIssue(
+                        ("layers", i),
+                        located.line_of(("layers", i)),
+                        f"{trainer_cls.name} cannot learn layer {layer!r}; "
+                        f"it learns: {', '.join(known) or 'nothing'}",
+                    )
+                )
+        if trainer is not None:
+            for problem in trainer_cls.check_layers(trainer.config, spec.layers):
+                issues.append(WorkflowIssue(("layers",), located.line_of(("layers",)), problem))
+        if train_reader is not None:
+            reader_cls: type[Reader] = train_reader.component_class  # type: ignore[assignment]
+            written = set(
+                reader_cls.views_written(train_reader.config, train_reader.spec.view).get(
+                    train_reader.spec.view, ()
+                )
+            )
+            for layer in spec.layers:
+                for requirement in known.get(layer, ()):
+                    if not _satisfied(requirement, written):
+                        issues.append(
+                            WorkflowIssue(
+                                ("gold", "reader"),
+                                located.line_of(("gold", "reader")),
+                                f"layer {layer!r} needs {short_name(requirement)} in view "
+                                f"{train_reader.spec.view!r}, which "
+                                f"{train_reader.spec.component} does not write with this "
+                                "config; enable that layer in the reader's config",
+                            )
+                        )
+    context = _context(spec, located.source)
+    checked = (
+        (train_reader, ("gold", "train")),
+        (dev_reader, ("gold", "dev")),
+        (trainer, ("model",)),
+    )
+    for step, path in checked:
+        if step is None:
+            continue
+        for problem in step.component_class.check_config(step.config, context):
+            where = path if path[0] == "model" else ("gold", "reader")
+            issue = WorkflowIssue(where + ("config",), located.line_of(path), problem)
+            if issue not in issues:
+                issues.append(issue)
+    if issues:
+        raise WorkflowValidationError(located.source, issues)
+    assert train_reader is not None and trainer is not None
+
+    def dump(step: ResolvedStep) -> dict[str, Any]:
+        return {
+            "component": step.spec.component,
+            "view": step.spec.view,
+            "config": step.config.model_dump(mode="json"),
+        }
+
+    resolved = {
+        **({"name": spec.name} if spec.name else {}),
+        "gold": {
+            "train": dump(train_reader),
+            **({"dev": dump(dev_reader)} if dev_reader is not None else {}),
+        },
+        "layers": list(spec.layers),
+        "model": {
+            "component": trainer.spec.component,
+            "config": trainer.config.model_dump(mode="json"),
+        },
+        "cross_validation": spec.cross_validation.model_dump(),
+        "seed": spec.seed,
+        "output": spec.output,
+    }
+    return LoadedTraining(located.source, spec, train_reader, dev_reader, trainer, resolved)
+
+
+def _trainer_class(raw: Any) -> type[Trainer] | None:
+    """The trainer class a model step names, if it names one (its errors are reported
+    by ``_resolve_step``); layers are checked even when the step's config is wrong."""
+    from casflow.pipeline.registry import registry
+
+    try:
+        cls = registry().get(str(raw.get("component"))) if isinstance(raw, Mapping) else None
+    except Exception:
+        return None
+    return cls if isinstance(cls, type) and issubclass(cls, Trainer) else None
+
+
+def load_training_workflow(
+    path: str | Path, overrides: Mapping[str, Any] | None = None
+) -> LoadedTraining:
+    try:
+        located = load_located_yaml_file(path)
+    except YamlLoadError as exc:
+        raise WorkflowValidationError(
+            str(path), [WorkflowIssue((), exc.line, str(exc).split(": ", 1)[-1])]
+        ) from exc
+    return validate_training(located, overrides)
+
+
+def _context(spec: TrainingSpec, source: str) -> TrainingContext:
+    return TrainingContext(
+        output_dir=Path(spec.output),
+        workflow_dir=_workflow_dir(source),
+        seed=spec.seed,
+        layers=tuple(spec.layers),
+    )
+
+
+# ----------------------------------------------------------------------------- protocol
+
+
+def document_id_key(doc_id: str) -> tuple[Any, ...]:
+    """Natural order: digit runs compare as numbers (PMIDs, BC2GM sentence ids)."""
+    return tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part)
+        for part in re.split(r"(\d+)", doc_id)
+        if part
+    )
+
+
+def contiguous_folds(doc_ids: Sequence[str], folds: int) -> list[list[str]]:
+    """``folds`` contiguous runs of the ids in document-id order, sizes differing by one."""
+    if folds < 2:
+        raise ValueError("cross-validation needs at least 2 folds")
+    ordered = sorted(doc_ids, key=document_id_key)
+    if len(ordered) < folds:
+        raise ValueError(f"{len(ordered)} training documents cannot make {folds} folds")
+    size, extra = divmod(len(ordered), folds)
+    result, start = [], 0
+    for k in range(folds):
+        end = start + size + (1 if k < extra else 0)
+        result.append(ordered[start:end])
+        start = end
+    return result
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    try:
+        import numpy
+
+        numpy.random.seed(seed)
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        pass
+
+
+class TrainingDataError(Exception):
+    """A gold document could not be read; training refuses to go on without it."""
+
+
+def read_gold_examples(
+    step: ResolvedStep,
+    trainer: Trainer,
+    context: TrainingContext,
+    log: Callable[[str], None],
+    what: str,
+) -> list[tuple[str, Any]]:
+    """(doc id, training example) of every document the reader lists, in its order."""
+    reader: Reader = step.component_class(step.config, context)  # type: ignore[assignment]
+    typesystem = load_typesystem()
+    view_name = step.spec.view
+    examples: list[tuple[str, Any]] = []
+    started = time.monotonic()
+    try:
+        refs = list(reader.iter_documents())
+        for n, ref in enumerate(refs, start=1):
+            if ref.error:
+                raise TrainingDataError(f"{what} document {ref.doc_id} ({ref.uri}): {ref.error}")
+            cas = cassis.Cas(typesystem=typesystem)
+            view = cas if view_name == INITIAL_VIEW else cas.create_view(view_name)
+            try:
+                replacement = reader.load(ref, view)
+                if replacement is not None:
+                    view = replacement.get_view(view_name)
+                elif view_name != INITIAL_VIEW:
+                    set_sofa_text(cas, view.sofa_string or "")
+                examples.append((ref.doc_id, trainer.example(view, ref.doc_id)))
+            except TrainingDataError:
+                raise
+            except Exception as exc:
+                raise TrainingDataError(
+                    f"{what} document {ref.doc_id} ({ref.uri}): {type(exc).__name__}: {exc}. "
+                    "Fix or leave out that document (reader config) and train again."
+                ) from exc
+            if n % 10 == 0 or n == len(refs):
+                log(f"read {n}/{len(refs)} {what} documents ({time.monotonic() - started:.0f} s)")
+    finally:
+        reader.close()
+    if not examples:
+        raise TrainingDataError(f"the reader lists no {what} documents; check gold.{what}")
+    return examples
+
+
+def _mean_scores(per_fold: Sequence[Mapping[str, float]]) -> dict[str, dict[str, float]]:
+    keys = [k for k in per_fold[0] if all(k in s for s in per_fold)]
+    result = {}
+    for key in keys:
+        values = [float(s[key]) for s in per_fold]
+        result[key] = {
+            "mean": statistics.fmean(values),
+            "stdev": statistics.stdev(values) if len(values) > 1 else 0.0,
+        }
+    return result
+
+
+@dataclass
+class TrainingResult:
+    output_dir: Path
+    model_dir: Path
+    report: dict[str, Any]
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"python": platform.python_version()}
+    for package in ("casflow", "spacy", "python-crfsuite", "dkpro-cassis"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def run_training(
+    loaded: LoadedTraining,
+    *,
+    log: Callable[[str], None] | None = None,
+) -> TrainingResult:
+    """Read the gold documents, run the protocol, write the report and model card."""
+    spec = loaded.spec
+    output = Path(spec.output)
+    output.mkdir(parents=True, exist_ok=True)
+    started_at = datetime.now(UTC)
+    clock = time.monotonic()
+
+    def say(message: str) -> None:
+        line = f"[{time.monotonic() - clock:7.0f} s] {message}"
+        (log or (lambda m: print(m, file=sys.stderr, flush=True)))(line)
+
+    context = _context(spec, loaded.source)
+    trainer: Trainer = loaded.trainer.component_class(loaded.trainer.config, context)  # type: ignore[assignment]
+    seed_everything(spec.seed)
+    say(f"reading training documents with {loaded.train_reader.spec.component}")
+    train = read_gold_examples(loaded.train_reader, trainer, context, say, "train")
+    dev: list[tuple[str, Any]] = []
+    if loaded.dev_reader is not None:
+        say("reading development documents")
+        dev = read_gold_examples(loaded.dev_reader, trainer, context, say, "dev")
+    overlap = {d for d, _ in train} & {d for d, _ in dev}
+    if overlap:
+        raise TrainingDataError(
+            f"{len(overlap)} documents are both training and development documents "
+            f"(e.g. {sorted(overlap)[0]}); the dev set must be held out"
+        )
+    dev_examples = [e for _, e in dev]
+    by_id = dict(train)
+
+    report: dict[str, Any] = {
+        "workflow": loaded.resolved,
+        "source": loaded.source,
+        "started": started_at.isoformat(timespec="seconds"),
+        "versions": _versions(),
+        "data": {
+            "gold_view": loaded.gold_view,
+            "train_documents": len(train),
+            "dev_documents": len(dev),
+            "train_ids": [d for d, _ in train],
+            "dev_ids": [d for d, _ in dev],
+        },
+    }
+    folds = spec.cross_validation.folds
+    if folds:
+        fold_ids = contiguous_folds([d for d, _ in train], folds)
+        fold_reports = []
+        for k, held_out in enumerate(fold_ids, start=1):
+            fold_dir = output / "folds" / f"fold-{k}"
+            done = fold_dir / "scores.json"
+            if done.is_file():
+                fold_report = json.loads(done.read_text(encoding="utf-8"))
+                say(f"fold {k}/{folds}: already done ({done}); skipped")
+            else:
+                held = set(held_out)
+                say(
+                    f"fold {k}/{folds}: training on {len(train) - len(held)} documents, "
+                    f"holding out {len(held)} ({held_out[0]} .. {held_out[-1]})"
+                )
+                seed_everything(spec.seed)
+                fold_start = time.monotonic()
+                model = trainer.train(
+                    [e for d, e in train if d not in held], dev_examples, fold_dir, say
+                )
+                scores = trainer.evaluate(model, [by_id[d] for d in held_out])
+                fold_report = {
+                    "fold": k,
+                    "held_out": held_out,
+                    "scores": scores,
+                    "seconds": round(time.monotonic() - fold_start, 1),
+                }
+                atomic_write_text(done, json.dumps(fold_report, indent=2))
+            say(f"fold {k}/{folds}: {_format_scores(fold_report['scores'])}")
+            fold_reports.append(fold_report)
+        report["cross_validation"] = {
+            "folds": fold_reports,
+            "mean": _mean_scores([f["scores"] for f in fold_reports]),
+        }
+
+    say(f"final model: training on all {len(train)} training documents")
+    seed_everything(spec.seed)
+    final_start = time.monotonic()
+    model_dir = trainer.train([e for _, e in train], dev_examples, output / "final", say)
+    report["final"] = {"model": str(model_dir), "seconds": round(time.monotonic() - final_start, 1)}
+    if dev_examples:
+        say("scoring the final model on the development documents")
+        report["final"]["dev_scores"] = trainer.evaluate(model_dir, dev_examples)
+        say(f"dev: {_format_scores(report['final']['dev_scores'])}")
+    report["seconds"] = round(time.monotonic() - clock, 1)
+    report["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+    atomic_write_text(output / REPORT_FILE, json.dumps(report, indent=2))
+    card = model_card(report, trainer)
+    atomic_write_text(model_dir / CARD_FILE, card)
+    atomic_write_text(output / CARD_FILE, card)
+    say(f"model: {model_dir}; report: {output / REPORT_FILE}")
+    return TrainingResult(output, model_dir, report)
+
+
+def _format_scores(scores: Mapping[str, float]) -> str:
+    return ", ".join(f"{k} {v:.2f}" for k, v in scores.items())
+
+
+def _score_table(rows: list[tuple[str, Mapping[str, Any]]], keys: Sequence[str]) -> list[str]:
+    lines = ["| | " + " | ".join(keys) + " |", "| --- |" + " --- |" * len(keys)]
+    for label, scores in rows:
+        cells = [
+            f"{scores[k]:.2f}" if isinstance(scores.get(k), int | float) else "-" for k in keys
+        ]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def model_card(report: Mapping[str, Any], trainer: Trainer) -> str:
+    """The model card: data, settings, seed, time and scores, from the report."""
+    workflow = report["workflow"]
+    data = report["data"]
+    lines = [
+        f"# {workflow.get('name') or Path(workflow['output']).name}",
+        "",
+        f"Trained by `casflow train {report['source']}` "
+        f"({report['started']} to {report['finished']}, {report['seconds'] / 60:.1f} min).",
+        "",
+        "## Data",
+        "",
+        f"- gold view `{data['gold_view']}` read by `{workflow['gold']['train']['component']}`",
+        f"- training documents: {data['train_documents']}"
+        f" ({', '.join(data['train_ids'][:3])}{' ...' if data['train_documents'] > 3 else ''})",
+        f"- development documents: {data['dev_documents']}",
+        f"- layers: {', '.join(workflow['layers'])}",
+        "",
+        "## Settings",
+        "",
+        f"Model kind `{workflow['model']['component']}`, seed {workflow['seed']}.",
+        "",
+        "```json",
+        json.dumps(workflow["model"]["config"], indent=2),
+        "```",
+        "",
+    ]
+    description = trainer.describe()
+    if description:
+        lines += [description, ""]
+    lines += ["## Scores", ""]
+    cv = report.get("cross_validation")
+    final_scores = report["final"].get("dev_scores") or {}
+    keys = list(final_scores) or (list(cv["folds"][0]["scores"]) if cv else [])
+    if cv:
+        rows = [(f"fold {f['fold']} (held out)", f["scores"]) for f in cv["folds"]]
+        rows.append(("mean", {k: v["mean"] for k, v in cv["mean"].items()}))
+        rows.append(("stdev", {k: v["stdev"] for k, v in cv["mean"].items()}))
+        lines += [
+            f"{len(cv['folds'])}-fold cross-validation over the training documents "
+            "(contiguous folds in document-id order):",
+            "",
+            *_score_table(rows, keys),
+            "",
+        ]
+    if final_scores:
+        lines += [
+            "Final model (all training documents) on the development documents, from raw text:",
+            "",
+            *_score_table([("dev", final_scores)], keys),
+            "",
+        ]
+    lines += [
+        "## Environment",
+        "",
+        ", ".join(f"{k} {v}" for k, v in report["versions"].items()),
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,312 @@
+"""``casflow train``: training workflows validated with YAML lines, gold views -> training
+data, cross-validation folds in document-id order, the report and the model card."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cassis
+import pytest
+import spacy
+
+from casflow.components.training.gold_cas import GoldViewError, gold_syntax_from_view
+from casflow.pipeline.cli import main as cli_main
+from casflow.pipeline.training import (
+    contiguous_folds,
+    document_id_key,
+    load_training_workflow,
+    run_training,
+)
+from casflow.pipeline.validation import WorkflowValidationError
+from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, POS, SENTENCE, TOKEN, load_typesystem
+
+# (form, XPOS, head within the sentence (1-based, 0 = root), label)
+SENTENCES = [
+    [("Mice", "NNS", 2, "nsubj"), ("died", "VBD", 0, "root"), (".", ".", 2, "punct")],
+    [
+        ("The", "DT", 2, "det"),
+        ("gene", "NN", 4, "nsubjpass"),
+        ("is", "VBZ", 4, "auxpass"),
+        ("expressed", "VBN", 0, "root"),
+        ("in", "IN", 4, "prep"),
+        ("lenses", "NNS", 5, "pobj"),
+        (".", ".", 4, "punct"),
+    ],
+    [("Cells", "NNS", 2, "nsubj"), ("grew", "VBD", 0, "root"), ("fast", "RB", 2, "advmod")],
+]
+
+
+def gold_cas(
+    doc_sentences: list[list[tuple[str, str, int, str]]], *, pos: bool = True
+) -> cassis.Cas:
+    """A CAS whose view ``gold`` holds sentences, tokens, POS and dependencies."""
+    ts = load_typesystem()
+    cas = cassis.Cas(typesystem=ts)
+    text = "\n".join(" ".join(w[0] for w in s) for s in doc_sentences)
+    cas.sofa_string = text
+    view = cas.create_view("gold")
+    view.sofa_string = text
+    T, P, S = ts.get_type(TOKEN), ts.get_type(POS), ts.get_type(SENTENCE)
+    D, R = ts.get_type(DEPENDENCY), ts.get_type(DEPENDENCY_ROOT)
+    position = 0
+    for words in doc_sentences:
+        tokens = []
+        for form, tag, _, _ in words:
+            begin = text.index(form, position)
+            position = begin + len(form)
+            token = T(begin=begin, end=position)
+            if pos:
+                token.pos = P(begin=begin, end=position, PosValue=tag)
+                view.add(token.pos)
+            view.add(token)
+            tokens.append(token)
+        view.add(S(begin=tokens[0].begin, end=tokens[-1].end))
+        for token, (_, _, head, label) in zip(tokens, words, strict=True):
+            if head:
+                dep = D(
+                    begin=token.begin,
+                    end=token.end,
+                    Governor=tokens[head - 1],
+                    Dependent=token,
+                    DependencyType=label,
+                    flavor="basic",
+                )
+            else:
+                dep = R(
+                    begin=token.begin,
+                    end=token.end,
+                    Governor=token,
+                    Dependent=token,
+                    DependencyType="ROOT",
+                    flavor="basic",
+                )
+            view.add(dep)
+    return cas
+
+
+def write_corpus(folder: Path, names: list[str]) -> Path:
+    folder.mkdir(parents=True)
+    for i, name in enumerate(names):
+        chosen = [SENTENCES[(i + k) % 3] for k in range(3)]
+        (folder / f"{name}.xmi").write_text(gold_cas(chosen).to_xmi(), encoding="utf-8")
+    return folder
+
+
+WORKFLOW = """\
+name: tiny_syntax
+gold:
+  reader:
+    component: xmi.reader.v1
+    view: gold
+    config:
+      views: {gold: [Sentence, Token, POS, Dependency]}
+  train: {input: TRAIN}
+  dev: {input: DEV}
+layers: [tokens, sentences, pos, dependencies]
+model:
+  component: train.spacy.syntax.v1
+  config:
+    vectors: null
+    craft_tokenizer: false
+    stages:
+      - {max_steps: 4, learn_rate: 0.001, eval_frequency: 2}
+      - {max_steps: 2, learn_rate: 0.0003, eval_frequency: 2}
+    overrides:
+      components.tok2vec.model.encode.width: 16
+      components.tok2vec.model.encode.depth: 1
+      components.tok2vec.model.embed.rows: [200, 50, 50, 50]
+      components.parser.model.hidden_width: 16
+cross_validation: {folds: 2}
+seed: 3
+output: OUT
+"""
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> dict[str, Path]:
+    return {
+        "train": write_corpus(tmp_path / "train", ["doc10", "doc2", "doc1", "doc3"]),
+        "dev": write_corpus(tmp_path / "dev", ["dev1"]),
+        "out": tmp_path / "out",
+    }
+
+
+def workflow_file(tmp_path: Path, corpus: dict[str, Path], text: str = WORKFLOW) -> Path:
+    path = tmp_path / "train.yaml"
+    path.write_text(
+        text.replace("TRAIN", str(corpus["train"]))
+        .replace("DEV", str(corpus["dev"]))
+        .replace("OUT", str(corpus["out"])),
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_document_id_order_and_contiguous_folds() -> None:
+    ids = ["doc10", "doc2", "doc1", "doc3", "doc11"]
+    assert sorted(ids, key=document_id_key) == ["doc1", "doc2", "doc3", "doc10", "doc11"]
+    assert contiguous_folds(ids, 2) == [["doc1", "doc2", "doc3"], ["doc10", "doc11"]]
+    folds = contiguous_folds([str(n) for n in range(11, 0, -1)], 5)
+    assert [len(f) for f in folds] == [3, 2, 2, 2, 2]
+    assert sum(folds, []) == [str(n) for n in range(1, 12)]
+    with pytest.raises(ValueError, match="cannot make 5 folds"):
+        contiguous_folds(["a", "b"], 5)
+
+
+def test_gold_view_to_training_document() -> None:
+    view = gold_cas(SENTENCES[:2]).get_view("gold")
+    gold = gold_syntax_from_view(view, "d1")
+    assert len(gold.sentences) == 2 and len(gold.tokens) == 10
+    assert gold.tags[:3] == ["NNS", "VBD", "."]
+    assert gold.heads[:3] == [1, 1, 1] and gold.deprels[1] == "root"
+    assert gold.heads[3:10] == [4, 6, 6, 6, 6, 7, 6]
+    with pytest.raises(GoldViewError, match=r"document d2: token 'Mice' at 0 has no POS"):
+        gold_syntax_from_view(gold_cas(SENTENCES[:1], pos=False).get_view("gold"), "d2")
+    no_pos_needed = gold_syntax_from_view(
+        gold_cas(SENTENCES[:1], pos=False).get_view("gold"), "d3", pos=False
+    )
+    assert no_pos_needed.tags == ["", "", ""]
+
+
+def test_training_workflow_problems_are_reported_together_with_lines(
+    tmp_path: Path, corpus: dict[str, Path]
+) -> None:
+    bad = (
+        WORKFLOW.replace(
+            "views: {gold: [Sentence, Token, POS, Dependency]}",
+            "views: {gold: [Sentence, Token, POS]}",
+        )
+        .replace(
+            "layers: [tokens, sentences, pos, dependencies]",
+            "layers: [tokens, pos, dependencies, lemmas]",
+        )
+        .replace("    vectors: null", "    vectors: null\n    stagez: []")
+    )
+    with pytest.raises(WorkflowValidationError) as info:
+        load_training_workflow(workflow_file(tmp_path, corpus, bad))
+    errors = [issue.format("train.yaml") for issue in info.value.issues]
+    assert any(
+        e.startswith("train.yaml:3: gold -> reader: layer 'dependencies' needs Dependency")
+        for e in errors
+    ), errors
+    assert any(
+        e.startswith(
+            "train.yaml:10: layers -> 3: train.spacy.syntax.v1 cannot learn layer 'lemmas'"
+        )
+        for e in errors
+    ), errors
+    assert any(
+        e.startswith(
+            "train.yaml:15: model -> config -> stagez: unknown key 'stagez'. Did you mean 'stages'?"
+        )
+        for e in errors
+    ), errors
+
+
+def test_training_workflow_top_level_mistakes(tmp_path: Path, corpus: dict[str, Path]) -> None:
+    bad = WORKFLOW.replace("seed: 3", "sead: 3").replace(
+        "component: train.spacy.syntax.v1", "component: train.spacy.syntax.v9"
+    )
+    with pytest.raises(WorkflowValidationError) as info:
+        load_training_workflow(workflow_file(tmp_path, corpus, bad))
+    errors = [issue.format("train.yaml") for issue in info.value.issues]
+    assert any("sead: unknown key 'sead'. Did you mean 'seed'?" in e for e in errors), errors
+    bad = WORKFLOW.replace("component: train.spacy.syntax.v1", "component: xmi.writer.v1")
+    with pytest.raises(WorkflowValidationError, match="'xmi.writer.v1' is a writer, not a trainer"):
+        load_training_workflow(workflow_file(tmp_path, corpus, bad))
+    missing_dev = WORKFLOW.replace("  dev: {input: DEV}\n", "  dev: {input: /nonexistent/dev}\n")
+    with pytest.raises(WorkflowValidationError, match="nonexistent"):
+        load_training_workflow(workflow_file(tmp_path, corpus, missing_dev))
+
+
+def test_cross_validation_then_final_model_report_card_and_resume(
+    tmp_path: Path, corpus: dict[str, Path]
+) -> None:
+    loaded = load_training_workflow(workflow_file(tmp_path, corpus))
+    lines: list[str] = []
+    result = run_training(loaded, log=lines.append)
+    report = json.loads((corpus["out"] / "training-report.json").read_text("utf-8"))
+    folds = report["cross_validation"]["folds"]
+    # contiguous folds in document-id order, every training document held out once
+    assert [f["held_out"] for f in folds] == [["doc1", "doc2"], ["doc3", "doc10"]]
+    for fold in folds:
+        assert set(fold["scores"]) == {"tokens_f", "sentences_f", "xpos", "uas", "las"}
+        assert all(0.0 <= v <= 100.0 for v in fold["scores"].values())
+    mean = report["cross_validation"]["mean"]["uas"]["mean"]
+    assert mean == pytest.approx((folds[0]["scores"]["uas"] + folds[1]["scores"]["uas"]) / 2)
+    assert report["data"]["train_documents"] == 4 and report["data"]["dev_ids"] == ["dev1"]
+    dev = report["final"]["dev_scores"]
+    assert dev["tokens_f"] == 100.0  # spaCy's English rules split this text as gold does
+    card = (result.model_dir / "MODEL_CARD.md").read_text("utf-8")
+    assert "2-fold cross-validation" in card and "| fold 1 (held out) |" in card
+    assert f"| dev | {dev['tokens_f']:.2f} |" in card and "seed 3" in card
+    nlp = spacy.load(result.model_dir)
+    doc = nlp("Mice grew fast.")
+    assert nlp.pipe_names[-2:] == ["tagger", "parser"] and all(t.tag_ for t in doc)
+    assert any("stage 2/2" in line for line in lines)
+    # a rerun takes the finished folds and stages from disk
+    lines.clear()
+    again = run_training(loaded, log=lines.append)
+    assert any("fold 1/2: already done" in line for line in lines)
+    assert any("stage 1: already done" in line for line in lines)
+    assert again.report["cross_validation"]["folds"] == folds
+
+
+def test_training_is_deterministic_for_a_seed(tmp_path: Path, corpus: dict[str, Path]) -> None:
+    text = WORKFLOW.replace("cross_validation: {folds: 2}", "cross_validation: {folds: 0}")
+    scores = []
+    for run in ("a", "b"):
+        loaded = load_training_workflow(
+            workflow_file(tmp_path, corpus, text.replace("output: OUT", f"output: OUT/{run}"))
+        )
+        result = run_training(loaded, log=lambda line: None)
+        nlp = spacy.load(result.model_dir)
+        doc = nlp("The gene is expressed in lenses.\nMice died.")
+        scores.append(
+            (result.report["final"]["dev_scores"], [(t.tag_, t.head.i, t.dep_) for t in doc])
+        )
+    assert scores[0] == scores[1]
+
+
+def test_cli_train_validate_only_and_bad_workflow(
+    tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = workflow_file(tmp_path, corpus)
+    assert cli_main(["train", str(good), "--validate-only"]) == 0
+    assert "valid training workflow" in capsys.readouterr().out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(good.read_text("utf-8").replace("layers: [", "layerz: ["), encoding="utf-8")
+    assert cli_main(["train", str(bad)]) == 2
+    assert "unknown key 'layerz'" in capsys.readouterr().err
+
+
+@pytest.mark.corpus
+def test_shipped_training_workflows_validate(craft_dir: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    loaded = load_training_workflow(root / "workflows" / "train-craft-syntax.yaml")
+    assert loaded.resolved["model"]["component"] == "train.spacy.syntax.v1"
+
+
+@pytest.mark.corpus
+def test_craft_gold_view_gives_the_conllu_training_data(craft_dir: Path) -> None:
+    from casflow.components.readers.craft import CraftReader, CraftReaderConfig
+    from casflow.components.training.craft_syntax import craft_ids, read_craft_syntax
+    from casflow.pipeline.component import DocumentRef, RunContext
+
+    pmid = craft_ids(craft_dir, "dev")[0]
+    reader = CraftReader(
+        CraftReaderConfig(
+            corpus=str(craft_dir),
+            layers=["sentences", "tokens", "pos", "lemmas", "dependencies"],
+            ontologies=[],
+        ),
+        RunContext(output_dir=Path(".")),
+    )
+    cas = cassis.Cas(typesystem=load_typesystem())
+    view = cas.create_view("gold")
+    reader.load(DocumentRef(pmid, str(craft_dir / "articles" / "txt" / f"{pmid}.txt")), view)
+    from_cas = gold_syntax_from_view(view, pmid)
+    from_conllu = read_craft_syntax(craft_dir, pmid)
+    for name in ("text", "sentences", "tokens", "tags", "heads", "deprels", "pos", "lemmas"):
+        assert getattr(from_cas, name) == getattr(from_conllu, name), name
