@@ -438,16 +438,22 @@ def run_training(
         },
     }
     folds = spec.cross_validation.folds
+    # what a finished fold's scores depend on (not where the output goes)
+    fingerprint = {k: v for k, v in loaded.resolved.items() if k not in {"output", "name"}}
+    fingerprint["train_ids"] = [d for d, _ in train]
     if folds:
         fold_ids = contiguous_folds([d for d, _ in train], folds)
         fold_reports = []
         for k, held_out in enumerate(fold_ids, start=1):
             fold_dir = output / "folds" / f"fold-{k}"
             done = fold_dir / "scores.json"
-            if done.is_file():
-                fold_report = json.loads(done.read_text(encoding="utf-8"))
+            previous = json.loads(done.read_text(encoding="utf-8")) if done.is_file() else None
+            if previous is not None and previous.get("workflow") == fingerprint:
+                fold_report = previous
                 say(f"fold {k}/{folds}: already done ({done}); skipped")
             else:
+                if previous is not None:
+                    say(f"fold {k}/{folds}: the workflow changed since it ran; training it again")
                 held = set(held_out)
                 say(
                     f"fold {k}/{folds}: training on {len(train) - len(held)} documents, "
@@ -464,12 +470,13 @@ def run_training(
                     "held_out": held_out,
                     "scores": scores,
                     "seconds": round(time.monotonic() - fold_start, 1),
+                    "workflow": fingerprint,
                 }
                 atomic_write_text(done, json.dumps(fold_report, indent=2))
             say(f"fold {k}/{folds}: {_format_scores(fold_report['scores'])}")
             fold_reports.append(fold_report)
         report["cross_validation"] = {
-            "folds": fold_reports,
+            "folds": [{k: v for k, v in f.items() if k != "workflow"} for f in fold_reports],
             "mean": _mean_scores([f["scores"] for f in fold_reports]),
         }
 

@@ -251,6 +251,13 @@ def test_cross_validation_then_final_model_report_card_and_resume(
     assert any("fold 1/2: already done" in line for line in lines)
     assert any("stage 1: already done" in line for line in lines)
     assert again.report["cross_validation"]["folds"] == folds
+    # a changed workflow does not reuse what the old one trained
+    changed = load_training_workflow(workflow_file(tmp_path, corpus), {"seed": 4})
+    lines.clear()
+    run_training(changed, log=lines.append)
+    assert any("fold 1/2: the workflow changed since it ran" in line for line in lines)
+    assert any("stage 1: settings or data changed" in line for line in lines)
+    assert not any("already done" in line for line in lines)
 
 
 def test_training_is_deterministic_for_a_seed(tmp_path: Path, corpus: dict[str, Path]) -> None:

@@ -13,6 +13,8 @@ tokenizer rules, newline sentence starts; :func:`.train.ship_pipeline`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 from collections.abc import Callable, Sequence
@@ -41,11 +43,11 @@ class Stage(BaseModel):
 
 def _default_stages() -> list[Stage]:
     # What the shipped craft_syntax model was trained with (see its MODEL_CARD.md):
-    # the first stage's best was at step 8,500; lower rates then add ~0.3 UAS.
+    # best checkpoints at steps 8,500, 7,200 and 3,900 (the last two were the last steps run).
     return [
         Stage(max_steps=9000, learn_rate=0.001, eval_frequency=500),
-        Stage(max_steps=3000, learn_rate=0.0003, eval_frequency=300),
-        Stage(max_steps=1500, learn_rate=0.0001, eval_frequency=300),
+        Stage(max_steps=7200, learn_rate=0.0003, eval_frequency=300),
+        Stage(max_steps=3900, learn_rate=0.0001, eval_frequency=300),
     ]
 
 
@@ -195,10 +197,14 @@ class SpacySyntaxTrainer(Trainer):
         for number, stage in enumerate(self.config.stages, start=1):
             stage_dir = output_dir / f"stage-{number}"
             best = stage_dir / "model-best"
-            if (stage_dir / "done").is_file() and best.is_dir():
-                log(f"stage {number}: already done ({best}); skipped")
-                previous = best
-                continue
+            fingerprint = self._fingerprint(number, corpus)
+            done = stage_dir / "done.json"
+            if done.is_file() and best.is_dir():
+                if json.loads(done.read_text(encoding="utf-8")) == fingerprint:
+                    log(f"stage {number}: already done ({best}); skipped")
+                    previous = best
+                    continue
+                log(f"stage {number}: settings or data changed since it ran; training it again")
             log(
                 f"stage {number}/{len(self.config.stages)}: {stage.max_steps} steps at "
                 f"learning rate {stage.learn_rate}"
@@ -228,7 +234,7 @@ class SpacySyntaxTrainer(Trainer):
                     resume_from=previous,
                     stdout=stream,
                 )
-            (stage_dir / "done").write_text("ok\n", encoding="utf-8")
+            done.write_text(json.dumps(fingerprint, indent=2), encoding="utf-8")
             previous = best
         assert previous is not None
         model = output_dir / "model"
@@ -236,6 +242,20 @@ class SpacySyntaxTrainer(Trainer):
             shutil.rmtree(model)
         ship_pipeline(previous, model, craft_rules=self.config.craft_tokenizer)
         return model
+
+    def _fingerprint(self, stage: int, corpus: Path) -> dict[str, Any]:
+        """What a finished stage depends on: settings up to it, seed, layers, data."""
+        settings = self.config.model_dump(mode="json")
+        settings["stages"] = settings["stages"][:stage]
+        return {
+            "settings": settings,
+            "seed": self.seed,
+            "layers": list(self.chosen),
+            "data": {
+                name: hashlib.sha256((corpus / name).read_bytes()).hexdigest()
+                for name in ("train.spacy", "dev.spacy")
+            },
+        }
 
     def evaluate(self, model_dir: Path, examples: Sequence[GoldSyntaxDocument]) -> dict[str, float]:
         import spacy
