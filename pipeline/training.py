@@ -133,6 +133,18 @@ def validate_training(
             located.source, [WorkflowIssue((), 1, "a training workflow is a YAML mapping")]
         )
     data = dict(data)
+    if "reader" in data and "gold" not in data:
+        raise WorkflowValidationError(
+            located.source,
+            [
+                WorkflowIssue(
+                    (),
+                    1,
+                    "this is a run workflow (it has reader:); run it with: casflow run "
+                    f"{located.source}. A training workflow names gold:, layers:, model:",
+                )
+            ],
+        )
     for key, value in (overrides or {}).items():
         if value is None:
             continue

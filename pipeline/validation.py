@@ -350,6 +350,18 @@ def validate_located(
         raise WorkflowValidationError(
             located.source, [WorkflowIssue((), 1, "a workflow is a YAML mapping")]
         )
+    if "gold" in data and "model" in data and "reader" not in data:
+        raise WorkflowValidationError(
+            located.source,
+            [
+                WorkflowIssue(
+                    (),
+                    1,
+                    "this is a training workflow (it has gold: and model:); "
+                    f"train with: casflow train {located.source}",
+                )
+            ],
+        )
     known = set(WorkflowSpec.model_fields)
     for key in data:
         if key not in known:

@@ -317,3 +317,16 @@ def test_craft_gold_view_gives_the_conllu_training_data(craft_dir: Path) -> None
     from_conllu = read_craft_syntax(craft_dir, pmid)
     for name in ("text", "sentences", "tokens", "tags", "heads", "deprels", "pos", "lemmas"):
         assert getattr(from_cas, name) == getattr(from_conllu, name), name
+
+
+def test_run_and_training_workflows_point_at_each_other(
+    tmp_path: Path, corpus: dict[str, Path]
+) -> None:
+    from casflow.pipeline.validation import load_workflow
+
+    training = workflow_file(tmp_path, corpus)
+    with pytest.raises(WorkflowValidationError, match="train with: casflow train"):
+        load_workflow(training)
+    root = Path(__file__).resolve().parents[1]
+    with pytest.raises(WorkflowValidationError, match="run it with: casflow run"):
+        load_training_workflow(root / "workflows" / "quickstart.yaml")
