@@ -62,4 +62,5 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "scispacy.abbreviations.v1": "casflow.components.spacy.scispacy:ScispacyAbbreviations",
     # trainers (casflow train)
     "train.spacy.syntax.v1": "casflow.components.training.syntax_trainer:SpacySyntaxTrainer",
+    "train.crf.mentions.v1": "casflow.components.ner.trainer:CrfMentionTrainer",
 }

@@ -16,6 +16,17 @@ from pathlib import Path
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+def _file_mode() -> int:
+    # mkstemp creates 0600 files; outputs get what open() would give them (0666 minus
+    # the umask), so other users of a shared output folder can read them.
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+_FILE_MODE = _file_mode()
+
+
 def safe_file_stem(doc_id: str) -> str:
     """A file-name-safe form of a document id (ids may contain spaces or slashes)."""
     stem = _UNSAFE.sub("_", doc_id).strip("._")
@@ -27,6 +38,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, _FILE_MODE)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

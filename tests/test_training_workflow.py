@@ -330,3 +330,16 @@ def test_run_and_training_workflows_point_at_each_other(
     root = Path(__file__).resolve().parents[1]
     with pytest.raises(WorkflowValidationError, match="run it with: casflow run"):
         load_training_workflow(root / "workflows" / "quickstart.yaml")
+
+
+def test_atomic_writes_are_readable_like_ordinary_files(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    from casflow.pipeline.files import atomic_write_text
+
+    target = tmp_path / "card.md"
+    atomic_write_text(target, "x")
+    (tmp_path / "plain.md").write_text("x")
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    assert mode == stat.S_IMODE(os.stat(tmp_path / "plain.md").st_mode)

@@ -9,10 +9,12 @@ import cassis
 import pytest
 
 from casflow.pipeline.cli import main
+from casflow.pipeline.training import load_training_workflow
 from casflow.pipeline.validation import WorkflowValidationError, load_workflow
 from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, load_typesystem
 
 REPO = Path(__file__).resolve().parent.parent
+
 WORKFLOWS = sorted((REPO / "workflows").glob("*.yaml"))
 CORPUS_WORKFLOWS = {"craft-eval.yaml", "bc2gm-eval.yaml", "anatem-eval.yaml"}
 
@@ -25,7 +27,10 @@ def test_workflow_is_valid(path: Path, monkeypatch: pytest.MonkeyPatch, corpora_
         pytest.skip("the corpus workflows name ../shared/corpora, which is not beside the repository")
     monkeypatch.setenv("CASFLOW_CORPORA", str(corpora_dir))
     try:
-        load_workflow(path)
+        if path.name.startswith("train-"):
+            load_training_workflow(path)
+        else:
+            load_workflow(path)
     except WorkflowValidationError as exc:
         pytest.fail(str(exc))
 
