@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import gc
 import io
 import json
+import os
+import sys
 import tarfile
 import textwrap
+import tracemalloc
+import uuid
 from pathlib import Path
 
 from casflow.components.readers.inputs import iter_input_items
@@ -34,7 +39,9 @@ def test_folder_glob_list_and_archive_inputs(tmp_path: Path) -> None:
     listing = tmp_path / "files.txt"
     listing.write_text("# two files\nd/a.txt\n\nd/sub/b.txt\n")
     assert [i.path.name for i in iter_input_items(f"@{listing}", "*.txt")] == ["a.txt", "b.txt"]
-    assert [i.path.name for i in iter_input_items(str(tmp_path / "d" / "**" / "b.txt"), "*.txt")] == ["b.txt"]
+    assert [
+        i.path.name for i in iter_input_items(str(tmp_path / "d" / "**" / "b.txt"), "*.txt")
+    ] == ["b.txt"]
 
 
 def test_damaged_archive_is_one_failure_and_the_rest_is_read(tmp_path: Path) -> None:
@@ -47,9 +54,9 @@ def test_damaged_archive_is_one_failure_and_the_rest_is_read(tmp_path: Path) -> 
     wf.write_text(
         textwrap.dedent(
             f"""\
-            reader: {{component: text.reader.v1, config: {{input: "{tmp_path / 'in'}"}}}}
+            reader: {{component: text.reader.v1, config: {{input: "{tmp_path / "in"}"}}}}
             writers: [{{component: xmi.writer.v1}}]
-            run: {{output: "{tmp_path / 'out'}", progress: false}}
+            run: {{output: "{tmp_path / "out"}", progress: false}}
             """
         )
     )
@@ -64,9 +71,88 @@ def test_damaged_archive_is_one_failure_and_the_rest_is_read(tmp_path: Path) -> 
 def test_lazy_folder_walk_has_the_order_of_sorted_glob(tmp_path: Path) -> None:
     from casflow.components.readers.inputs import _walk_sorted
 
-    for rel in ["a.txt", "a/b.txt", "a/b/e.txt", "a-b.txt", "A.txt", "a0/x.txt", "b.md", "ab/c.txt"]:
+    for rel in [
+        "a.txt",
+        "a/b.txt",
+        "a/b/e.txt",
+        "a-b.txt",
+        "A.txt",
+        "a0/x.txt",
+        "b.md",
+        "ab/c.txt",
+    ]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x")
     walked = [p for p, _ in _walk_sorted(tmp_path, "**/*.txt")]
     assert walked == sorted(p for p in tmp_path.glob("**/*.txt") if p.is_file())
     assert len(walked) == 7
+
+
+def test_glob_inputs_have_the_order_of_sorted_paths(tmp_path: Path) -> None:
+    from casflow.components.readers.inputs import _walk_sorted, iter_input_files
+
+    # "a-b" < "a/" as strings but "a" < "a-b" as path parts: the order is the parts'.
+    for rel in ["a-b/x.txt", "a/b.txt", "a/b/e.txt", "a0/x.txt", "ab/c.txt", "b.md"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    expected = sorted(p for p in tmp_path.glob("**/*.txt") if p.is_file())
+    assert [p for p, _ in iter_input_files(str(tmp_path / "**" / "*.txt"), "*.txt")] == expected
+    in_a_folders = sorted(p for p in tmp_path.glob("a*/*.txt") if p.is_file())
+    assert [p for p, _ in _walk_sorted(tmp_path, "a*/*.txt")] == in_a_folders
+    assert len(in_a_folders) == 4
+
+
+def _symlinked_inputs(tmp_path: Path, count: int) -> tuple[Path, list[str]]:
+    # The names only as strings made here: no Path of them outlives this function.
+    target = tmp_path / "article.txt"
+    target.write_text("x")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    tag = uuid.uuid4().hex
+    for i in range(count):
+        os.symlink(target, os.path.join(folder, f"held-{tag}-{i:04d}.txt"))
+    return folder, [f"held-{tag}-{i:04d}.txt" for i in range(count)]
+
+
+def test_folder_walk_keeps_nothing_per_document_it_has_passed(tmp_path: Path) -> None:
+    # A run holds the walk of its input folder until the last document: what the
+    # walk keeps per entry (a DirEntry with the stat result of the symlink it
+    # followed was 0.9 KB) is memory that grows with the number of documents.
+    from casflow.components.readers.inputs import _walk_sorted
+
+    count = 400
+    folder, _ = _symlinked_inputs(tmp_path, count)
+    walk = _walk_sorted(folder, "**/*.txt")
+    tracemalloc.start()
+    try:
+        next(walk)  # lists the folder
+        gc.collect()
+        after_first = tracemalloc.get_traced_memory()[0]
+        for _ in range(count - 2):
+            next(walk)
+        gc.collect()
+        before_last = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert (before_last - after_first) / count < 64
+
+
+def test_folder_walk_does_not_intern_the_names_it_holds(tmp_path: Path) -> None:
+    # pathlib (3.11) interns each name it is given; an interned name held by the
+    # listing would grow the interpreter's interned-string table with the documents.
+    from casflow.components.readers.inputs import _walk_sorted
+
+    count = 50
+    folder, names = _symlinked_inputs(tmp_path, count)
+    walk = _walk_sorted(folder, "**/*.txt")
+    for _ in range(count - 1):
+        next(walk)
+    gc.collect()
+
+    def interned_elsewhere(name: str) -> bool:
+        fresh = "".join(list(name))
+        return sys.intern(fresh) is not fresh
+
+    # The last name yielded is still in the walk's current Path.
+    assert [n for n in names[: count - 2] if interned_elsewhere(n)] == []
+    walk.close()

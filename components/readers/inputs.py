@@ -12,6 +12,7 @@ import fnmatch
 import glob
 import itertools
 import os
+import stat
 import tarfile
 import zlib
 from collections.abc import Iterable, Iterator
@@ -67,14 +68,18 @@ def iter_input_files(input_spec: str, pattern: str) -> Iterator[tuple[Path, Path
         if not list_file.is_file():
             raise InputNotFoundError(f"input list {list_file} does not exist")
         base = list_file.parent
-        for n, line in enumerate(list_file.read_text("utf-8").splitlines(), start=1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            path = Path(line) if Path(line).is_absolute() else base / line
-            if not path.is_file():
-                raise InputNotFoundError(f"{list_file}:{n}: listed input {line!r} does not exist")
-            yield path, base
+        # Read as the run goes: a list of millions of inputs is never held whole.
+        with open(list_file, encoding="utf-8") as lines:
+            for n, line in enumerate(lines, start=1):
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                path = Path(line) if Path(line).is_absolute() else base / line
+                if not path.is_file():
+                    raise InputNotFoundError(
+                        f"{list_file}:{n}: listed input {line!r} does not exist"
+                    )
+                yield path, base
         return
     path = Path(input_spec)
     if path.is_file():
@@ -86,17 +91,27 @@ def iter_input_files(input_spec: str, pattern: str) -> Iterator[tuple[Path, Path
         return
     if glob.has_magic(input_spec):
         matches = sorted(
-            Path(p) for p in glob.glob(input_spec, recursive=True) if Path(p).is_file()
+            (p for p in glob.glob(input_spec, recursive=True) if os.path.isfile(p)),
+            key=_path_order,
         )
         root = Path(glob.escape(input_spec).split("*")[0] or ".")
         root = root if root.is_dir() else root.parent
         for found in matches:
-            yield found, root
+            yield Path(found), root
         return
     raise InputNotFoundError(
         f"input {input_spec!r} is not a file, folder, glob or @list file; "
         "check the path (relative paths are taken from the working directory)"
     )
+
+
+def _path_order(path: str) -> tuple[str, ...]:
+    """Sort key giving the order of sorted Path objects (part by part).
+
+    Matches are held as strings while they are processed: a Path holds its parts
+    as well, interned, which a run over millions of inputs would keep.
+    """
+    return Path(path).parts
 
 
 def document_id(path: Path, root: Path, style: IdStyle) -> str:
@@ -149,24 +164,59 @@ def _walk_sorted(root: Path, pattern: str) -> Iterator[tuple[Path, Path]]:
     """
     name_glob = pattern[3:] if pattern.startswith("**/") else None
     if name_glob is None or "/" in name_glob or "**" in name_glob:
-        for found in sorted(p for p in root.glob(pattern) if p.is_file()):
-            yield found, root
+        for found in sorted((str(p) for p in root.glob(pattern) if p.is_file()), key=_path_order):
+            yield Path(found), root
         return
 
     def walk(folder: Path) -> Iterator[tuple[Path, Path]]:
+        # A folder's listing is held while its documents are processed, so it keeps
+        # only names and a byte per entry: a DirEntry holds two strings and, once it
+        # has followed a symlink, its stat result (about 0.9 KB per document in all).
         try:
-            entries = list(os.scandir(folder))
+            with os.scandir(folder) as scan:
+                listing = sorted((entry.name, _entry_kind(entry)) for entry in scan)
         except OSError:
             return
-        keyed = sorted((e.name, e) for e in entries)
-        del entries
-        for _, entry in keyed:
-            if entry.is_dir():
-                yield from walk(Path(entry.path))
-            elif entry.is_file() and fnmatch.fnmatchcase(entry.name, name_glob):
-                yield Path(entry.path), root
+        names = [name for name, _ in listing]
+        kinds = bytes(kind for _, kind in listing)
+        del listing
+        for name, kind in zip(names, kinds, strict=True):
+            # Not ``folder / name``: pathlib interns the name it is given, and the
+            # interned-string table would then grow with each name held here.
+            path = Path(os.path.join(folder, name))
+            if kind == _LINK:
+                kind = _link_kind(path)
+            if kind == _DIR:
+                yield from walk(path)
+            elif kind == _FILE and fnmatch.fnmatchcase(name, name_glob):
+                yield path, root
 
     yield from walk(root)
+
+
+# What a folder entry is, as _walk_sorted keeps it (one byte each).
+_DIR, _FILE, _LINK, _OTHER = range(4)
+
+
+def _entry_kind(entry: os.DirEntry[str]) -> int:
+    # From the listing's file types: no system call on most file systems. Symlinks
+    # are followed only when walked to, so no stat result is kept per entry.
+    if entry.is_symlink():
+        return _LINK
+    if entry.is_dir(follow_symlinks=False):
+        return _DIR
+    return _FILE if entry.is_file(follow_symlinks=False) else _OTHER
+
+
+def _link_kind(path: Path) -> int:
+    """The kind of what a symlink points to (``_OTHER`` when it points nowhere)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return _OTHER
+    if stat.S_ISDIR(mode):
+        return _DIR
+    return _FILE if stat.S_ISREG(mode) else _OTHER
 
 
 def iter_input_items(input_spec: str, pattern: str, archives: bool = True) -> Iterator[InputItem]:
