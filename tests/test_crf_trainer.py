@@ -27,6 +27,7 @@ from casflow.components.ner.component import (
     GeneNerConfig,
 )
 from casflow.components.ner.crf import META_FILE, MODEL_FILE
+from casflow.components.ner.tokenize import tokenize
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.training import load_training_workflow, run_training
 from casflow.pipeline.validation import WorkflowValidationError
@@ -565,6 +566,89 @@ def test_anatomy_member_reproduces_the_command_line_trainer(tmp_path: Path, corp
     result = run_training(load_training_workflow(tmp_path / "one.yaml"), log=lambda line: None)
     for name in (MODEL_FILE, "lexicon.tsv", "clusters.tsv", "pos.crfsuite"):
         assert (result.model_dir / name).read_bytes() == (cli_model / name).read_bytes(), name
+
+
+TWO_MEMBERS = """\
+name: tiny_anatomy_two
+gold:
+  reader:
+    component: anatem.reader.v1
+    view: gold
+    config: {corpus: CORPORA/anatem}
+  train: {split: train}
+  dev: {split: devel}
+layers: [anatomy]
+model:
+  component: train.crf.mentions.v1
+  config:
+    corpora: CORPORA
+    document_order: id
+    members:
+      - scheme: BIOES
+        iterations: 20
+        features: {abbreviations: true}
+        clusters: CORPORA/clusters.tsv
+        embedding_clusters: CORPORA/embedding-clusters.tsv
+      - scheme: BIO
+        iterations: 20
+        clusters: CORPORA/clusters.tsv
+    needed: 1
+    document_postprocess: [propagate_abbreviations]
+output: OUT
+"""
+
+
+def test_embedding_clusters_and_document_steps_reach_the_model_and_component(
+    tmp_path: Path, corpora: Path
+) -> None:
+    # hand-made embedding clusters (word<TAB>ids), distinct from the PPMI ones
+    (corpora / "embedding-clusters.tsv").write_text(
+        "cells\t3 4 5\nheart\t0 1 2\nhuvec\t3 4 6\nliver\t0 1 3\n", encoding="utf-8"
+    )
+    out = tmp_path / "out"
+    loaded = load_training_workflow(workflow(tmp_path, TWO_MEMBERS, corpora, out))
+    lines: list[str] = []
+    result = run_training(loaded, log=lines.append)
+    model = result.model_dir
+    assert json.loads((model / META_FILE).read_text("utf-8")) == {
+        "members": ["member1", "member2"],
+        "needed": 1,
+        "document_postprocess": ["propagate_abbreviations"],
+    }
+    metas = [json.loads((model / f"member{n}" / META_FILE).read_text("utf-8")) for n in (1, 2)]
+    assert metas[0]["embedding_clusters"] == "embedding_clusters.tsv"
+    assert metas[0]["features"]["embedding_clusters"] is True
+    assert "embedding_clusters" not in metas[1] and not metas[1]["features"]["embedding_clusters"]
+    assert (model / "member1" / "embedding_clusters.tsv").read_text("utf-8") == (
+        corpora / "embedding-clusters.tsv"
+    ).read_text("utf-8")
+    assert "then propagate_abbreviations over each document's mentions" in (
+        model / "MODEL_CARD.md"
+    ).read_text("utf-8")
+
+    anatomy = AnatomyNer(AnatomyNerConfig(model=str(model)), RunContext(output_dir=tmp_path))
+    member = anatomy.tagger.members[0]
+    features = member.features("The heart", tokenize("The heart"))
+    assert "e0=0" in features[1] and "e=UNK" in features[0]
+    assert anatomy.document_steps  # the vote's mentions are post-processed per document
+
+    # other embedding clusters make another member 1; member 2 is kept
+    with (corpora / "embedding-clusters.tsv").open("a", encoding="utf-8") as clusters:
+        clusters.write("skin\t0 1 4\n")
+    lines.clear()
+    run_training(loaded, log=lines.append)
+    assert sum("already trained" in line for line in lines) == 1
+    assert sum("training a CRF" in line for line in lines) == 1
+
+
+def test_unknown_document_steps_are_reported(tmp_path: Path, corpora: Path) -> None:
+    bad = TWO_MEMBERS.replace("[propagate_abbreviations]", "[propagate_everything]")
+    errors = problems(workflow(tmp_path, bad, corpora, tmp_path / "out"))
+    assert any(
+        "train.yaml:25: model -> config -> document_postprocess" in e
+        and "unknown document post-processing propagate_everything" in e
+        for e in errors
+    ), errors
 
 
 # ----------------------------------------------------------------------------- validation

@@ -6,6 +6,10 @@ k-means at several granularities; a token's features are its cluster ids (the
 "Brown cluster prefix" idea at coarse and fine levels). The text comes from the
 corpora folder's training-side material only: the CRAFT articles, the UBERON,
 CL and SO ontology definitions, and the training portions of BC2GM and AnatEM.
+
+A second kind of clusters groups words by their word2vec vectors (k-means of the
+static vectors inside a spaCy pipeline, e.g. the shipped ``craft_syntax`` one,
+trained on CRAFT and BC2GM text): the same feature shape under another prefix.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from casflow.components.ner.ontology import _lines
 from casflow.components.ner.tokenize import Span, tokenize
@@ -103,6 +108,50 @@ def build_clusters(
     return {w: tuple(int(c[i]) for c in ids) for i, w in enumerate(vocab)}
 
 
+def vector_clusters(
+    words: Sequence[str],
+    vectors: Any,
+    sizes: Sequence[int] = (100, 300, 1000),
+    seed: int = 0,
+) -> dict[str, tuple[int, ...]]:
+    """Word -> one k-means cluster id per size, over the unit-length ``vectors`` (one row
+    per word). Words with the same :func:`cluster_key` share the mean of their vectors."""
+    import numpy as np
+    from sklearn.cluster import KMeans
+
+    rows: dict[str, list[int]] = {}
+    for row, word in enumerate(words):
+        rows.setdefault(cluster_key(word), []).append(row)
+    keys = sorted(rows)
+    data = np.asarray(vectors, dtype=float)
+    merged = np.stack([data[rows[key]].mean(axis=0) for key in keys])
+    merged /= np.linalg.norm(merged, axis=1, keepdims=True) + 1e-9
+    # fewer words than clusters (tiny vector tables) would make k-means fail
+    ids = [
+        KMeans(n_clusters=min(size, len(keys)), n_init=1, random_state=seed).fit_predict(merged)
+        for size in sizes
+    ]
+    return {key: tuple(int(c[i]) for c in ids) for i, key in enumerate(keys)}
+
+
+def spacy_vector_clusters(
+    model: Path, sizes: Sequence[int] = (100, 300, 1000), seed: int = 0
+) -> dict[str, tuple[int, ...]]:
+    """:func:`vector_clusters` of the static word vectors of the spaCy pipeline at ``model``."""
+    import spacy
+
+    vocab = spacy.load(model).vocab
+    table = vocab.vectors
+    if table.shape[0] == 0:
+        raise ValueError(
+            f"the spaCy pipeline {model} has no static word vectors; name a pipeline with "
+            "vectors (e.g. the shipped craft_syntax) or give an existing clusters file"
+        )
+    keys = sorted(table.key2row.items(), key=lambda item: item[1])
+    words = [vocab.strings[key] for key, _ in keys]
+    return vector_clusters(words, table.data[[row for _, row in keys]], sizes, seed)
+
+
 def save_clusters(clusters: dict[str, tuple[int, ...]], path: Path) -> None:
     lines = [f"{w}\t{' '.join(map(str, ids))}" for w, ids in sorted(clusters.items())]
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -118,16 +167,17 @@ def load_clusters(path: Path) -> dict[str, tuple[int, ...]]:
 
 
 def cluster_features(
-    text: str, spans: Sequence[Span], clusters: dict[str, tuple[int, ...]]
+    text: str, spans: Sequence[Span], clusters: dict[str, tuple[int, ...]], prefix: str = "k"
 ) -> list[list[str]]:
-    """Per token: its cluster ids at each size, and the middle size's ids of its neighbours."""
+    """Per token: its cluster ids at each size, and the middle size's ids of its neighbours
+    (feature names start with ``prefix``, so two cluster sets can be used together)."""
     ids = [clusters.get(cluster_key(text[b:e])) for b, e in spans]
     out = []
     for i, own in enumerate(ids):
-        f = [f"k{n}={c}" for n, c in enumerate(own)] if own else ["k=UNK"]
+        f = [f"{prefix}{n}={c}" for n, c in enumerate(own)] if own else [f"{prefix}=UNK"]
         for d in (-1, 1):
             j = i + d
             if 0 <= j < len(ids) and ids[j]:
-                f.append(f"k1[{d}]={ids[j][1]}")
+                f.append(f"{prefix}1[{d}]={ids[j][1]}")
         out.append(f)
     return out

@@ -17,7 +17,7 @@ import cassis
 from pydantic import Field
 
 from casflow.components.ner.crf import META_FILE, MODEL_FILE
-from casflow.components.ner.ensemble import load_tagger
+from casflow.components.ner.ensemble import document_steps, load_tagger
 from casflow.components.ner.tokenize import Span, refine, tokenize
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, TOKEN
@@ -100,6 +100,7 @@ class CrfNer(Processor):
         if problem:
             raise FileNotFoundError(problem)
         self.tagger = load_tagger(path)
+        self.document_steps = document_steps(path)
 
     @classmethod
     def requirements(cls, config: CrfNerConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
@@ -142,14 +143,17 @@ class CrfNer(Processor):
     def process(self, view: cassis.Cas) -> None:
         text = view.sofa_string or ""
         mention_type = view.typesystem.get_type(self.config.mention_type)
-        annotations = []
+        mentions = []
         for sentence in self._sentences(view, text):
-            spans = self._tokens(view, text, sentence)
-            for begin, end, label, confidence in self.tagger.tag(text, spans):
-                annotations.append(
-                    mention_type(begin=begin, end=end, value=label, confidence=confidence)
-                )
-        view.add_all(annotations)
+            mentions.extend(self.tagger.tag(text, self._tokens(view, text, sentence)))
+        for step in self.document_steps:
+            mentions = step(text, mentions)
+        view.add_all(
+            [
+                mention_type(begin=begin, end=end, value=label, confidence=confidence)
+                for begin, end, label, confidence in mentions
+            ]
+        )
 
 
 class GeneNerConfig(CrfNerConfig):

@@ -30,6 +30,7 @@ MODEL_FILE = "model.crfsuite"
 META_FILE = "meta.json"
 LEXICON_FILE = "lexicon.tsv"
 CLUSTERS_FILE = "clusters.tsv"
+EMBEDDING_CLUSTERS_FILE = "embedding_clusters.tsv"
 POS_FILE = "pos.crfsuite"
 
 
@@ -56,11 +57,13 @@ class DocumentContext:
         lexicon: Lexicon | None,
         clusters: dict[str, tuple[int, ...]] | None = None,
         pos_tagger: PosTagger | None = None,
+        embedding_clusters: dict[str, tuple[int, ...]] | None = None,
     ) -> None:
         self.settings = settings
         self.lexicon = lexicon
         self.clusters = clusters
         self.pos_tagger = pos_tagger
+        self.embedding_clusters = embedding_clusters
         self._text: str | None = None
         self._abbreviations: dict[str, str] = {}
         self._long_classes: dict[str, list[str]] = {}
@@ -101,6 +104,10 @@ class DocumentContext:
                 mine.extend(more)
         if self.settings.clusters and self.clusters is not None:
             for mine, more in zip(extra, cluster_features(text, spans, self.clusters), strict=True):
+                mine.extend(more)
+        if self.settings.embedding_clusters and self.embedding_clusters is not None:
+            embedded = cluster_features(text, spans, self.embedding_clusters, prefix="e")
+            for mine, more in zip(extra, embedded, strict=True):
                 mine.extend(more)
         return sentence_features(text, spans, self.settings, tags, extra)
 
@@ -146,13 +153,14 @@ class CrfTagger:
         clusters: dict[str, tuple[int, ...]] | None = None,
         postprocess: Sequence[str] = (),
         pos_tagger: PosTagger | None = None,
+        embedding_clusters: dict[str, tuple[int, ...]] | None = None,
     ) -> None:
         self.model_dir = Path(model_dir)
         self.postprocess = [POSTPROCESSORS[name] for name in postprocess]
         self.settings = settings
         self.scheme = scheme
         self.lexicon = lexicon
-        self._context = DocumentContext(settings, lexicon, clusters, pos_tagger)
+        self._context = DocumentContext(settings, lexicon, clusters, pos_tagger, embedding_clusters)
         self._tagger = pycrfsuite.Tagger()
         self._tagger.open(str(self.model_dir / MODEL_FILE))
 
@@ -170,6 +178,9 @@ class CrfTagger:
         if meta.get("clusters"):
             clusters = load_clusters(model_dir / meta["clusters"])
         pos_tagger = PosTagger(model_dir / meta["pos"]) if meta.get("pos") else None
+        embedding_clusters = None
+        if meta.get("embedding_clusters"):
+            embedding_clusters = load_clusters(model_dir / meta["embedding_clusters"])
         return cls(
             model_dir,
             settings,
@@ -178,6 +189,7 @@ class CrfTagger:
             clusters,
             meta.get("postprocess", ()),
             pos_tagger,
+            embedding_clusters,
         )
 
     def features(self, text: str, spans: Sequence[Span]) -> list[list[str]]:
@@ -209,6 +221,7 @@ def train_crf(
     meta_extra: dict[str, Any] | None = None,
     clusters: dict[str, tuple[int, ...]] | None = None,
     pos_model: Path | None = None,
+    embedding_clusters: dict[str, tuple[int, ...]] | None = None,
 ) -> dict[str, Any]:
     """Train on (features, labels) sequences; write the model folder; return its meta."""
     model_dir = Path(model_dir)
@@ -235,6 +248,8 @@ def train_crf(
         save_clusters(clusters, model_dir / CLUSTERS_FILE)
     if pos_model is not None:
         shutil.copyfile(pos_model, model_dir / POS_FILE)
+    if embedding_clusters is not None:
+        save_clusters(embedding_clusters, model_dir / EMBEDDING_CLUSTERS_FILE)
     meta = {
         "scheme": params.scheme,
         "features": asdict(settings),
@@ -252,6 +267,11 @@ def train_crf(
         "lexicon": LEXICON_FILE if lexicon is not None else None,
         "clusters": CLUSTERS_FILE if clusters is not None else None,
         "pos": POS_FILE if pos_model is not None else None,
+        **(
+            {"embedding_clusters": EMBEDDING_CLUSTERS_FILE}
+            if embedding_clusters is not None
+            else {}
+        ),
         **(meta_extra or {}),
     }
     (model_dir / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")

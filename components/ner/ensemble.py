@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from casflow.components.ner.crf import META_FILE, CrfTagger
+from casflow.components.ner.postprocess import DOCUMENT_POSTPROCESSORS, DocumentStep
 from casflow.components.ner.tokenize import Span
 
 Tagged = tuple[int, int, str, float]
@@ -55,6 +56,20 @@ def load_tagger(model_dir: str | Path) -> CrfTagger | EnsembleTagger:
     model_dir = Path(model_dir)
     meta = json.loads((model_dir / META_FILE).read_text(encoding="utf-8"))
     return EnsembleTagger.load(model_dir) if "members" in meta else CrfTagger.load(model_dir)
+
+
+def document_steps(model_dir: str | Path) -> list[DocumentStep]:
+    """The document-level post-processing a model folder's meta names (after the vote)."""
+    meta = json.loads((Path(model_dir) / META_FILE).read_text(encoding="utf-8"))
+    names = meta.get("document_postprocess", [])
+    unknown = [name for name in names if name not in DOCUMENT_POSTPROCESSORS]
+    if unknown:
+        raise ValueError(
+            f"{Path(model_dir) / META_FILE}: unknown document_postprocess "
+            f"{', '.join(unknown)}; known: {', '.join(DOCUMENT_POSTPROCESSORS)} "
+            "(a newer casflow may have written this model)"
+        )
+    return [DOCUMENT_POSTPROCESSORS[name] for name in names]
 
 
 def assemble(output: Path, members: Sequence[Path], needed: int | None = None) -> None:

@@ -59,6 +59,7 @@ class FeatureSettings:
     abbreviations: bool = False
     clusters: bool = False
     pos: bool = False
+    embedding_clusters: bool = False
 
 
 def shape(word: str) -> str:

@@ -9,11 +9,23 @@
   encoded formula or image (PMC text holds "MathType@MTEF@..." strings), never
   an entity; the tokenizer splits it into many tokens that the tagger sometimes
   labels, so mentions inside such runs are removed.
+
+Document-level steps see every mention of a document after tagging (and after
+the members' vote):
+
+- ``propagate_abbreviations``: a short form defined as "long form (SF)" in the
+  document is tagged wherever it stands, with the class of a tagged mention that
+  spells the long form or its last words ("human colorectal cancer (CRC)" with
+  "colorectal cancer" tagged as Cancer makes every "CRC" a Cancer); the
+  abbreviation features alone leave many short forms untagged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
+
+from casflow.components.ner.abbreviations import find_abbreviations
 
 Mention = tuple[int, int, str, float]
 _PAIRS = (("(", ")"), ("[", "]"))
@@ -64,3 +76,45 @@ def drop_long_chunks(text: str, mentions: Sequence[Mention]) -> list[Mention]:
 
 
 POSTPROCESSORS = {"balance_brackets": balance_brackets, "drop_long_chunks": drop_long_chunks}
+
+
+def _long_form_mention(long: str, tagged: dict[str, Mention]) -> Mention | None:
+    """The tagged mention spelling ``long``, else its longest run of last words."""
+    words = long.lower().split()
+    for first in range(len(words)):
+        found = tagged.get(" ".join(words[first:]))
+        if found is not None:
+            return found
+    return None
+
+
+def propagate_abbreviations(text: str, mentions: Sequence[Mention]) -> list[Mention]:
+    # the first mention of each (lower-cased, whitespace-normalised) string gives the class
+    tagged: dict[str, Mention] = {}
+    for mention in mentions:
+        tagged.setdefault(" ".join(text[mention[0] : mention[1]].lower().split()), mention)
+    taken = [(m[0], m[1]) for m in mentions]
+    added: list[Mention] = []
+    for short, long in find_abbreviations(text).items():
+        source = _long_form_mention(long, tagged)
+        if source is None:
+            continue
+        for match in re.finditer(re.escape(short), text):
+            begin, end = match.span()
+            # whole words only: "CRC" is not in "CRCs" or "pCRC1"
+            if (begin > 0 and text[begin - 1].isalnum()) or (
+                end < len(text) and text[end].isalnum()
+            ):
+                continue
+            if any(b < end and begin < e for b, e in taken):
+                continue
+            taken.append((begin, end))
+            added.append((begin, end, source[2], source[3]))
+    return sorted([*mentions, *added])
+
+
+DocumentStep = Callable[[str, Sequence[Mention]], list[Mention]]
+#: steps over a whole document's mentions (a model's meta names them)
+DOCUMENT_POSTPROCESSORS: dict[str, DocumentStep] = {
+    "propagate_abbreviations": propagate_abbreviations
+}

@@ -49,6 +49,9 @@ from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, load_typ
 
 Log = Callable[[str], None]
 MODEL_DIR = "model"
+#: the shipped spaCy pipeline whose static vectors (word2vec, CRAFT + BC2GM text) make
+#: the embedding clusters
+VECTORS_MODEL = "craft_syntax"
 #: layer -> the mention type it learns
 MENTION_LAYERS = {"genes": GENE_MENTION, "anatomy": ANATOMY_MENTION}
 
@@ -89,10 +92,27 @@ def resource_inputs(
                 corpora / "anatem" / "conll" / "train",
             )
         ]
+    if (
+        options.embedding_clusters is not None
+        and not cache_path(options.embedding_clusters, context).is_file()
+    ):
+        needed.append(
+            (
+                f"building the embedding clusters {options.embedding_clusters}",
+                _shipped_vectors_model(),
+            )
+        )
     if options.pos_model is not None and not cache_path(options.pos_model, context).is_file():
         training = f"training the POS tagger {options.pos_model}"
         needed.append((training, corpora / "anatem" / "nersuite" / "train"))
     return needed
+
+
+def _shipped_vectors_model() -> Path:
+    """The spaCy pipeline whose word vectors the embedding clusters group."""
+    from casflow.components import models
+
+    return models.MODELS_DIR / VECTORS_MODEL
 
 
 class Resources:
@@ -143,6 +163,23 @@ class Resources:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 built = build_clusters(unlabelled_texts(self.corpora), seed=self.seed)
                 save_clusters(built, path)
+            self._clusters[path] = load_clusters(path)
+        return self._clusters[path]
+
+    def embedding_clusters(self, name: str, log: Log) -> dict[str, tuple[int, ...]]:
+        from casflow.components.ner.clusters import (
+            load_clusters,
+            save_clusters,
+            spacy_vector_clusters,
+        )
+
+        path = cache_path(name, self.context)
+        if path not in self._clusters:
+            if not path.is_file():
+                model = _shipped_vectors_model()
+                log(f"clustering the word vectors of {model} -> {path}")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                save_clusters(spacy_vector_clusters(model, seed=self.seed), path)
             self._clusters[path] = load_clusters(path)
         return self._clusters[path]
 
@@ -211,6 +248,11 @@ def train_member(
 
     pos_path = resources.pos_model(options.pos_model, log) if options.pos_model else None
     clusters = resources.clusters(options.clusters, log) if options.clusters else None
+    embedding_clusters = (
+        resources.embedding_clusters(options.embedding_clusters, log)
+        if options.embedding_clusters
+        else None
+    )
     features = options.features
     settings = FeatureSettings(
         window=features.window,
@@ -221,6 +263,7 @@ def train_member(
         abbreviations=features.abbreviations,
         clusters=clusters is not None,
         pos=pos_path is not None,
+        embedding_clusters=embedding_clusters is not None,
     )
     pos_tagger = PosTagger(pos_path) if pos_path is not None else None
     static = resources.static_lexicon(options, log)
@@ -237,7 +280,8 @@ def train_member(
         for fold in range(max(k, 1))
     ]
     contexts = [
-        DocumentContext(settings, lexicon, clusters, pos_tagger) for lexicon in fold_lexicons
+        DocumentContext(settings, lexicon, clusters, pos_tagger, embedding_clusters)
+        for lexicon in fold_lexicons
     ]
 
     def sequences():
@@ -274,6 +318,7 @@ def train_member(
             },
             clusters=clusters,
             pos_model=pos_path,
+            embedding_clusters=embedding_clusters,
         )
 
 
@@ -357,6 +402,12 @@ class CrfMentionTrainer(Trainer):
         models = self.config.models()
         if self.config.crf is not None:
             self._train_one(examples, models[0], model_dir, output_dir / f"{MODEL_DIR}.done", log)
+            meta_path = model_dir / META_FILE
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            # not part of the CRF's fingerprint: it runs after tagging, so it is (re)set here
+            meta.pop("document_postprocess", None)
+            meta.update(self._document_meta())
+            meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
             return model_dir
         names = []
         for number, options in enumerate(models, start=1):
@@ -365,9 +416,13 @@ class CrfMentionTrainer(Trainer):
             self._train_one(examples, options, model_dir / name, output_dir / f"{name}.done", log)
             names.append(name)
         needed = self.config.needed or len(names) // 2 + 1
-        meta = {"members": names, "needed": needed}
+        meta = {"members": names, "needed": needed, **self._document_meta()}
         (model_dir / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
         return model_dir
+
+    def _document_meta(self) -> dict[str, list[str]]:
+        steps = list(self.config.document_postprocess)
+        return {"document_postprocess": steps} if steps else {}
 
     def _train_one(
         self, examples: list[Example], options: CrfOptions, folder: Path, done: Path, log: Log
@@ -377,6 +432,9 @@ class CrfMentionTrainer(Trainer):
         if options.clusters:
             self.resources.clusters(options.clusters, log)
             files.append(cache_path(options.clusters, self.context))
+        if options.embedding_clusters:
+            self.resources.embedding_clusters(options.embedding_clusters, log)
+            files.append(cache_path(options.embedding_clusters, self.context))
         if options.pos_model:
             files.append(self.resources.pos_model(options.pos_model, log))
         fingerprint = training_fingerprint(examples, options, self.config.label, self.seed, files)
@@ -467,9 +525,14 @@ class CrfMentionTrainer(Trainer):
             if self.config.eval_sentences == "gold"
             else "sentences from the rule-based splitter"
         )
+        steps = (
+            f", then {', '.join(self.config.document_postprocess)} over each document's mentions"
+            if self.config.document_postprocess
+            else ""
+        )
         return (
             f"{kind} (python-crfsuite, L-BFGS) over casflow's tokens, trained from the gold "
-            f"{self.mention_type.rsplit('.', 1)[-1]} annotations; load the model folder with "
+            f"{self.mention_type.rsplit('.', 1)[-1]} annotations{steps}; load the model folder with "
             "`ner.crf.v1` (`model: <folder>`). Scores run that component on each document's "
             f"raw text ({sentences}) and count {criterion}. p, r and f are micro-averaged "
             "percentages; macro_f (with several classes) is the mean F over the gold classes."

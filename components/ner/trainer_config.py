@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from casflow.components.ner.postprocess import POSTPROCESSORS
+from casflow.components.ner.postprocess import DOCUMENT_POSTPROCESSORS, POSTPROCESSORS
 from casflow.pipeline.component import ComponentConfig
 
 
@@ -64,6 +64,12 @@ class CrfOptions(ComponentConfig):
         description="Word-cluster features from this file (word<TAB>ids); built from the "
         "corpora folder's unlabelled training-side text when the file does not exist, and "
         "kept there. None: no cluster features.",
+    )
+    embedding_clusters: str | None = Field(
+        None,
+        description="Word-embedding cluster features from this file (word<TAB>ids): k-means "
+        "(100, 300, 1000 clusters) of the word2vec vectors inside the shipped craft_syntax "
+        "spaCy pipeline, built when the file does not exist and kept there. None: none.",
     )
     pos_model: str | None = Field(
         None,
@@ -119,6 +125,11 @@ class CrfMentionTrainerConfig(ComponentConfig):
     needed: int | None = Field(
         None, ge=1, description="Votes a mention needs (members only); none: a majority."
     )
+    document_postprocess: list[str] = Field(
+        default_factory=list,
+        description="Post-processing of each document's mentions after tagging (and after the "
+        f"vote), in order ({', '.join(DOCUMENT_POSTPROCESSORS)}); stored in the model's meta.",
+    )
     corpora: str | None = Field(
         None,
         description="Corpora folder for lexicons, clusters and the POS tagger (CRAFT "
@@ -140,6 +151,17 @@ class CrfMentionTrainerConfig(ComponentConfig):
         "them, or sorted by document id (python -m casflow.components.ner.train reads AnatEM "
         "files in name order). The CRF's sums, hence its weights, depend on the order.",
     )
+
+    @field_validator("document_postprocess")
+    @classmethod
+    def _known_document_steps(cls, value: list[str]) -> list[str]:
+        unknown = [name for name in value if name not in DOCUMENT_POSTPROCESSORS]
+        if unknown:
+            raise ValueError(
+                f"unknown document post-processing {', '.join(unknown)}; known: "
+                f"{', '.join(DOCUMENT_POSTPROCESSORS)}"
+            )
+        return value
 
     @field_validator("crf")
     @classmethod
