@@ -144,8 +144,10 @@ def ship_pipeline(
     nlp.to_disk(target)
     config = load_config(target / "config.cfg", interpolate=False)
     config["nlp"]["tokenizer"] = {"@tokenizers": "spacy.Tokenizer.v1"}
-    for name in ("train", "dev"):
-        config["paths"][name] = None
+    # training-time paths are of the machine that trained it; loading needs none
+    for name in ("train", "dev", "vectors", "init_tok2vec"):
+        if name in config["paths"]:
+            config["paths"][name] = None
     config.to_disk(target / "config.cfg")
     return target
 
