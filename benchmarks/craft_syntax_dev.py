@@ -12,23 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-from pathlib import Path
 
 import spacy
+from _common import CORPORA
 
 from casflow.components.models import shipped_model_path
 from casflow.components.training.craft_syntax import read_craft_split
 from casflow.components.training.evaluate_syntax import evaluate_pipeline
 
-DEFAULT_CRAFT = (
-    Path(
-        os.environ.get(
-            "CASFLOW_CORPORA", Path(__file__).resolve().parents[2] / "shared" / "corpora"
-        )
-    )
-    / "craft"
-)
+DEFAULT_CRAFT = CORPORA / "craft"
 
 
 def main() -> None:

@@ -10,23 +10,16 @@ excluded, per wall-clock second). Set OMP_NUM_THREADS=1 to measure one thread.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from pathlib import Path
 
 import spacy
+from _common import CORPORA
 
 from casflow.components.models import shipped_model_path
 from casflow.components.training.craft_syntax import craft_ids
 
-DEFAULT_CRAFT = (
-    Path(
-        os.environ.get(
-            "CASFLOW_CORPORA", Path(__file__).resolve().parents[2] / "shared" / "corpora"
-        )
-    )
-    / "craft"
-)
+DEFAULT_CRAFT = CORPORA / "craft"
 
 
 def main() -> None:

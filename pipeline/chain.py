@@ -205,18 +205,7 @@ class Chain:
     # -- per-document stages ------------------------------------------------
 
     def load(self, ref: DocumentRef) -> cassis.Cas:
-        if ref.error:
-            raise InputUnreadable(ref.error)
-        cas = cassis.Cas(typesystem=self.typesystem)
-        view_name = self.workflow.reader.spec.view
-        view = cas if view_name == INITIAL_VIEW else cas.create_view(view_name)
-        replacement = self.reader.load(ref, view)
-        if replacement is not None:
-            cas = replacement
-        elif view_name != INITIAL_VIEW:
-            set_sofa_text(cas, view.sofa_string or "")
-        _ensure_metadata(cas, ref)
-        return cas
+        return read_document(self.reader, ref, self.workflow.reader.spec.view, self.typesystem)
 
     def view(self, cas: cassis.Cas, name: str) -> cassis.Cas:
         """A view by name; views not yet created share the initial view's text."""
@@ -228,6 +217,24 @@ class Chain:
             view = cas.create_view(name)
             set_sofa_text(view, cas.get_view(INITIAL_VIEW).sofa_string or "")
             return view
+
+
+def read_document(
+    reader: Reader, ref: DocumentRef, view_name: str, typesystem: cassis.TypeSystem
+) -> cassis.Cas:
+    """A new CAS with ``ref`` loaded by ``reader`` into ``view_name`` (the initial view
+    gets the same text, so views created later share it) and the document metadata set."""
+    if ref.error:
+        raise InputUnreadable(ref.error)
+    cas = cassis.Cas(typesystem=typesystem)
+    view = cas if view_name == INITIAL_VIEW else cas.create_view(view_name)
+    replacement = reader.load(ref, view)
+    if replacement is not None:
+        cas = replacement
+    elif view_name != INITIAL_VIEW:
+        set_sofa_text(cas, view.sofa_string or "")
+    _ensure_metadata(cas, ref)
+    return cas
 
 
 def _ensure_metadata(cas: cassis.Cas, ref: DocumentRef) -> None:

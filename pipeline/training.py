@@ -42,11 +42,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import cassis
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from casflow.pipeline.cas_utils import set_sofa_text
-from casflow.pipeline.component import INITIAL_VIEW, Reader, Trainer, TrainingContext
+from casflow.pipeline.chain import read_document
+from casflow.pipeline.component import Reader, Trainer, TrainingContext
 from casflow.pipeline.files import atomic_write_text
 from casflow.pipeline.validation import (
     ResolvedStep,
@@ -324,6 +323,34 @@ def seed_everything(seed: int) -> None:
         pass
 
 
+class LogLines:
+    """A file-like object feeding whole lines to ``log``: trainers hand it to tools that
+    print progress (spaCy's table, crfsuite) so it reaches the training log."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.log = log
+        self.buffer = ""
+
+    def __enter__(self) -> LogLines:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.buffer.strip():
+            self.log(self.buffer.rstrip())
+        self.buffer = ""
+
+    def write(self, text: str) -> int:
+        self.buffer += text
+        while "\n" in self.buffer:
+            line, self.buffer = self.buffer.split("\n", 1)
+            if line.strip():
+                self.log(line.rstrip())
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
 class TrainingDataError(Exception):
     """A gold document could not be read; training refuses to go on without it."""
 
@@ -346,14 +373,9 @@ def read_gold_examples(
         for n, ref in enumerate(refs, start=1):
             if ref.error:
                 raise TrainingDataError(f"{what} document {ref.doc_id} ({ref.uri}): {ref.error}")
-            cas = cassis.Cas(typesystem=typesystem)
-            view = cas if view_name == INITIAL_VIEW else cas.create_view(view_name)
             try:
-                replacement = reader.load(ref, view)
-                if replacement is not None:
-                    view = replacement.get_view(view_name)
-                elif view_name != INITIAL_VIEW:
-                    set_sofa_text(cas, view.sofa_string or "")
+                cas = read_document(reader, ref, view_name, typesystem)
+                view = cas.get_view(view_name)
                 examples.append((ref.doc_id, trainer.example(view, ref.doc_id)))
             except TrainingDataError:
                 raise

@@ -45,6 +45,7 @@ from casflow.components.readers.inputs import resolve_input
 from casflow.pipeline.cas_utils import set_sofa_text
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer
 from casflow.pipeline.counts import Counts, add_counts
+from casflow.pipeline.training import LogLines
 from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, load_typesystem
 
 Log = Callable[[str], None]
@@ -213,25 +214,6 @@ def training_fingerprint(
     return digest.hexdigest()
 
 
-class _LogLines:
-    """A file-like object that feeds whole lines to ``log`` (crfsuite progress is printed)."""
-
-    def __init__(self, log: Log) -> None:
-        self.log = log
-        self.buffer = ""
-
-    def write(self, text: str) -> int:
-        self.buffer += text
-        while "\n" in self.buffer:
-            line, self.buffer = self.buffer.split("\n", 1)
-            if line.strip():
-                self.log(line.rstrip())
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-
 def train_member(
     examples: Sequence[Example],
     options: CrfOptions,
@@ -304,7 +286,7 @@ def train_member(
         },
     )
     shipped_lexicon = merged(static, mention_lexicon(examples, label) if k else None)
-    with redirect_stdout(_LogLines(log)):  # type: ignore[type-var]
+    with LogLines(log) as lines, redirect_stdout(lines):  # type: ignore[type-var]
         return train_crf(
             sequences(),
             output,

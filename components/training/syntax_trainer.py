@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ import cassis
 from pydantic import BaseModel, ConfigDict, Field
 
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer
+from casflow.pipeline.training import LogLines
 from casflow.typesystem import DEPENDENCY, POS, SENTENCE, TOKEN
 
 from .gold import GoldSyntaxDocument
@@ -186,7 +186,6 @@ class SpacySyntaxTrainer(Trainer):
                 "train.spacy.syntax.v1 selects checkpoints on development documents: "
                 "give gold.dev in the training workflow"
             )
-        os.environ.setdefault("OMP_NUM_THREADS", str(self.config.threads))
         _limit_threads(self.config.threads)
         output_dir = Path(output_dir)
         corpus = output_dir / "corpus"
@@ -223,7 +222,7 @@ class SpacySyntaxTrainer(Trainer):
             fix_random_seed(self.seed)
             if stage_dir.exists():
                 shutil.rmtree(stage_dir)  # an interrupted stage starts over
-            with _log_stream(log) as stream:
+            with LogLines(log) as stream:
                 train_pipeline(
                     config_path,
                     corpus / "train.spacy",
@@ -292,30 +291,4 @@ def _limit_threads(threads: int) -> None:
 
         threadpool_limits(threads)
     except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn/numpy stacks
-        pass
-
-
-class _log_stream:
-    """A file-like object feeding spaCy's console table to the training log, line by line."""
-
-    def __init__(self, log: Callable[[str], None]) -> None:
-        self.log = log
-        self.buffer = ""
-
-    def __enter__(self) -> _log_stream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.buffer.strip():
-            self.log(self.buffer.rstrip())
-
-    def write(self, text: str) -> int:
-        self.buffer += text
-        while "\n" in self.buffer:
-            line, self.buffer = self.buffer.split("\n", 1)
-            if line.strip():
-                self.log(line.rstrip())
-        return len(text)
-
-    def flush(self) -> None:
         pass
