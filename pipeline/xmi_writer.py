@@ -118,10 +118,10 @@ _UNSUPPORTED = "unsupported"  # inline lists and non-FS arrays: only while unset
 class TypePlan:
     """How to follow references from, and write, feature structures of one type."""
 
-    # The type and its features when the plan was made, held weakly so that the
-    # cache does not keep type systems alive.
+    # The type when the plan was made, held weakly so that the cache does not keep
+    # type systems alive, and what of its features the plan depends on.
     type_ref: weakref.ref[Type]
-    feature_refs: tuple[weakref.ref[Feature], ...]
+    feature_keys: tuple[FeatureKey, ...]
     namespace: str  # XML namespace URI
     raw_prefix: str  # namespace prefix before cassis numbers it
     local_name: str
@@ -134,9 +134,32 @@ class TypePlan:
     writer_factory: Callable[..., Callable[[Any], str]]
 
     def made_from(self, features: list[Feature]) -> bool:
-        return len(features) == len(self.feature_refs) and all(
-            ref() is feature for ref, feature in zip(self.feature_refs, features, strict=True)
+        return self.feature_keys == feature_keys(features)
+
+
+# What a plan depends on in one feature. Features are mutable: cassis's own tests flip
+# multipleReferencesAllowed on a feature between writes, and rangeType can be
+# replaced, so the same Feature object does not mean the same plan.
+FeatureKey = tuple[str, str | None, str | None, bool | None]
+
+
+def _type_name(type_: Type | str | None) -> str | None:
+    if type_ is None or isinstance(type_, str):
+        return type_
+    return type_.name
+
+
+def feature_keys(features: list[Feature]) -> tuple[FeatureKey, ...]:
+    """Name, range, element type and multipleReferencesAllowed of each feature."""
+    return tuple(
+        (
+            feature.name,
+            _type_name(feature.rangeType),
+            _type_name(feature.elementType),
+            feature.multipleReferencesAllowed,
         )
+        for feature in features
+    )
 
 
 _plans: dict[int, TypePlan] = {}  # id(type) -> plan; entries leave with their type
@@ -202,7 +225,7 @@ def _make_plan(ts: TypeSystem, type_: Type) -> TypePlan:
         writer_factory = _compile_writer(type_.name, attributes)
     return TypePlan(
         type_ref=weakref.ref(type_),
-        feature_refs=tuple(weakref.ref(feature) for feature in features),
+        feature_keys=feature_keys(features),
         namespace=namespace,
         raw_prefix=raw_prefix,
         local_name=local_name,

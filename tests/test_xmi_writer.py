@@ -546,6 +546,60 @@ def test_an_unexpected_fast_path_failure_is_reported_and_cassis_writes(
     assert "RuntimeError: bug" in caplog.text
 
 
+# --------------------------------------------------------------------------- dkpro-cassis's own test files
+
+CASSIS_FIXTURES = Path(__file__).parent / "fixtures" / "cassis"  # see its NOTICE
+# XMI file -> (its type system, True if the fast path writes it; False: it holds
+# lists or primitive arrays, which cas_to_xmi_bytes leaves to cassis). The pairs
+# are those of cassis's own deserialization tests.
+CASSIS_CASES = {
+    "small_cas": ("small_typesystem", True),
+    "cas_with_inheritance": ("typesystem_with_inheritance", True),
+    "cas_with_collections": ("typesystem_with_collections", False),
+    "cas_with_references": ("webanno_types", True),
+    "cas_with_nonindexed_fs": ("important_dkpro_types", True),
+    "cas_with_empty_array_reference": ("important_dkpro_types", True),
+    "cas_with_reserved_names": ("typesystem_with_reserved_names", True),
+    "cas_with_two_sofas": ("small_typesystem", True),
+    "cas_with_smileys": ("important_dkpro_types", True),
+    "cas_with_floating_point_special_values": ("typesystem_with_floating_points", False),
+    "cas_has_fs_with_no_namespace": ("typesystem_has_types_with_no_namespace", True),
+    "cas_with_multiple_references_allowed_string_array": (
+        "typesystem_with_multiple_references_allowed",
+        False,
+    ),
+    "cas_with_list_features": ("typesystem_with_list_features", False),
+    "cas_with_array_features": ("typesystem_with_array_features", False),
+}
+
+
+def load_cassis_fixture(name: str) -> cassis.Cas:
+    typesystem_name = CASSIS_CASES[name][0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # cassis warns about reserved feature names
+        ts = cassis.load_typesystem(
+            (CASSIS_FIXTURES / "typesystems" / f"{typesystem_name}.xml").read_text("utf-8")
+        )
+        with open(CASSIS_FIXTURES / "xmi" / f"{name}.xmi", "rb") as xmi:
+            return cassis.load_cas_from_xmi(xmi, typesystem=ts)
+
+
+def test_every_cassis_fixture_is_listed() -> None:
+    assert sorted(p.stem for p in (CASSIS_FIXTURES / "xmi").glob("*.xmi")) == sorted(CASSIS_CASES)
+
+
+@pytest.mark.parametrize("name", sorted(CASSIS_CASES))
+def test_cassis_test_files_are_written_as_cassis_writes_them(name: str) -> None:
+    if CASSIS_CASES[name][1]:
+        assert_identical(lambda: load_cassis_fixture(name))
+    else:
+        with pytest.raises(XmiFastPathUnsupported):
+            fast_xmi_text(load_cassis_fixture(name))
+    # What the XMI writer writes either way: cassis's bytes.
+    expected = load_cassis_fixture(name).to_xmi().encode("utf-8")
+    assert cas_to_xmi_bytes(load_cassis_fixture(name)) == expected
+
+
 # --------------------------------------------------------------------------- plans, writer
 
 
@@ -564,6 +618,42 @@ def test_plans_are_cached_per_type_and_remade_when_features_change() -> None:
         return cas
 
     assert b'extra="x&amp;y"' in assert_identical(build)
+
+
+def in_place_case() -> tuple[cassis.TypeSystem, cassis.Cas]:
+    ts = cassis.TypeSystem()
+    elem = ts.create_type("test.Elem")
+    foo = ts.create_type("test.Foo")
+    ts.create_feature(foo, "arr", FS_ARRAY, elementType="test.Elem")
+    ts.create_feature(foo, "flag", "uima.cas.Integer")
+    cas = cassis.Cas(ts)
+    element = elem()
+    cas.add(element)
+    cas.add(foo(arr=ts.get_type(FS_ARRAY)(elements=[element]), flag=1))
+    return ts, cas
+
+
+def test_a_feature_changed_in_place_between_writes_gives_a_new_plan() -> None:
+    # The same Feature objects, changed as cassis's own tests change them: a plan
+    # keyed on feature identity wrote the first layout again.
+    ts, cas = in_place_case()
+    foo = ts.get_type("test.Foo")
+    assert fast_xmi_text(cas) == cas.to_xmi()
+    before = xmi_writer.type_plan(ts, foo)
+
+    foo.get_feature("arr").multipleReferencesAllowed = True  # the array becomes its own element
+    shared = fast_xmi_text(cas)
+    assert shared == cas.to_xmi()
+    assert "<cas:FSArray " in shared
+    assert xmi_writer.type_plan(ts, foo) is not before
+
+    foo.get_feature("flag").rangeType = ts.get_type("uima.cas.Boolean")  # 1 -> "true"
+    text = fast_xmi_text(cas)
+    assert text == cas.to_xmi()
+    assert 'flag="true"' in text
+
+    foo.get_feature("arr").multipleReferencesAllowed = False  # back to inline
+    assert fast_xmi_text(cas) == cas.to_xmi()
 
 
 def test_plans_do_not_keep_type_systems_alive() -> None:
