@@ -20,11 +20,11 @@ from pathlib import Path
 
 import cassis
 
-from casflow.components.evaluators.matching import STRICT, Mention
-from casflow.components.evaluators.mentions import mention_counts, score_mentions
-from casflow.components.formats.anatem import ANATEM_CLASSES
-from casflow.components.ner.component import AnatomyNer, AnatomyNerConfig
-from casflow.components.ner.corpora import load_anatem_documents
+from casflow.components.crfsuite.corpora import load_anatem_documents
+from casflow.components.crfsuite.tagger import AnatomyNer, AnatomyNerConfig
+from casflow.components.formats.anatem.parse import ANATEM_CLASSES
+from casflow.components.metrics.matching import STRICT, Mention
+from casflow.components.metrics.mentions import mention_counts, score_mentions
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.typesystem import ANATOMY_MENTION, SENTENCE, load_typesystem

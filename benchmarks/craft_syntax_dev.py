@@ -5,7 +5,7 @@
 The model defaults to the shipped ``craft_syntax``; the corpus to ``$CASFLOW_CORPORA/craft``
 (default ``../shared/corpora/craft``). Every article's whole text goes through the
 pipeline; scores come from casflow's evaluators (see
-``casflow.components.training.evaluate_syntax``).
+``casflow.components.spacy.evaluate_syntax``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import spacy
 from _common import CORPORA
 
 from casflow.components.models import shipped_model_path
-from casflow.components.training.craft_syntax import read_craft_split
-from casflow.components.training.evaluate_syntax import evaluate_pipeline
+from casflow.components.spacy.craft_syntax import read_craft_split
+from casflow.components.spacy.evaluate_syntax import evaluate_pipeline
 
 DEFAULT_CRAFT = CORPORA / "craft"
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import cassis
 
-from casflow.components.evaluators.mentions import score_mentions
-from casflow.components.ner.component import GeneNer, GeneNerConfig
-from casflow.components.ner.corpora import load_bc2gm
-from casflow.components.ner.evaluate import unit_counts
+from casflow.components.crfsuite.corpora import load_bc2gm
+from casflow.components.crfsuite.evaluate import unit_counts
+from casflow.components.crfsuite.tagger import GeneNer, GeneNerConfig
+from casflow.components.metrics.mentions import score_mentions
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.typesystem import GENE_MENTION, SENTENCE, load_typesystem

@@ -17,7 +17,7 @@ import spacy
 from _common import CORPORA
 
 from casflow.components.models import shipped_model_path
-from casflow.components.training.craft_syntax import craft_ids
+from casflow.components.spacy.craft_syntax import craft_ids
 
 DEFAULT_CRAFT = CORPORA / "craft"
 

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import cassis
 
-from casflow.components.readers.craft import CraftReader, CraftReaderConfig
+from casflow.cas.xmi import cas_to_xmi_bytes, fast_xmi_text
+from casflow.components.corpora.craft import CraftReader, CraftReaderConfig
 from casflow.pipeline.component import DocumentRef, RunContext
-from casflow.pipeline.xmi_writer import cas_to_xmi_bytes, fast_xmi_text
 from casflow.typesystem import load_typesystem
 
 DEFAULT_CRAFT = (

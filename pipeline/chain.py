@@ -27,7 +27,8 @@ from typing import Any
 
 import cassis
 
-from casflow.pipeline.cas_utils import set_document_metadata, set_sofa_text
+from casflow.cas.metadata import set_document_metadata
+from casflow.cas.sofa import set_sofa_text
 from casflow.pipeline.component import (
     INITIAL_VIEW,
     DocumentRef,

@@ -146,7 +146,7 @@ def cmd_check_xmi(args: argparse.Namespace) -> int:
     """Load XMI in Apache UIMA Java (strict) and compare every view with cassis."""
     from pathlib import Path
 
-    from casflow.components.interop.uima_java import (
+    from casflow.pipeline.uima_java import (
         UimaJavaError,
         cassis_cas_report,
         compare_reports,
@@ -202,14 +202,14 @@ def cmd_check_xmi(args: argparse.Namespace) -> int:
 def cmd_significance(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from casflow.components.evaluators.significance_report import (
+    from casflow.pipeline.files import atomic_write_text
+    from casflow.pipeline.significance_report import (
         SignificanceError,
         load_evaluator,
         output_name,
         read_counts,
         run_test,
     )
-    from casflow.pipeline.files import atomic_write_text
 
     output_dir = Path(args.output_dir)
     system_a, system_b = args.systems

@@ -115,7 +115,7 @@ def write_evaluation_reports(
         markdown += _markdown_table(label, step.spec.component, evaluator, systems)
         settings = getattr(step.config, "significance", None)
         if settings is not None and len(systems) > 1:
-            from casflow.components.evaluators import significance_report as sig
+            from casflow.pipeline import significance_report as sig
 
             tests = sig.pairwise(
                 evaluator,

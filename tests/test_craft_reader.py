@@ -15,9 +15,7 @@ from lxml import etree
 from pydantic import ValidationError
 
 import casflow.typesystem as T
-from casflow.components.formats.conllu import read_conllu
-from casflow.components.formats.penn import format_tree, leaves, parse_tree, read_trees
-from casflow.components.readers.craft import (
+from casflow.components.corpora.craft import (
     CraftAlignmentError,
     CraftDataError,
     CraftDataWarning,
@@ -26,6 +24,8 @@ from casflow.components.readers.craft import (
     descendants,
     read_obo_is_a,
 )
+from casflow.components.formats.conllu.parse import read_conllu
+from casflow.components.formats.penn.parse import format_tree, leaves, parse_tree, read_trees
 from casflow.pipeline.component import DocumentRef, RunContext
 from casflow.typesystem import load_typesystem
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import cassis
 import pytest
 
-from casflow.components.ner.component import (
+from casflow.components.crfsuite.crf import META_FILE, MODEL_FILE
+from casflow.components.crfsuite.tagger import (
     AnatomyNer,
     AnatomyNerConfig,
     CrfNer,
@@ -26,8 +27,7 @@ from casflow.components.ner.component import (
     GeneNer,
     GeneNerConfig,
 )
-from casflow.components.ner.crf import META_FILE, MODEL_FILE
-from casflow.components.ner.tokenize import tokenize
+from casflow.components.crfsuite.tokenize import tokenize
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.training import load_training_workflow, run_training
 from casflow.pipeline.validation import WorkflowValidationError
@@ -434,7 +434,7 @@ def test_gene_model_cross_validation_report_card_and_runtime_component(
 
 
 def test_gene_trainer_reproduces_the_command_line_trainer(tmp_path: Path, corpora: Path) -> None:
-    from casflow.components.ner.train import main as train_main
+    from casflow.components.crfsuite.train import main as train_main
 
     cli_model = tmp_path / "cli"
     args = ["--corpus", "bc2gm", "--corpora", str(corpora), "--output", str(cli_model)]
@@ -525,7 +525,7 @@ def test_anatomy_vote_of_three_crfs_with_lexicons_clusters_and_pos(
 
 
 def test_anatomy_member_reproduces_the_command_line_trainer(tmp_path: Path, corpora: Path) -> None:
-    from casflow.components.ner.train import main as train_main
+    from casflow.components.crfsuite.train import main as train_main
 
     cli_model = tmp_path / "cli"
     args = ["--corpus", "anatem", "--corpora", str(corpora), "--output", str(cli_model)]
@@ -741,7 +741,7 @@ def _read_views(reader_name: str, config: dict, doc_count: int) -> list[tuple[st
 
 
 def _trainer(layer: str, label: str | None):
-    from casflow.components.ner.trainer import CrfMentionTrainer
+    from casflow.components.crfsuite.trainer import CrfMentionTrainer
     from casflow.pipeline.component import TrainingContext
 
     config = CrfMentionTrainer.Config.model_validate({"label": label, "crf": {}})
@@ -759,7 +759,7 @@ def _same(ours, theirs) -> None:
 
 @pytest.mark.corpus
 def test_bc2gm_gold_views_give_the_corpus_loader_examples(corpora_dir: Path) -> None:
-    from casflow.components.ner.corpora import load_bc2gm
+    from casflow.components.crfsuite.corpora import load_bc2gm
 
     expected = load_bc2gm(corpora_dir / "bc2gm", "train")[:60]
     views = _read_views(
@@ -775,7 +775,7 @@ def test_bc2gm_gold_views_give_the_corpus_loader_examples(corpora_dir: Path) -> 
 
 @pytest.mark.corpus
 def test_anatem_gold_views_give_the_corpus_loader_examples(corpora_dir: Path) -> None:
-    from casflow.components.ner.corpora import load_anatem
+    from casflow.components.crfsuite.corpora import load_anatem
 
     views = _read_views(
         "anatem.reader.v1", {"corpus": str(corpora_dir / "anatem"), "split": "devel"}, 4

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from casflow.components.evaluators.dependency import (
+from casflow.components.metrics.dependency import (
     INCLUDE_PUNCTUATION,
     DepWord,
     ExcludeUpos,

@@ -19,23 +19,23 @@ from typing import Any
 import cassis
 import pytest
 
-from casflow.components.evaluators.cas_adapters import (
+from casflow.components.evaluators.adapters import (
     constituent_trees,
     dependency_sentences,
     mentions,
     tagged_tokens,
 )
-from casflow.components.evaluators.cas_evaluator import ViewTextMismatch, lookup
-from casflow.components.evaluators.significance_report import (
-    SignificanceError,
-    metric_for,
-    paired_units,
-)
-from casflow.components.formats.penn import Tree, format_tree, parse_tree
+from casflow.components.evaluators.base import ViewTextMismatch, lookup
+from casflow.components.formats.penn.parse import Tree, format_tree, parse_tree
 from casflow.pipeline.cli import main as cli_main
 from casflow.pipeline.component import ComponentConfig, Evaluator, Processor, RunContext
 from casflow.pipeline.registry import registry
 from casflow.pipeline.runner import RunOptions, run_workflow
+from casflow.pipeline.significance_report import (
+    SignificanceError,
+    metric_for,
+    paired_units,
+)
 from casflow.pipeline.validation import WorkflowValidationError, load_workflow_text
 from casflow.typesystem import (
     ALTERNATIVE,

@@ -32,7 +32,7 @@ from pathlib import Path
 import cassis
 import pytest
 
-from casflow.pipeline.cas_utils import set_sofa_text
+from casflow.cas.sofa import set_sofa_text
 from casflow.pipeline.cli import main
 from casflow.pipeline.runner import RunOptions, run_workflow
 from casflow.pipeline.validation import load_workflow

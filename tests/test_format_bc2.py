@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from casflow.components.formats import bc2
+from casflow.components.formats.bc2 import parse as bc2
 from casflow.components.formats.common import FormatError, FormatWarning
 
 SENTENCES = (

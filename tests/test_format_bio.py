@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from casflow.components.formats import bio
-from casflow.components.formats.bio import Mention
+from casflow.components.formats.bio import parse as bio
+from casflow.components.formats.bio.parse import Mention
 from casflow.components.formats.common import FormatError
 
 BIO = (

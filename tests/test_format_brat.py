@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from casflow.components.formats import brat
+from casflow.components.formats.brat import parse as brat
 from casflow.components.formats.common import FormatError
 
 TEXT = "The left and right ventricles of the heart.\nCells grew.\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from casflow.components.formats import conllu
 from casflow.components.formats.common import FormatError
+from casflow.components.formats.conllu import parse as conllu
 
 CONLLU = (
     "# newdoc id = doc1\n"

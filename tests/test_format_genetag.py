@@ -6,8 +6,8 @@ import warnings
 
 import pytest
 
-from casflow.components.formats import genetag
 from casflow.components.formats.common import FormatError, FormatWarning
+from casflow.components.formats.genetag import parse as genetag
 
 TOKENIZED = (
     "@@1 Binding/TAG of/TAG CREB/TAG //TAG ATF/TAG proteins/TAG ./.\n"

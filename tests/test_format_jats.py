@@ -1,4 +1,4 @@
-"""Tests for the NXML/JATS text assembly (casflow.components.formats.jats)."""
+"""Tests for the NXML/JATS text assembly (casflow.components.formats.jats.parse)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from casflow.components.formats.jats import (
+from casflow.components.formats.jats.parse import (
     BLOCK_SEPARATOR,
     SPAN_TYPES,
     DocumentFormatError,

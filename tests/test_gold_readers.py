@@ -17,8 +17,9 @@ from typing import Any
 import cassis
 import pytest
 
-from casflow.components.formats import bc2, genetag
-from casflow.pipeline.cas_utils import set_document_metadata
+from casflow.cas.metadata import set_document_metadata
+from casflow.components.formats.bc2 import parse as bc2
+from casflow.components.formats.genetag import parse as genetag
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
 from casflow.pipeline.runner import RunOptions, run_workflow

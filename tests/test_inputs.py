@@ -11,7 +11,7 @@ import tracemalloc
 import uuid
 from pathlib import Path
 
-from casflow.components.readers.inputs import iter_input_items
+from casflow.components.inputs import iter_input_items
 from casflow.pipeline.cli import main
 
 
@@ -69,7 +69,7 @@ def test_damaged_archive_is_one_failure_and_the_rest_is_read(tmp_path: Path) -> 
 
 
 def test_lazy_folder_walk_has_the_order_of_sorted_glob(tmp_path: Path) -> None:
-    from casflow.components.readers.inputs import _walk_sorted
+    from casflow.components.inputs import _walk_sorted
 
     for rel in [
         "a.txt",
@@ -89,7 +89,7 @@ def test_lazy_folder_walk_has_the_order_of_sorted_glob(tmp_path: Path) -> None:
 
 
 def test_glob_inputs_have_the_order_of_sorted_paths(tmp_path: Path) -> None:
-    from casflow.components.readers.inputs import _walk_sorted, iter_input_files
+    from casflow.components.inputs import _walk_sorted, iter_input_files
 
     # "a-b" < "a/" as strings but "a" < "a-b" as path parts: the order is the parts'.
     for rel in ["a-b/x.txt", "a/b.txt", "a/b/e.txt", "a0/x.txt", "ab/c.txt", "b.md"]:
@@ -118,7 +118,7 @@ def test_folder_walk_keeps_nothing_per_document_it_has_passed(tmp_path: Path) ->
     # A run holds the walk of its input folder until the last document: what the
     # walk keeps per entry (a DirEntry with the stat result of the symlink it
     # followed was 0.9 KB) is memory that grows with the number of documents.
-    from casflow.components.readers.inputs import _walk_sorted
+    from casflow.components.inputs import _walk_sorted
 
     count = 400
     folder, _ = _symlinked_inputs(tmp_path, count)
@@ -140,7 +140,7 @@ def test_folder_walk_keeps_nothing_per_document_it_has_passed(tmp_path: Path) ->
 def test_folder_walk_does_not_intern_the_names_it_holds(tmp_path: Path) -> None:
     # pathlib (3.11) interns each name it is given; an interned name held by the
     # listing would grow the interpreter's interned-string table with the documents.
-    from casflow.components.readers.inputs import _walk_sorted
+    from casflow.components.inputs import _walk_sorted
 
     count = 50
     folder, names = _symlinked_inputs(tmp_path, count)

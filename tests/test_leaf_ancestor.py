@@ -1,4 +1,4 @@
-"""Tests for the leaf-ancestor metric (casflow.components.evaluators.leaf_ancestor)."""
+"""Tests for the leaf-ancestor metric (casflow.components.metrics.leaf_ancestor)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from casflow.components.evaluators.leaf_ancestor import (
+from casflow.components.formats.penn.parse import Tree, parse_tree
+from casflow.components.metrics.leaf_ancestor import (
     COLLINS_DELETE_TAGS,
     edit_distance,
     evaluate_leaf_ancestor,
@@ -19,7 +20,6 @@ from casflow.components.evaluators.leaf_ancestor import (
     lineages,
     score_leaf_ancestor,
 )
-from casflow.components.formats.penn import Tree, parse_tree
 from casflow.pipeline.counts import sum_counts
 
 GOLD = "( (S (NP-SBJ (DT the) (NN cat)) (VP (VBD sat) (NP-1 (-NONE- *))) (. .)) )"

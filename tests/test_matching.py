@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
-from casflow.components.evaluators.matching import (
+from casflow.components.metrics.matching import (
     ACCEPTED_ALTERNATIVES,
     LEFT_BOUNDARY,
     OVERLAP,

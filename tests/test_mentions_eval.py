@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from casflow.components.evaluators.matching import (
+from casflow.components.metrics.matching import (
     ACCEPTED_ALTERNATIVES,
     LEFT_BOUNDARY,
     OVERLAP,
@@ -14,7 +14,7 @@ from casflow.components.evaluators.matching import (
     STRICT,
     Mention,
 )
-from casflow.components.evaluators.mentions import (
+from casflow.components.metrics.mentions import (
     ONE_CLASS,
     alt_eval_counts,
     mention_counts,

@@ -12,18 +12,18 @@ from pathlib import Path
 import cassis
 import pytest
 
-from casflow.components.ner.component import AnatomyNer, AnatomyNerConfig
-from casflow.components.ner.crf import (
+from casflow.components.crfsuite.crf import (
     META_FILE,
     DocumentContext,
     TrainingParams,
     labels_for,
     train_crf,
 )
-from casflow.components.ner.ensemble import assemble, document_steps
-from casflow.components.ner.features import FeatureSettings
-from casflow.components.ner.postprocess import DOCUMENT_POSTPROCESSORS, propagate_abbreviations
-from casflow.components.ner.tokenize import tokenize
+from casflow.components.crfsuite.ensemble import assemble, document_steps
+from casflow.components.crfsuite.features import FeatureSettings
+from casflow.components.crfsuite.postprocess import DOCUMENT_POSTPROCESSORS, propagate_abbreviations
+from casflow.components.crfsuite.tagger import AnatomyNer, AnatomyNerConfig
+from casflow.components.crfsuite.tokenize import tokenize
 from casflow.pipeline.component import RunContext
 from casflow.typesystem import ANATOMY_MENTION, load_typesystem
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from casflow.components.ner.clusters import (
+from casflow.components.crfsuite.clusters import (
     cluster_features,
     load_clusters,
     spacy_vector_clusters,
     vector_clusters,
 )
-from casflow.components.ner.crf import (
+from casflow.components.crfsuite.crf import (
     EMBEDDING_CLUSTERS_FILE,
     META_FILE,
     CrfTagger,
@@ -27,8 +27,8 @@ from casflow.components.ner.crf import (
     labels_for,
     train_crf,
 )
-from casflow.components.ner.features import FeatureSettings
-from casflow.components.ner.tokenize import tokenize
+from casflow.components.crfsuite.features import FeatureSettings
+from casflow.components.crfsuite.tokenize import tokenize
 
 # two tight groups of directions: organs near (1, 0, 0), cells near (0, 1, 0)
 WORDS = ["liver", "Liver", "kidney", "heart", "neurons", "fibroblasts", "cells"]

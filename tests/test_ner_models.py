@@ -8,9 +8,21 @@ from pathlib import Path
 import cassis
 import pytest
 
-from casflow.components.ner.abbreviations import abbreviation_features, find_abbreviations
-from casflow.components.ner.clusters import cluster_features
-from casflow.components.ner.component import (
+from casflow.components.crfsuite.abbreviations import abbreviation_features, find_abbreviations
+from casflow.components.crfsuite.clusters import cluster_features
+from casflow.components.crfsuite.crf import CrfTagger, TrainingParams, labels_for, train_crf
+from casflow.components.crfsuite.ensemble import assemble, vote
+from casflow.components.crfsuite.features import (
+    FeatureSettings,
+    sentence_features,
+    shape,
+    short_shape,
+)
+from casflow.components.crfsuite.labels import decode, encode, token_range
+from casflow.components.crfsuite.lexicon import Lexicon
+from casflow.components.crfsuite.ontology import classify_terms, obo_terms, obo_terms_by_id
+from casflow.components.crfsuite.postprocess import balance_brackets, drop_long_chunks
+from casflow.components.crfsuite.tagger import (
     AnatomyNer,
     AnatomyNerConfig,
     CrfNer,
@@ -20,19 +32,7 @@ from casflow.components.ner.component import (
     model_problem,
     resolve_model,
 )
-from casflow.components.ner.crf import CrfTagger, TrainingParams, labels_for, train_crf
-from casflow.components.ner.ensemble import assemble, vote
-from casflow.components.ner.features import (
-    FeatureSettings,
-    sentence_features,
-    shape,
-    short_shape,
-)
-from casflow.components.ner.labels import decode, encode, token_range
-from casflow.components.ner.lexicon import Lexicon
-from casflow.components.ner.ontology import classify_terms, obo_terms, obo_terms_by_id
-from casflow.components.ner.postprocess import balance_brackets, drop_long_chunks
-from casflow.components.ner.tokenize import refine, tokenize
+from casflow.components.crfsuite.tokenize import refine, tokenize
 from casflow.pipeline.component import RunContext
 from casflow.typesystem import (
     ANATOMY_MENTION,
@@ -319,7 +319,7 @@ def test_shipped_anatomy_model_tags(tmp_path: Path) -> None:
 
 @pytest.mark.corpus
 def test_tokenizer_puts_token_boundaries_at_every_gold_mention_boundary(corpora_dir: Path) -> None:
-    from casflow.components.ner.corpora import load_anatem, load_bc2gm
+    from casflow.components.crfsuite.corpora import load_anatem, load_bc2gm
 
     examples = load_bc2gm(corpora_dir / "bc2gm", "devel") + load_anatem(
         corpora_dir / "anatem", "devel"

@@ -6,15 +6,15 @@ from pathlib import Path
 import cassis
 import pytest
 
-from casflow.components.interop.uima_java import (
+from casflow.components.formats.jats.reader import sniff_article_id
+from casflow.pipeline.cli import main
+from casflow.pipeline.uima_java import (
     cassis_cas_report,
     compare_reports,
     find_uima_jar,
     java_available,
     java_cas_reports,
 )
-from casflow.components.readers.nxml import sniff_article_id
-from casflow.pipeline.cli import main
 from casflow.typesystem import (
     CAPTION,
     DOCUMENT_METADATA,

@@ -6,7 +6,12 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MAPPING = {"pipeline": "casflow.pipeline", "components": "casflow.components", "typesystem": "casflow.typesystem"}
+MAPPING = {
+    "pipeline": "casflow.pipeline",
+    "components": "casflow.components",
+    "typesystem": "casflow.typesystem",
+    "cas": "casflow.cas",
+}
 
 
 def test_every_package_folder_is_listed() -> None:

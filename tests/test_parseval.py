@@ -1,4 +1,4 @@
-"""Tests for EVALB-style PARSEVAL scoring (casflow.components.evaluators.parseval)."""
+"""Tests for EVALB-style PARSEVAL scoring (casflow.components.metrics.parseval)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from casflow.components.evaluators.parseval import (
+from casflow.components.formats.penn.parse import Tree, format_tree, parse_tree
+from casflow.components.metrics.parseval import (
     COLLINS_PARAMS,
     EvalbParams,
     evalb_label,
@@ -21,7 +22,6 @@ from casflow.components.evaluators.parseval import (
     parseval_counts,
     score_parseval,
 )
-from casflow.components.formats.penn import Tree, format_tree, parse_tree
 from casflow.pipeline.counts import sum_counts
 
 FIXTURES = Path(__file__).parent / "fixtures" / "evalb"

@@ -1,4 +1,4 @@
-"""Tests for the Penn Treebank bracket format (casflow.components.formats.penn)."""
+"""Tests for the Penn Treebank bracket format (casflow.components.formats.penn.parse)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from casflow.components.formats.penn import (
+from casflow.components.formats.penn.parse import (
     Tree,
     category,
     constituent_spans,

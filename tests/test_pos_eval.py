@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from casflow.components.evaluators.pos import TaggedToken, pos_counts, score_pos
+from casflow.components.metrics.pos import TaggedToken, pos_counts, score_pos
 
 TEXT = "Mice lacking Pax6 die."
 GOLD = [

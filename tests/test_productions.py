@@ -1,4 +1,4 @@
-"""Tests for production-based evaluation (casflow.components.evaluators.productions)."""
+"""Tests for production-based evaluation (casflow.components.metrics.productions)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from casflow.components.evaluators.productions import (
+from casflow.components.formats.penn.parse import Tree, parse_tree
+from casflow.components.metrics.productions import (
     ERROR_CLASSES,
     Production,
     classify,
@@ -19,7 +20,6 @@ from casflow.components.evaluators.productions import (
     productions,
     score_productions,
 )
-from casflow.components.formats.penn import Tree, parse_tree
 from casflow.pipeline.counts import sum_counts
 
 GOLD = "( (S (NP-SBJ (DT a) (NML (NN b))) (VP (VBD c) (NP-1 (NN d)) (NP (-NONE- *T*)))) )"

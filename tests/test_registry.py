@@ -39,13 +39,13 @@ def test_unknown_name_suggests_closest() -> None:
 
 def test_duplicate_registration_is_refused() -> None:
     reg = Registry()
-    reg.register("a.v1", "casflow.components.writers.xmi:XmiWriter")
+    reg.register("a.v1", "casflow.components.formats.xmi.writer:XmiWriter")
     with pytest.raises(ValueError, match="registered twice"):
-        reg.register("a.v1", "casflow.components.writers.json:JsonWriter")
+        reg.register("a.v1", "casflow.components.formats.json.writer:JsonWriter")
 
 
 def test_name_mismatch_is_a_load_error() -> None:
     reg = Registry()
-    reg.register("other.v1", "casflow.components.writers.xmi:XmiWriter")
+    reg.register("other.v1", "casflow.components.formats.xmi.writer:XmiWriter")
     with pytest.raises(ImportError, match="declares name 'xmi.writer.v1'"):
         reg.get("other.v1")

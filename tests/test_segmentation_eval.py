@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from casflow.components.evaluators.segmentation import (
+from casflow.components.metrics.segmentation import (
     score_segmentation,
     segmentation_counts,
     sentence_counts,

@@ -7,8 +7,8 @@ from pathlib import Path
 import cassis
 import pytest
 
-from casflow.components.evaluators.segmentation import score_segmentation, sentence_counts
-from casflow.components.segmentation.rules import (
+from casflow.components.metrics.segmentation import score_segmentation, sentence_counts
+from casflow.components.rules.sentences import (
     SentenceRules,
     SentenceRulesConfig,
     SentenceRulesSplitter,

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from casflow.components.evaluators.matching import Mention
-from casflow.components.evaluators.mentions import mention_counts, score_mentions
-from casflow.components.evaluators.significance import (
+from casflow.components.metrics.matching import Mention
+from casflow.components.metrics.mentions import mention_counts, score_mentions
+from casflow.pipeline.significance import (
     F1Metric,
     RatioMetric,
     approximate_randomization,

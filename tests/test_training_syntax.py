@@ -7,17 +7,17 @@ from pathlib import Path
 import pytest
 import spacy
 
-from casflow.components.evaluators.segmentation import score_segmentation
-from casflow.components.training.evaluate_syntax import score_docs
-from casflow.components.training.gold import GoldSyntaxDocument
-from casflow.components.training.spacy_docs import (
+from casflow.components.metrics.segmentation import score_segmentation
+from casflow.components.spacy.craft_tokenizer import blank_craft_english
+from casflow.components.spacy.evaluate_syntax import score_docs
+from casflow.components.spacy.gold import GoldSyntaxDocument
+from casflow.components.spacy.train_cli import SYNTAX_CONFIG, train_pipeline
+from casflow.components.spacy.training_docs import (
     chunk_sentences,
     gold_to_doc,
     gold_to_docs,
     write_docbin,
 )
-from casflow.components.training.tokenizer import blank_craft_english
-from casflow.components.training.train import SYNTAX_CONFIG, train_pipeline
 
 
 def _gold(
@@ -202,7 +202,7 @@ def test_shipped_model_tags_and_parses() -> None:
 
 @pytest.mark.corpus
 def test_craft_article_converts_with_exact_text(craft_dir: Path) -> None:
-    from casflow.components.training.craft_syntax import craft_ids, read_craft_syntax
+    from casflow.components.spacy.craft_syntax import craft_ids, read_craft_syntax
 
     assert len(craft_ids(craft_dir, "train")) == 60 and len(craft_ids(craft_dir, "dev")) == 7
     pmid = craft_ids(craft_dir, "dev")[0]

@@ -10,7 +10,7 @@ import cassis
 import pytest
 import spacy
 
-from casflow.components.training.gold_cas import GoldViewError, gold_syntax_from_view
+from casflow.components.spacy.gold_cas import GoldViewError, gold_syntax_from_view
 from casflow.pipeline.cli import main as cli_main
 from casflow.pipeline.training import (
     contiguous_folds,
@@ -297,8 +297,8 @@ def test_shipped_training_workflows_validate(craft_dir: Path) -> None:
 
 @pytest.mark.corpus
 def test_craft_gold_view_gives_the_conllu_training_data(craft_dir: Path) -> None:
-    from casflow.components.readers.craft import CraftReader, CraftReaderConfig
-    from casflow.components.training.craft_syntax import craft_ids, read_craft_syntax
+    from casflow.components.corpora.craft import CraftReader, CraftReaderConfig
+    from casflow.components.spacy.craft_syntax import craft_ids, read_craft_syntax
     from casflow.pipeline.component import DocumentRef, RunContext
 
     pmid = craft_ids(craft_dir, "dev")[0]

@@ -17,8 +17,8 @@ import pytest
 from lxml import etree
 
 import casflow.typesystem as T
-from casflow.components.interop import uima_java
-from casflow.components.interop.uima_java import (
+from casflow.pipeline import uima_java
+from casflow.pipeline.uima_java import (
     DOCUMENT_ANNOTATION,
     CasReport,
     SofaInfo,

@@ -1,4 +1,4 @@
-"""casflow.pipeline.xmi_writer writes the bytes cassis's ``to_xmi()`` writes.
+"""casflow.cas.xmi writes the bytes cassis's ``to_xmi()`` writes.
 
 Every comparison builds the same CAS twice, serializes one with cassis and the
 other with the fast path (``fast_xmi_text``, so a silent fallback cannot make a
@@ -22,12 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import casflow.typesystem as T
-from casflow.components.readers.craft import CraftReader, CraftReaderConfig
-from casflow.components.writers.xmi import XmiWriter, XmiWriterConfig
-from casflow.pipeline import xmi_writer
-from casflow.pipeline.cas_utils import set_sofa_text
+from casflow.cas import xmi as xmi_writer
+from casflow.cas.sofa import set_sofa_text
+from casflow.cas.xmi import XmiFastPathUnsupported, cas_to_xmi_bytes, fast_xmi_text
+from casflow.components.corpora.craft import CraftReader, CraftReaderConfig
+from casflow.components.formats.xmi.writer import XmiWriter, XmiWriterConfig
 from casflow.pipeline.component import DocumentRef, RunContext
-from casflow.pipeline.xmi_writer import XmiFastPathUnsupported, cas_to_xmi_bytes, fast_xmi_text
 from tests.test_uima_java_interop import NON_BMP, build_edge_case_cas, build_full_cas
 
 CRAFT_FIXTURE = Path(__file__).parent / "fixtures" / "craft"

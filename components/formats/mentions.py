@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar
 
-from .common import FormatError, link_by_overlap, warn
+from casflow.components.formats.common import FormatError, link_by_overlap, warn
 
 __all__ = [
     "LocatedMention",

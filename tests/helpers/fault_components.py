@@ -23,7 +23,7 @@ from pathlib import Path
 import cassis
 from pydantic import Field
 
-from casflow.components.readers.nxml import NxmlReader, NxmlReaderConfig
+from casflow.components.formats.jats.reader import NxmlReader, NxmlReaderConfig
 from casflow.pipeline.component import ComponentConfig, DocumentRef, Processor, Writer
 from casflow.pipeline.files import atomic_write_text, safe_file_stem
 from casflow.typesystem import SENTENCE, TOKEN

@@ -1,0 +1,43 @@
+"""Document metadata (DKPro DocumentMetaData) of a CAS view."""
+
+from __future__ import annotations
+
+import contextlib
+
+import cassis
+
+from casflow.typesystem import DOCUMENT_METADATA
+
+
+def set_document_metadata(
+    cas: cassis.Cas,
+    doc_id: str,
+    uri: str,
+    title: str | None = None,
+    language: str | None = None,
+) -> None:
+    """Create or update the DKPro DocumentMetaData of the view ``cas``."""
+    existing = next(iter(cas.select(DOCUMENT_METADATA)), None)
+    text = cas.sofa_string or ""
+    if existing is None:
+        meta_type = cas.typesystem.get_type(DOCUMENT_METADATA)
+        existing = meta_type(begin=0, end=len(text))
+        cas.add(existing)
+    existing.set("documentId", doc_id)
+    existing.set("documentUri", uri)
+    if title is not None:
+        existing.set("documentTitle", title)
+    if language is not None:
+        existing.set("language", language)
+
+
+def find_document_id(view: cassis.Cas) -> str | None:
+    """The documentId of the DocumentMetaData in ``view`` or the initial view, if any."""
+    candidates = [view]
+    with contextlib.suppress(KeyError):
+        candidates.append(view.get_view("_InitialView"))
+    for candidate in candidates:
+        for meta in candidate.select(DOCUMENT_METADATA):
+            if meta.get("documentId"):
+                return str(meta.get("documentId"))
+    return None

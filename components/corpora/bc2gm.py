@@ -1,0 +1,289 @@
+"""BioCreative II gene mention (BC2GM) corpus: ``bc2gm.reader.v1``.
+
+``bc2gm.reader.v1`` makes one document per sentence of the ``.in`` file; the
+document id is the sentence id and the text the sentence as written. Gold genes
+(``GENE.eval``) become ``GeneMention`` (``value`` "GENE"), and each accepted
+alternative (``ALTGENE.eval``) an ``Alternative`` listed in ``alternatives`` of
+every gold gene of the sentence it overlaps (the rule of ``alt_eval.perl``, see
+:func:`casflow.components.formats.bc2.parse.link_alternatives`). Alternatives that
+overlap no gene are still added (indexed, listed by no gene). One ``Sentence``
+covers the text.
+
+The files are parsed once, in the parent process, when the documents are
+listed: each :class:`DocumentRef` carries its sentence text and spans as compact
+JSON in ``data``, so loading a document in a worker reads no file.
+
+The importer of system output in this format, ``bc2.import.v1``, is
+:mod:`casflow.components.formats.bc2.importer`.
+
+Offsets whose text differs from the line's text are kept with a warning by
+default (the official scorer compares offsets only; the training data has four
+such lines); ``on_mismatch: raise`` makes them errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import cassis
+from pydantic import Field
+
+from casflow.components.formats.bc2 import parse as bc2
+from casflow.components.formats.cas_builders import (
+    MentionSpec,
+    Span,
+    add_mentions,
+    linked_specs,
+    set_text,
+)
+from casflow.components.formats.common import FormatError
+from casflow.components.formats.mentions import MentionCorpus
+from casflow.components.inputs import resolve_input
+from casflow.pipeline.component import (
+    ComponentConfig,
+    DocumentRef,
+    Reader,
+    RunContext,
+)
+from casflow.typesystem import ALTERNATIVE, GENE_MENTION, SENTENCE
+
+OnMismatch = Literal["warn", "raise"]
+GENE_VALUE = "GENE"
+
+
+class Bc2DataError(ValueError):
+    hint = "check the reader's 'corpus', 'split' or file options and the named file"
+
+
+def corpus_folder(name: str) -> str:
+    """``$CASFLOW_CORPORA/<name>``, else ``../shared/corpora/<name>``."""
+    base = os.environ.get("CASFLOW_CORPORA")
+    return str(Path(base) / name) if base else f"../shared/corpora/{name}"
+
+
+def default_corpus() -> str:
+    """``$CASFLOW_CORPORA/bc2gm``, else ``../shared/corpora/bc2gm``."""
+    return corpus_folder("bc2gm")
+
+
+class Bc2gmReaderConfig(ComponentConfig):
+    corpus: str | None = Field(
+        None,
+        description="The BC2GM folder (holding bc2-format/); default $CASFLOW_CORPORA/bc2gm, "
+        "else ../shared/corpora/bc2gm.",
+    )
+    split: Literal["train", "devel"] = Field(
+        "devel", description="Portion of the corpus: bc2-format/<split>/."
+    )
+    sentences: str | None = Field(
+        None,
+        description="An explicit .in file instead of the corpus's; then genes and "
+        "alternatives are read only when given.",
+    )
+    genes: str | None = Field(None, description="An explicit GENE.eval file.")
+    alternatives: str | None = Field(None, description="An explicit ALTGENE.eval file.")
+    limit: int | None = Field(
+        None, ge=1, description="Read only the first N sentences (quick runs)."
+    )
+    value: str = Field(GENE_VALUE, description="GeneMention value (class label).")
+    on_mismatch: OnMismatch = Field(
+        "warn",
+        description="A mention whose text differs from its offsets: keep it with a "
+        "warning, or fail.",
+    )
+
+
+def _resolve(path: str, context: RunContext) -> Path:
+    return Path(resolve_input(path, context.workflow_dir))
+
+
+class GoldFileOptions(Protocol):
+    """The file options of a sentence + mention-lines corpus reader's configuration."""
+
+    corpus: str | None
+    sentences: str | None
+    genes: str | None
+    alternatives: str | None
+
+
+def gold_files(
+    config: GoldFileOptions,
+    context: RunContext,
+    corpus: str,
+    portion: str,
+    names: tuple[str, str, str],
+) -> tuple[Path, Path | None, Path | None]:
+    """(sentences, genes, alternatives): with an explicit ``sentences`` option the explicit
+    files (genes and alternatives only when given), else ``names`` in the ``portion``
+    folder of the corpus (``corpus`` its default), each replaced by an explicit option."""
+    explicit = [
+        _resolve(path, context) if path else None
+        for path in (config.sentences, config.genes, config.alternatives)
+    ]
+    if explicit[0] is not None:
+        return explicit[0], explicit[1], explicit[2]
+    folder = _resolve(config.corpus or corpus, context) / portion
+    sentences, genes, alternatives = (
+        path or folder / name for path, name in zip(explicit, names, strict=True)
+    )
+    return sentences, genes, alternatives
+
+
+def missing_files(files: Sequence[Path | None], names: Sequence[str], holding: str) -> list[str]:
+    """A problem for each named file (of :func:`gold_files`) that does not exist; the
+    corpus folder is the one ``holding`` that."""
+    return [
+        f"the {what} file {path} does not exist; check 'corpus' (the folder holding "
+        f"{holding}), 'split' or the explicit file options"
+        for what, path in zip(names, files, strict=True)
+        if path is not None and not path.is_file()
+    ]
+
+
+def bc2gm_files(
+    config: Bc2gmReaderConfig, context: RunContext
+) -> tuple[Path, Path | None, Path | None]:
+    """(sentences, genes, alternatives) files the configuration names."""
+    return gold_files(
+        config,
+        context,
+        default_corpus(),
+        f"bc2-format/{config.split}",
+        (f"{config.split}.in", "GENE.eval", "ALTGENE.eval"),
+    )
+
+
+def encode_sentence(
+    text: str, specs: Sequence[MentionSpec], unattached: Sequence[Span], **extra: Any
+) -> bytes:
+    """Compact JSON of one sentence document (``DocumentRef.data``); ``extra`` keys ride along."""
+    # Alternatives are listed once per sentence and referred to by index, so a span
+    # shared by two genes stays one Alternative in the CAS.
+    alternatives: dict[Span, int] = {}
+    for span in [a for s in specs for a in s.alternatives] + list(unattached):
+        alternatives.setdefault(span, len(alternatives))
+    payload = {
+        "t": text,
+        "g": [[s.begin, s.end, [alternatives[a] for a in s.alternatives]] for s in specs],
+        "a": [list(span) for span in alternatives],
+        **extra,
+    }
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def decode_sentence(
+    data: bytes, value: str
+) -> tuple[str, list[MentionSpec], list[Span], dict[str, Any]]:
+    """Inverse of :func:`encode_sentence`: text, mentions, unattached alternatives, payload."""
+    payload = json.loads(data)
+    spans = [(a[0], a[1]) for a in payload["a"]]
+    specs = [
+        MentionSpec(b, e, value, alternatives=tuple(spans[i] for i in alts))
+        for b, e, alts in payload["g"]
+    ]
+    listed = {a for s in specs for a in s.alternatives}
+    return payload["t"], specs, [s for s in spans if s not in listed], payload
+
+
+def sentence_refs(
+    corpus: MentionCorpus[Any, Any],
+    sentences_path: Path,
+    limit: int | None,
+    value: str,
+    extra: Callable[[Any], dict[str, Any]] = lambda sentence: {},
+) -> Iterator[DocumentRef]:
+    """One reference per sentence (the first ``limit``), its text and gold mentions in
+    ``data`` (see :func:`encode_sentence`; ``extra(sentence)`` adds keys)."""
+    unattached: dict[str, list[Any]] = defaultdict(list)
+    for alternative in corpus.orphan_alternatives:
+        unattached[alternative.sentence_id].append(alternative)
+    for sentence in corpus.sentences[:limit]:
+        specs, free = linked_specs(
+            corpus.genes[sentence.id], unattached.get(sentence.id, []), value
+        )
+        text = sentence.text
+        yield DocumentRef(
+            sentence.id,
+            f"{sentences_path}:{sentence.line}",
+            encode_sentence(text, specs, free, **extra(sentence)),
+            len(text),
+        )
+
+
+def load_sentence(
+    ref: DocumentRef, cas: cassis.Cas, value: str, reader: str, error: type[Exception]
+) -> tuple[list[MentionSpec], list[Span], dict[str, Any]]:
+    """Text and Sentence of a reference from :func:`sentence_refs` into ``cas``; returns
+    its gold mentions, unattached alternatives and payload for the reader to add."""
+    if ref.data is None:
+        raise error(
+            f"document {ref.doc_id}: no sentence data; {reader} documents come "
+            "from its own iter_documents"
+        )
+    text, specs, free, payload = decode_sentence(ref.data, value)
+    set_text(cas, text, ref.doc_id, ref.uri)
+    add_sentence(cas, ref.doc_id)
+    return specs, free, payload
+
+
+def add_sentence(view: cassis.Cas, sentence_id: str) -> None:
+    """One Sentence over the whole (trimmed) text of a sentence document."""
+    text = view.sofa_string or ""
+    stripped = text.strip()
+    if stripped:
+        begin = text.index(stripped[0])
+        sentence_type = view.typesystem.get_type(SENTENCE)
+        view.add(sentence_type(begin=begin, end=begin + len(stripped), id=sentence_id))
+
+
+class Bc2gmReader(Reader):
+    """BC2GM sentences with gold genes and alternatives (see the module docstring)."""
+
+    name = "bc2gm.reader.v1"
+    description = "BioCreative II gene mention corpus: one document per sentence, gold genes."
+    Config = Bc2gmReaderConfig
+    produces = (SENTENCE, GENE_MENTION, ALTERNATIVE)
+
+    config: Bc2gmReaderConfig
+
+    @classmethod
+    def check_config(cls, config: Bc2gmReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+        return missing_files(
+            bc2gm_files(config, context), ("sentence", "GENE.eval", "ALTGENE.eval"), "bc2-format/"
+        )
+
+    def iter_documents(self) -> Iterator[DocumentRef]:
+        sentences_path, genes_path, alternatives_path = bc2gm_files(self.config, self.context)
+        try:
+            corpus = bc2.load_bc2(
+                sentences_path, genes_path, alternatives_path, on_mismatch=self.config.on_mismatch
+            )
+        except (FormatError, OSError) as exc:
+            raise Bc2DataError(str(exc)) from exc
+        yield from sentence_refs(corpus, sentences_path, self.config.limit, self.config.value)
+
+    def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
+        specs, free, _ = load_sentence(ref, cas, self.config.value, self.name, Bc2DataError)
+        add_mentions(cas, GENE_MENTION, specs, unattached_alternatives=free)
+
+
+__all__ = [
+    "Bc2gmReader",
+    "Bc2gmReaderConfig",
+    "GoldFileOptions",
+    "add_sentence",
+    "bc2gm_files",
+    "corpus_folder",
+    "decode_sentence",
+    "default_corpus",
+    "encode_sentence",
+    "gold_files",
+    "load_sentence",
+    "missing_files",
+    "sentence_refs",
+]

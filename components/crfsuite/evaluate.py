@@ -1,0 +1,59 @@
+"""Score a tagger on gold examples with casflow's mention evaluators."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from casflow.components.crfsuite.corpora import Example, GoldMention
+from casflow.components.metrics.matching import STRICT, Mention
+from casflow.components.metrics.mentions import alt_eval_counts, mention_counts, score_mentions
+from casflow.pipeline.counts import Counts, add_counts
+
+Predicted = Sequence[tuple[int, int, str]]
+
+
+def gold_mentions(mentions: Iterable[GoldMention], alternatives: bool) -> list[Mention]:
+    return [
+        Mention(m.begin, m.end, m.label, m.alternatives if alternatives else ()) for m in mentions
+    ]
+
+
+def unit_counts(
+    gold: Iterable[GoldMention], system: Predicted, *, with_alternatives: bool
+) -> Counts:
+    """Strict counts (and ``alt_eval`` counts when ``with_alternatives``) for one unit."""
+    system_mentions = [Mention(b, e, label) for b, e, label in system]
+    gold = list(gold)
+    counts = mention_counts(
+        gold_mentions(gold, False), system_mentions, criteria=(STRICT,), errors_for=()
+    ).counts
+    if with_alternatives:
+        add_counts(counts, alt_eval_counts(gold_mentions(gold, True), system_mentions).counts)
+    return counts
+
+
+def score_examples(
+    examples: Sequence[Example],
+    tag: Callable[[Example], Predicted],
+    *,
+    with_alternatives: bool = False,
+) -> dict[str, Any]:
+    """Tag every example and score all of them together."""
+    total: Counts = {}
+    for example in examples:
+        add_counts(
+            total, unit_counts(example.mentions, tag(example), with_alternatives=with_alternatives)
+        )
+    return score_mentions(total)
+
+
+def summary_line(scores: dict[str, Any]) -> str:
+    parts = []
+    for criterion, s in scores.items():
+        m = s["micro"]
+        parts.append(
+            f"{criterion}: P {100 * m['precision']:.2f} R {100 * m['recall']:.2f} "
+            f"F {100 * m['f1']:.2f}"
+        )
+    return "; ".join(parts)

@@ -1,0 +1,91 @@
+"""A gold CAS view -> :class:`MentionDocument` (what ``train.crf.mentions.v1`` trains on).
+
+A document's sentences are the view's ``Sentence`` annotations (the rule-based
+splitter's when it has none); each becomes a :class:`~.corpora.Example` on
+casflow's own tokens (:func:`~.tokenize.tokenize` over the sentence), exactly as
+:mod:`.corpora` builds them from the corpus files, so training from a CAS and
+from the files sees the same data. Mentions of one type become gold mentions
+whose class is either one fixed label (genes) or the mention's ``value`` (the
+AnatEM classes); BioCreative alternatives ride along for ``alt_eval`` scoring.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import cassis
+
+from casflow.components.crfsuite.corpora import Example, GoldMention
+from casflow.components.crfsuite.tokenize import Span, tokenize
+from casflow.typesystem import SENTENCE, short_name
+
+
+@dataclass
+class MentionDocument:
+    """One gold document: its text, sentence spans, all its mentions, its training units."""
+
+    id: str
+    text: str
+    sentences: list[Span]
+    mentions: list[GoldMention]
+    #: one per sentence, on casflow tokens; mentions assigned to the sentence they start in
+    examples: list[Example] = field(default_factory=list)
+
+
+def _label(annotation: Any, label: str | None) -> str:
+    return label or getattr(annotation, "value", None) or short_name(annotation.type.name)
+
+
+def _alternatives(annotation: Any) -> tuple[Span, ...]:
+    array = getattr(annotation, "alternatives", None)
+    elements = array.elements if array is not None and array.elements else []
+    return tuple(sorted((a.begin, a.end) for a in elements))
+
+
+def _sentence_spans(view: cassis.Cas, text: str) -> list[Span]:
+    spans = sorted({(s.begin, s.end) for s in view.select(SENTENCE)})
+    if spans:
+        return spans
+    from casflow.components.rules.sentences import split_sentences
+
+    return [(b, e) for b, e in split_sentences(text)]
+
+
+def _home(mention: GoldMention, sentences: list[Span]) -> int | None:
+    """The sentence a mention is learned in: the one it starts in (else the first it overlaps)."""
+    for i, (begin, end) in enumerate(sentences):
+        if begin <= mention.begin < end:
+            return i
+    for i, (begin, end) in enumerate(sentences):
+        if mention.begin < end and begin < mention.end:
+            return i
+    return None
+
+
+def mention_document(
+    view: cassis.Cas, doc_id: str, mention_type: str, label: str | None = None
+) -> MentionDocument:
+    """The gold mentions of ``mention_type`` in ``view`` with the training units they make.
+
+    ``label``: the class of every mention (e.g. ``GENE``); None: each mention's value.
+    """
+    text = view.sofa_string or ""
+    mentions = sorted(
+        (
+            GoldMention(m.begin, m.end, _label(m, label), _alternatives(m))
+            for m in view.select(mention_type)
+        ),
+        key=lambda m: (m.begin, m.end, m.label),
+    )
+    sentences = _sentence_spans(view, text)
+    by_sentence: list[list[GoldMention]] = [[] for _ in sentences]
+    for mention in mentions:
+        home = _home(mention, sentences)
+        if home is not None:
+            by_sentence[home].append(mention)
+    examples = [
+        Example(f"{doc_id}#{number}", text, tokenize(text, begin, end), found)
+        for number, ((begin, end), found) in enumerate(zip(sentences, by_sentence, strict=True))
+    ]
+    return MentionDocument(doc_id, text, sentences, mentions, examples)

@@ -1,0 +1,521 @@
+"""``train.crf.mentions.v1``: the CRF mention taggers (genes, anatomy) from gold views.
+
+The trainer of ``casflow train`` for ``ner.crf.v1`` models. A gold view becomes a
+:class:`~.gold_view.MentionDocument` (sentences on casflow tokens, as
+:mod:`.corpora` makes them from the files); ``train`` does what ``python -m
+casflow.components.crfsuite.train`` does with the same settings (jackknifed
+training-mention lexicon, ontology and CRAFT lexicons, word clusters, POS
+features, post-processing) and writes a model folder the runtime component loads
+as it loads the shipped ones: one CRF, or a vote of member CRFs
+(:mod:`.ensemble`). ``evaluate`` runs that component on the raw text of each
+document and scores its mentions as the model cards do.
+
+Lexicons, clusters and the POS tagger are built once per run and shared by the
+members and folds; cluster and POS files are caches kept where the settings name
+them. A member whose folder was trained with the same settings and data is not
+trained again (a note beside it says so), so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any, ClassVar
+
+import cassis
+
+from casflow.cas.sofa import set_sofa_text
+from casflow.components.crfsuite.corpora import Example
+from casflow.components.crfsuite.crf import (
+    META_FILE,
+    DocumentContext,
+    TrainingParams,
+    labels_for,
+    train_crf,
+)
+from casflow.components.crfsuite.features import FeatureSettings
+from casflow.components.crfsuite.gold_view import MentionDocument, mention_document
+from casflow.components.crfsuite.lexicon import Lexicon
+from casflow.components.crfsuite.trainer_config import CrfMentionTrainerConfig, CrfOptions
+from casflow.components.inputs import resolve_input
+from casflow.pipeline.component import ComponentConfig, RunContext, Trainer
+from casflow.pipeline.counts import Counts, add_counts
+from casflow.pipeline.training import LogLines
+from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, load_typesystem
+
+Log = Callable[[str], None]
+MODEL_DIR = "model"
+#: the shipped spaCy pipeline whose static vectors (word2vec, CRAFT + BC2GM text) make
+#: the embedding clusters
+VECTORS_MODEL = "craft_syntax"
+#: layer -> the mention type it learns
+MENTION_LAYERS = {"genes": GENE_MENTION, "anatomy": ANATOMY_MENTION}
+
+
+def corpora_folder(config: CrfMentionTrainerConfig, context: RunContext) -> Path:
+    """The corpora folder the settings name (else $CASFLOW_CORPORA, else ../shared/corpora)."""
+    name = config.corpora or os.environ.get("CASFLOW_CORPORA") or "../shared/corpora"
+    return Path(resolve_input(name, context.workflow_dir))
+
+
+def cache_path(name: str, context: RunContext) -> Path:
+    """A cache file's path: the working directory first, then the workflow's folder."""
+    return Path(resolve_input(name, context.workflow_dir))
+
+
+def resource_inputs(
+    options: CrfOptions, corpora: Path, context: RunContext
+) -> list[tuple[str, Path]]:
+    """(what for, path) of the corpus files that training with ``options`` reads besides
+    the gold views."""
+    from casflow.components.crfsuite.train import ONTOLOGIES
+
+    needed: list[tuple[str, Path]] = []
+    if options.ontology_lexicon:
+        needed += [("the ontology lexicon", corpora / rel) for rel, _ in ONTOLOGIES.values()]
+    concepts = corpora / "craft" / "concept-annotation"
+    for ontology in options.craft_lexicon:
+        needed.append(("the CRAFT lexicon", concepts / ontology / ontology / "knowtator"))
+    if options.clusters is not None and not cache_path(options.clusters, context).is_file():
+        # what clusters.unlabelled_texts reads
+        building = f"building the word clusters {options.clusters}"
+        needed += [
+            (building, path)
+            for path in (
+                corpora / "craft" / "articles" / "txt",
+                *(concepts / o / o / f"{o}.obo.zip" for o in ("UBERON", "CL", "SO")),
+                corpora / "bc2gm" / "bc2-format" / "train" / "train.in",
+                corpora / "anatem" / "conll" / "train",
+            )
+        ]
+    if (
+        options.embedding_clusters is not None
+        and not cache_path(options.embedding_clusters, context).is_file()
+    ):
+        needed.append(
+            (
+                f"building the embedding clusters {options.embedding_clusters}",
+                _shipped_vectors_model(),
+            )
+        )
+    if options.pos_model is not None and not cache_path(options.pos_model, context).is_file():
+        training = f"training the POS tagger {options.pos_model}"
+        needed.append((training, corpora / "anatem" / "nersuite" / "train"))
+    return needed
+
+
+def _shipped_vectors_model() -> Path:
+    """The spaCy pipeline whose word vectors the embedding clusters group."""
+    from casflow.components import models
+
+    return models.MODELS_DIR / VECTORS_MODEL
+
+
+class Resources:
+    """Lexicons, word clusters and POS taggers, built once and shared by members and folds."""
+
+    def __init__(self, corpora: Path, context: RunContext, seed: int) -> None:
+        self.corpora = corpora
+        self.context = context
+        self.seed = seed
+        self._ontology: Lexicon | None = None
+        self._static: dict[tuple[bool, tuple[str, ...]], Lexicon | None] = {}
+        self._clusters: dict[Path, dict[str, tuple[int, ...]]] = {}
+
+    def static_lexicon(self, options: CrfOptions, log: Log) -> Lexicon | None:
+        """Ontology names and CRAFT mention texts, as ``ner.train`` merges them."""
+        from casflow.components.crfsuite.ontology import craft_mention_texts
+        from casflow.components.crfsuite.train import merged, ontology_lexicon
+
+        key = (options.ontology_lexicon, tuple(options.craft_lexicon))
+        if key not in self._static:
+            lexicon = None
+            if options.ontology_lexicon:
+                if self._ontology is None:
+                    log(f"reading the UBERON and CL ontologies of {self.corpora}")
+                    self._ontology = ontology_lexicon(self.corpora)
+                lexicon = merged(self._ontology)  # a copy: CRAFT entries must not leak into it
+            if options.craft_lexicon:
+                lexicon = lexicon or Lexicon()
+                for ontology in options.craft_lexicon:
+                    log(f"reading CRAFT {ontology} mention texts")
+                    for phrase in craft_mention_texts(self.corpora / "craft", ontology):
+                        lexicon.add(phrase, "K-" + ontology)
+            self._static[key] = lexicon
+        return self._static[key]
+
+    def clusters(self, name: str, log: Log) -> dict[str, tuple[int, ...]]:
+        from casflow.components.crfsuite.clusters import (
+            build_clusters,
+            load_clusters,
+            save_clusters,
+            unlabelled_texts,
+        )
+
+        path = cache_path(name, self.context)
+        if path not in self._clusters:
+            if not path.is_file():
+                log(f"building word clusters from the unlabelled text of {self.corpora} -> {path}")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                built = build_clusters(unlabelled_texts(self.corpora), seed=self.seed)
+                save_clusters(built, path)
+            self._clusters[path] = load_clusters(path)
+        return self._clusters[path]
+
+    def embedding_clusters(self, name: str, log: Log) -> dict[str, tuple[int, ...]]:
+        from casflow.components.crfsuite.clusters import (
+            load_clusters,
+            save_clusters,
+            spacy_vector_clusters,
+        )
+
+        path = cache_path(name, self.context)
+        if path not in self._clusters:
+            if not path.is_file():
+                model = _shipped_vectors_model()
+                log(f"clustering the word vectors of {model} -> {path}")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                save_clusters(spacy_vector_clusters(model, seed=self.seed), path)
+            self._clusters[path] = load_clusters(path)
+        return self._clusters[path]
+
+    def pos_model(self, name: str, log: Log) -> Path:
+        from casflow.components.crfsuite.pos_features import train_pos_tagger
+
+        path = cache_path(name, self.context)
+        if not path.is_file():
+            log(f"training the POS tagger on AnatEM train of {self.corpora} -> {path}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            train_pos_tagger(self.corpora / "anatem", path)
+        return path
+
+
+def training_fingerprint(
+    examples: Sequence[Example],
+    options: CrfOptions,
+    label: str | None,
+    seed: int,
+    resource_files: Sequence[Path] = (),
+) -> str:
+    """What a member's model depends on: its settings, the label rule, seed, the cluster
+    and POS files it uses (their bytes) and the training data."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps([options.model_dump(mode="json"), label, seed]).encode())
+    for path in resource_files:
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for example in examples:
+        mentions = [(m.begin, m.end, m.label) for m in example.mentions]
+        digest.update(json.dumps([example.id, example.tokens, mentions]).encode())
+    return digest.hexdigest()
+
+
+def train_member(
+    examples: Sequence[Example],
+    options: CrfOptions,
+    output: Path,
+    resources: Resources,
+    log: Log,
+    *,
+    label: str | None = None,
+    meta_extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One CRF on sentence ``examples`` into ``output``, as ``python -m ...ner.train`` does."""
+    from casflow.components.crfsuite.pos_features import PosTagger
+    from casflow.components.crfsuite.train import mention_lexicon, merged
+
+    pos_path = resources.pos_model(options.pos_model, log) if options.pos_model else None
+    clusters = resources.clusters(options.clusters, log) if options.clusters else None
+    embedding_clusters = (
+        resources.embedding_clusters(options.embedding_clusters, log)
+        if options.embedding_clusters
+        else None
+    )
+    features = options.features
+    settings = FeatureSettings(
+        window=features.window,
+        affix_max=features.affix_max,
+        char_ngrams=tuple(features.char_ngrams),
+        word_context=features.word_context,
+        bigrams=features.bigrams,
+        abbreviations=features.abbreviations,
+        clusters=clusters is not None,
+        pos=pos_path is not None,
+        embedding_clusters=embedding_clusters is not None,
+    )
+    pos_tagger = PosTagger(pos_path) if pos_path is not None else None
+    static = resources.static_lexicon(options, log)
+    k = options.train_lexicon_folds
+    # jackknife: each fold's dictionary features come from the other folds' mentions,
+    # so the CRF learns how far to trust a match on unseen text
+    fold_lexicons = [
+        merged(
+            static,
+            mention_lexicon([e for i, e in enumerate(examples) if i % k != fold], label)
+            if k
+            else None,
+        )
+        for fold in range(max(k, 1))
+    ]
+    contexts = [
+        DocumentContext(settings, lexicon, clusters, pos_tagger, embedding_clusters)
+        for lexicon in fold_lexicons
+    ]
+
+    def sequences():
+        for i, example in enumerate(examples):
+            x = contexts[i % k if k else 0].features(example.text, example.tokens)
+            spans = [(m.begin, m.end, m.label) for m in example.mentions]
+            yield x, labels_for(example.tokens, spans, options.scheme)
+
+    params = TrainingParams(
+        c1=options.c1,
+        c2=options.c2,
+        max_iterations=options.iterations,
+        scheme=options.scheme,
+        min_freq=options.min_freq,
+        extra={
+            "train_lexicon_folds": k,
+            "ontology_lexicon": options.ontology_lexicon,
+            "craft_lexicon": list(options.craft_lexicon),
+            "trainer": CrfMentionTrainer.name,
+        },
+    )
+    shipped_lexicon = merged(static, mention_lexicon(examples, label) if k else None)
+    with LogLines(log) as lines, redirect_stdout(lines):  # type: ignore[type-var]
+        return train_crf(
+            sequences(),
+            output,
+            params,
+            settings,
+            shipped_lexicon,
+            meta_extra={
+                "train_sentences": len(examples),
+                "postprocess": list(options.postprocess),
+                **(meta_extra or {}),
+            },
+            clusters=clusters,
+            pos_model=pos_path,
+            embedding_clusters=embedding_clusters,
+        )
+
+
+def _percent(value: float) -> float:
+    return round(100 * float(value), 2)
+
+
+class CrfMentionTrainer(Trainer):
+    name = "train.crf.mentions.v1"
+    Config = CrfMentionTrainerConfig
+    description = (
+        "CRF mention tagger (one CRF or a vote of several) trained from gold GeneMention or "
+        "AnatomyMention annotations; the model kind of the shipped gene and anatomy taggers."
+    )
+    layers: ClassVar[dict[str, tuple[str, ...]]] = {
+        layer: (mention_type,) for layer, mention_type in MENTION_LAYERS.items()
+    }
+    config: CrfMentionTrainerConfig
+
+    def __init__(self, config: CrfMentionTrainerConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        self.seed = getattr(context, "seed", 0)
+        chosen = [layer for layer in getattr(context, "layers", ()) if layer in MENTION_LAYERS]
+        if len(chosen) != 1:
+            raise ValueError(
+                f"{self.name} learns one mention layer: give layers: [genes] or [anatomy]"
+            )
+        self.layer = chosen[0]
+        self.mention_type = MENTION_LAYERS[self.layer]
+        self.resources = Resources(corpora_folder(config, context), context, self.seed)
+
+    @classmethod
+    def check_layers(cls, config: ComponentConfig, layers: Sequence[str]) -> list[str]:
+        if len(set(layers)) > 1:
+            return ["a CRF model learns one mention layer: genes or anatomy, not both"]
+        return []
+
+    @classmethod
+    def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:
+        assert isinstance(config, CrfMentionTrainerConfig)
+        corpora = corpora_folder(config, context)
+        missing: dict[tuple[str, Path], list[int]] = {}
+        for number, options in enumerate(config.models(), start=1):
+            for what, path in resource_inputs(options, corpora, context):
+                if not path.exists():
+                    missing.setdefault((what, path), []).append(number)
+        problems = []
+        for (what, path), numbers in missing.items():
+            who = (
+                "crf"
+                if config.crf is not None
+                else f"member{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))}"
+            )
+            problems.append(
+                f"{who}: {what} needs {path}, which does not exist; set corpora to the folder "
+                "holding craft/, bc2gm/ and anatem/ (or give an existing clusters / POS file)"
+            )
+        return problems
+
+    # ------------------------------------------------------------------ examples
+
+    def example(self, view: cassis.Cas, doc_id: str) -> MentionDocument:
+        return mention_document(view, doc_id, self.mention_type, self.config.label)
+
+    # ------------------------------------------------------------------ training
+
+    def train(
+        self,
+        train: Sequence[MentionDocument],
+        dev: Sequence[MentionDocument],
+        output_dir: Path,
+        log: Log,
+    ) -> Path:
+        documents = list(train)
+        if self.config.document_order == "id":
+            documents.sort(key=lambda d: d.id)
+        examples = [e for d in documents for e in d.examples]
+        output_dir = Path(output_dir)
+        output_dir.mkdir(parents=True, exist_ok=True)
+        model_dir = output_dir / MODEL_DIR
+        models = self.config.models()
+        if self.config.crf is not None:
+            self._train_one(examples, models[0], model_dir, output_dir / f"{MODEL_DIR}.done", log)
+            meta_path = model_dir / META_FILE
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            # not part of the CRF's fingerprint: it runs after tagging, so it is (re)set here
+            meta.pop("document_postprocess", None)
+            meta.update(self._document_meta())
+            meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+            return model_dir
+        names = []
+        for number, options in enumerate(models, start=1):
+            name = f"member{number}"
+            log(f"member {number}/{len(models)}")
+            self._train_one(examples, options, model_dir / name, output_dir / f"{name}.done", log)
+            names.append(name)
+        needed = self.config.needed or len(names) // 2 + 1
+        meta = {"members": names, "needed": needed, **self._document_meta()}
+        (model_dir / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        return model_dir
+
+    def _document_meta(self) -> dict[str, list[str]]:
+        steps = list(self.config.document_postprocess)
+        return {"document_postprocess": steps} if steps else {}
+
+    def _train_one(
+        self, examples: list[Example], options: CrfOptions, folder: Path, done: Path, log: Log
+    ) -> None:
+        # cluster and POS caches are made first: the model depends on what they hold
+        files = []
+        if options.clusters:
+            self.resources.clusters(options.clusters, log)
+            files.append(cache_path(options.clusters, self.context))
+        if options.embedding_clusters:
+            self.resources.embedding_clusters(options.embedding_clusters, log)
+            files.append(cache_path(options.embedding_clusters, self.context))
+        if options.pos_model:
+            files.append(self.resources.pos_model(options.pos_model, log))
+        fingerprint = training_fingerprint(examples, options, self.config.label, self.seed, files)
+        if done.is_file() and done.read_text("utf-8").strip() == fingerprint and folder.is_dir():
+            log(f"{folder}: already trained with these settings and data; skipped")
+            return
+        if folder.exists():
+            shutil.rmtree(folder)  # a model of other settings or an interrupted run
+        done.unlink(missing_ok=True)
+        log(
+            f"training a CRF ({options.scheme}, c1 {options.c1}, c2 {options.c2}, "
+            f"{options.iterations} iterations) on {len(examples)} sentences -> {folder}"
+        )
+        meta = train_member(
+            examples,
+            options,
+            folder,
+            self.resources,
+            log,
+            label=self.config.label,
+            meta_extra={"seed": self.seed},
+        )
+        log(f"trained in {meta['training']['seconds']} s")
+        done.write_text(fingerprint + "\n", encoding="utf-8")
+
+    # ------------------------------------------------------------------ scoring
+
+    def evaluate(self, model_dir: Path, examples: Sequence[MentionDocument]) -> dict[str, float]:
+        from casflow.components.crfsuite.evaluate import unit_counts
+        from casflow.components.crfsuite.tagger import CrfNer, CrfNerConfig
+        from casflow.components.metrics.mentions import score_mentions
+
+        component = CrfNer(
+            CrfNerConfig(model=str(Path(model_dir).resolve()), mention_type=self.mention_type),
+            RunContext(output_dir=Path(model_dir)),
+        )
+        typesystem = load_typesystem()
+        sentence = typesystem.get_type(SENTENCE)
+        alternatives = self.config.scoring == "alt_eval"
+        total: Counts = {}
+        for document in examples:
+            cas = cassis.Cas(typesystem=typesystem)
+            set_sofa_text(cas, document.text)
+            if self.config.eval_sentences == "gold":
+                cas.add_all([sentence(begin=b, end=e) for b, e in document.sentences])
+            component.process(cas)
+            system = [(m.begin, m.end, m.value) for m in cas.select(self.mention_type)]
+            add_counts(
+                total, unit_counts(document.mentions, system, with_alternatives=alternatives)
+            )
+        component.close()
+        return self._scores(score_mentions(total))
+
+    def _scores(self, scores: dict[str, Any]) -> dict[str, float]:
+        head = scores[self.config.scoring]
+        micro = head["micro"]
+        out = {
+            "p": _percent(micro["precision"]),
+            "r": _percent(micro["recall"]),
+            "f": _percent(micro["f1"]),
+        }
+        if self.config.scoring != "strict":
+            strict = scores["strict"]["micro"]
+            out.update(
+                strict_p=_percent(strict["precision"]),
+                strict_r=_percent(strict["recall"]),
+                strict_f=_percent(strict["f1"]),
+            )
+        if head["macro"]["classes"] > 1:
+            out["macro_f"] = _percent(head["macro"]["f1"])
+        return out
+
+    def describe(self) -> str:
+        kind = (
+            "One linear-chain CRF"
+            if self.config.crf is not None
+            else f"A vote of {len(self.config.models())} linear-chain CRFs (a mention is kept "
+            f"when {self.config.needed or len(self.config.models()) // 2 + 1} output it)"
+        )
+        criterion = (
+            "alt_eval (BioCreative II: a system mention equal to a gold mention or one of its "
+            "accepted alternatives is a match); strict_* require the exact gold span"
+            if self.config.scoring == "alt_eval"
+            else "strict (exact span and class)"
+        )
+        sentences = (
+            "the gold sentence spans"
+            if self.config.eval_sentences == "gold"
+            else "sentences from the rule-based splitter"
+        )
+        steps = (
+            f", then {', '.join(self.config.document_postprocess)} over each document's mentions"
+            if self.config.document_postprocess
+            else ""
+        )
+        return (
+            f"{kind} (python-crfsuite, L-BFGS) over casflow's tokens, trained from the gold "
+            f"{self.mention_type.rsplit('.', 1)[-1]} annotations{steps}; load the model folder with "
+            "`ner.crf.v1` (`model: <folder>`). Scores run that component on each document's "
+            f"raw text ({sentences}) and count {criterion}. p, r and f are micro-averaged "
+            "percentages; macro_f (with several classes) is the mean F over the gold classes."
+        )

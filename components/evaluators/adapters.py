@@ -1,0 +1,313 @@
+"""Read the inputs of the pure evaluation modules out of a CAS view.
+
+Each function selects every type it needs once per view and works on plain
+offsets afterwards, so evaluating a long document stays linear-ish.
+
+Conventions:
+
+- Spans are character offsets ``(begin, end)`` into the view's text.
+- POS: a token's tag comes from ``Token.pos``; tokens without it fall back to a
+  POS annotation with the same span (readers that add POS without linking it).
+- Dependencies (DKPro): one word per Dependent token, taken from the basic
+  relation (``flavor`` empty or ``basic``); the root is a ``ROOT`` relation or
+  one whose Governor is its Dependent. Words are grouped by the Sentence that
+  starts last at or before them (the whole view is one sentence when there are
+  no Sentence annotations); upos is ``POS.coarseValue``, xpos ``POS.PosValue``.
+- Mentions: every annotation of the type or its subtypes; label from ``value``
+  (the short type name when empty), accepted alternatives from ``alternatives``
+  and pieces from ``fragments`` where the type has those features.
+- Constituents (DKPro): one tree per ``ROOT`` constituent (or, without any,
+  per constituent that is no other constituent's child), built from the
+  ``children`` arrays; Token children become preterminals tagged with their
+  POS, EmptyCategory children ``-NONE-`` preterminals. The root becomes the
+  unlabeled treebank bracket ``( ... )`` so PARSEVAL does not count it.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import cassis
+
+from casflow.cas.metadata import find_document_id
+from casflow.components.formats.penn.parse import Tree
+from casflow.components.metrics.dependency import DepWord
+from casflow.components.metrics.matching import Mention
+from casflow.components.metrics.pos import TaggedToken
+from casflow.components.metrics.segmentation import trim_span
+from casflow.typesystem import (
+    CONSTITUENT,
+    CONSTITUENT_ROOT,
+    DEPENDENCY,
+    DEPENDENCY_ROOT,
+    EMPTY_CATEGORY,
+    POS,
+    SENTENCE,
+    TOKEN,
+    TREEBANK_CONSTITUENT,
+    short_name,
+)
+
+Span = tuple[int, int]
+POS_FEATURES = ("PosValue", "coarseValue")
+ROOT_CONSTITUENT_LABELS = frozenset({"", "ROOT", "TOP"})
+BASIC_FLAVORS = frozenset({"", "basic"})
+MISSING_TAG = "UNK"
+
+
+class CasInputError(ValueError):
+    """Annotations the evaluator cannot read; the message names the document."""
+
+    hint = "check the component or reader that wrote these annotations"
+
+
+def document_id(view: cassis.Cas) -> str:
+    """The document id from DocumentMetaData (in any view), or ``"<unknown document>"``."""
+    return find_document_id(view) or "<unknown document>"
+
+
+def view_text(view: cassis.Cas) -> str:
+    return view.sofa_string or ""
+
+
+def spans(view: cassis.Cas, type_name: str) -> list[Span]:
+    """``(begin, end)`` of every annotation of ``type_name`` (subtypes included)."""
+    return [(a.begin, a.end) for a in view.select(type_name)]
+
+
+def sentence_spans(view: cassis.Cas) -> list[Span]:
+    return spans(view, SENTENCE)
+
+
+def token_spans(view: cassis.Cas) -> list[Span]:
+    return spans(view, TOKEN)
+
+
+def _pos_by_span(view: cassis.Cas) -> dict[Span, Any]:
+    return {(p.begin, p.end): p for p in view.select(POS)}
+
+
+def _token_pos(token: Any, fallback: dict[Span, Any] | None) -> Any:
+    pos = token.get("pos")
+    if pos is None and fallback is not None:
+        pos = fallback.get((token.begin, token.end))
+    return pos
+
+
+def tagged_tokens(view: cassis.Cas, feature: str = "PosValue") -> list[TaggedToken]:
+    """One TaggedToken per Token with a tag in ``feature`` (``PosValue`` or ``coarseValue``).
+
+    Without any Token, the POS annotations themselves are the tagged units.
+    """
+    if feature not in POS_FEATURES:
+        raise ValueError(f"POS feature must be one of {POS_FEATURES}, got {feature!r}")
+    tokens = view.select(TOKEN)
+    if not tokens:
+        return [
+            TaggedToken(p.begin, p.end, p.get(feature))
+            for p in view.select(POS)
+            if p.get(feature) is not None
+        ]
+    fallback = None if all(t.get("pos") is not None for t in tokens) else _pos_by_span(view)
+    tagged = []
+    for token in tokens:
+        pos = _token_pos(token, fallback)
+        tag = pos.get(feature) if pos is not None else None
+        if tag is not None:
+            tagged.append(TaggedToken(token.begin, token.end, tag))
+    return tagged
+
+
+def _is_root_relation(dependency: Any, root_type: Any, typesystem: cassis.TypeSystem) -> bool:
+    if typesystem.subsumes(root_type, dependency.type):
+        return True
+    governor, dependent = dependency.get("Governor"), dependency.get("Dependent")
+    return governor is None or (governor.begin == dependent.begin and governor.end == dependent.end)
+
+
+def dependency_sentences(view: cassis.Cas) -> list[list[DepWord]]:
+    """Dependency words grouped by sentence, in text order."""
+    doc = document_id(view)
+    typesystem = view.typesystem
+    root_type = typesystem.get_type(DEPENDENCY_ROOT)
+    relation_of: dict[Span, Any] = {}
+    for dependency in view.select(DEPENDENCY):
+        if (dependency.get("flavor") or "") not in BASIC_FLAVORS:
+            continue
+        dependent = dependency.get("Dependent")
+        if dependent is None:
+            raise CasInputError(
+                f"document {doc}: Dependency at ({dependency.begin}, {dependency.end}) "
+                "has no Dependent token"
+            )
+        span = (dependent.begin, dependent.end)
+        if span in relation_of:
+            raise CasInputError(
+                f"document {doc}: token {span} is the Dependent of two basic Dependency "
+                "relations; a token has one head (mark extra relations with flavor 'enhanced')"
+            )
+        relation_of[span] = dependency
+    if not relation_of:
+        return []
+    fallback = None
+    sentence_starts = sorted(begin for begin, _ in sentence_spans(view))
+    grouped: dict[int, list[DepWord]] = {}
+    for span in sorted(relation_of):
+        dependency = relation_of[span]
+        dependent = dependency.get("Dependent")
+        pos = dependent.get("pos")
+        if pos is None:
+            fallback = fallback if fallback is not None else _pos_by_span(view)
+            pos = fallback.get(span)
+        governor = dependency.get("Governor")
+        head = (
+            None
+            if _is_root_relation(dependency, root_type, typesystem)
+            else (governor.begin, governor.end)
+        )
+        word = DepWord(
+            span[0],
+            span[1],
+            head,
+            dependency.get("DependencyType") or "",
+            upos=(pos.get("coarseValue") or "") if pos is not None else "",
+            xpos=(pos.get("PosValue") or "") if pos is not None else "",
+        )
+        number = max(0, bisect.bisect_right(sentence_starts, span[0]) - 1)
+        grouped.setdefault(number, []).append(word)
+    return [grouped[number] for number in sorted(grouped)]
+
+
+def _feature_fs(fs: Any, name: str) -> list[Any]:
+    array = getattr(fs, name, None)
+    return list(array.elements) if array is not None and array.elements else []
+
+
+def mentions(view: cassis.Cas, type_name: str) -> list[Mention]:
+    """Mentions of ``type_name`` and its subtypes, with alternatives and fragments."""
+    doc = document_id(view)
+    found = []
+    for annotation in view.select(type_name):
+        label = getattr(annotation, "value", None) or short_name(annotation.type.name)
+        alternatives = tuple((a.begin, a.end) for a in _feature_fs(annotation, "alternatives"))
+        fragments = tuple((f.begin, f.end) for f in _feature_fs(annotation, "fragments"))
+        try:
+            found.append(
+                Mention(
+                    annotation.begin,
+                    annotation.end,
+                    label,
+                    alternatives=alternatives,
+                    fragments=fragments,
+                )
+            )
+        except ValueError as exc:
+            raise CasInputError(f"document {doc}: {exc}") from exc
+    return found
+
+
+def _constituent_label(node: Any, typesystem: cassis.TypeSystem) -> str:
+    treebank_type = typesystem.get_type(TREEBANK_CONSTITUENT)
+    if typesystem.subsumes(treebank_type, node.type) and node.get("originalLabel"):
+        return str(node.get("originalLabel"))
+    label = node.get("constituentType") or ""
+    function = node.get("syntacticFunction")
+    return f"{label}-{function}" if label and function else label
+
+
+class _TreeBuilder:
+    """Converts DKPro constituents to penn Trees (tags looked up once per view)."""
+
+    def __init__(self, view: cassis.Cas) -> None:
+        self.view = view
+        self.doc = document_id(view)
+        self.typesystem = view.typesystem
+        self.types = {
+            name: self.typesystem.get_type(name)
+            for name in (CONSTITUENT, TOKEN, EMPTY_CATEGORY, POS)
+        }
+        self._fallback: dict[Span, Any] | None = None
+
+    def _is(self, fs: Any, type_name: str) -> bool:
+        return self.typesystem.subsumes(self.types[type_name], fs.type)
+
+    def _tag(self, token: Any) -> str:
+        pos = token.get("pos")
+        if pos is None:
+            if self._fallback is None:
+                self._fallback = _pos_by_span(self.view)
+            pos = self._fallback.get((token.begin, token.end))
+        return (pos.get("PosValue") if pos is not None else None) or MISSING_TAG
+
+    def tree(self, root: Any) -> Tree:
+        label = _constituent_label(root, self.typesystem)
+        node = self._node(root, set())
+        if label.upper() in ROOT_CONSTITUENT_LABELS:
+            node.label = ""
+            return node
+        # A root carrying a real category (S, NP) sits under the treebank's outer bracket.
+        return Tree("", [node])
+
+    def _node(self, fs: Any, seen: set[int]) -> Tree:
+        if self._is(fs, TOKEN):
+            return Tree(self._tag(fs), word=fs.get_covered_text())
+        if self._is(fs, EMPTY_CATEGORY):
+            return Tree("-NONE-", word=fs.get("value") or "*")
+        if self._is(fs, POS):
+            return Tree(fs.get("PosValue") or MISSING_TAG, word=fs.get_covered_text())
+        if not self._is(fs, CONSTITUENT):
+            raise CasInputError(
+                f"document {self.doc}: a constituent child at ({fs.begin}, {fs.end}) is a "
+                f"{short_name(fs.type.name)}; children must be Constituents, Tokens or "
+                "EmptyCategories"
+            )
+        if id(fs) in seen:
+            raise CasInputError(
+                f"document {self.doc}: the constituent at ({fs.begin}, {fs.end}) is its own "
+                "ancestor; the children arrays form a cycle"
+            )
+        seen.add(id(fs))
+        children = [self._node(child, seen) for child in _feature_fs(fs, "children")]
+        seen.discard(id(fs))
+        if not children:
+            raise CasInputError(
+                f"document {self.doc}: constituent {_constituent_label(fs, self.typesystem)!r} "
+                f"at ({fs.begin}, {fs.end}) has no children"
+            )
+        return Tree(_constituent_label(fs, self.typesystem), children)
+
+
+def _tree_roots(view: cassis.Cas) -> list[Any]:
+    roots = list(view.select(CONSTITUENT_ROOT))
+    if roots:
+        return roots
+    constituents = view.select(CONSTITUENT)
+    children = {id(child) for c in constituents for child in _feature_fs(c, "children")}
+    return [c for c in constituents if id(c) not in children]
+
+
+def constituent_trees(view: cassis.Cas) -> list[tuple[Span, Tree]]:
+    """``(root span, tree)`` for every constituency tree of the view, in text order."""
+    builder = _TreeBuilder(view)
+    roots = sorted(_tree_roots(view), key=lambda r: (r.begin, r.end))
+    return [((root.begin, root.end), builder.tree(root)) for root in roots]
+
+
+def pair_by_span(
+    gold: Sequence[tuple[Span, Any]], system: Iterable[tuple[Span, Any]], text: str
+) -> tuple[list[tuple[Span, Any, Any | None]], list[Span]]:
+    """Pair items by whitespace-trimmed span: ``(gold span, gold, system or None)``.
+
+    Returns the pairs in gold order and the spans of system items left unpaired.
+    """
+    waiting: dict[Span, list[tuple[Span, Any]]] = {}
+    for span, item in system:
+        waiting.setdefault(trim_span(text, *span), []).append((span, item))
+    pairs = []
+    for span, item in gold:
+        candidates = waiting.get(trim_span(text, *span))
+        pairs.append((span, item, candidates.pop(0)[1] if candidates else None))
+    unpaired = sorted(span for items in waiting.values() for span, _ in items)
+    return pairs, unpaired

@@ -1,0 +1,155 @@
+"""Shared base of the CAS evaluators: text check, error context, table format.
+
+Every evaluator compares a gold view and a system view by character offsets, so
+both views must hold the same text; :meth:`CasEvaluator.evaluate` checks that
+first and fails the document with the first differing offset otherwise (a
+mismatch would otherwise show up as a silent zero). Problems reading the
+annotations become errors naming the document.
+
+Markdown summaries are percentages (the papers' convention) shown with two
+decimals; ``evaluation.json`` keeps the raw fractions that ``score`` returns.
+Count columns (e.g. skipped sentences) are ints and shown as such.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+
+import cassis
+from pydantic import Field
+
+from casflow.components.evaluators.adapters import CasInputError, document_id, view_text
+from casflow.pipeline.component import ComponentConfig, Evaluator, EvaluatorConfig
+from casflow.pipeline.counts import EvaluationResult
+from casflow.pipeline.significance import Metric
+
+DEFAULT_SIGNIFICANCE_ITERATIONS = 10_000
+DEFAULT_SIGNIFICANCE_SEED = 0
+TEXT_CONTEXT = 20
+
+
+class SignificanceSettings(ComponentConfig):
+    """Paired approximate randomization between every two system views, in the report."""
+
+    metric: str = Field(
+        description="Path into this evaluator's scores, e.g. 'strict/micro/f1' or 'las/f1'."
+    )
+    iterations: int = Field(DEFAULT_SIGNIFICANCE_ITERATIONS, ge=1, description="Shuffles.")
+    seed: int = Field(
+        DEFAULT_SIGNIFICANCE_SEED, description="Random seed (fixed so that reruns agree)."
+    )
+    units: Literal["documents", "sentences"] = Field(
+        "documents",
+        description="What is shuffled: documents, or sentences where the evaluator splits "
+        "its counts by sentence (documents otherwise).",
+    )
+
+
+class CasEvaluatorConfig(EvaluatorConfig):
+    significance: SignificanceSettings | None = Field(
+        None,
+        description="Test every pair of system views for a significant difference "
+        "(table in evaluation.md); none: no test.",
+    )
+
+
+class ViewTextMismatch(ValueError):
+    hint = (
+        "gold and system views must hold the same text, since annotations are compared "
+        "by character offsets; check that the system ran on the gold text"
+    )
+
+
+def view_name(view: cassis.Cas) -> str:
+    try:
+        return str(view.get_sofa().sofaID)
+    except Exception:  # a view object without a sofa: name unknown, not fatal
+        return "?"
+
+
+def check_same_text(gold: cassis.Cas, system: cassis.Cas) -> str:
+    """The shared text; raises ViewTextMismatch naming the document and first differing offset."""
+    gold_text, system_text = view_text(gold), view_text(system)
+    if gold_text == system_text:
+        return gold_text
+    offset = next(
+        (i for i, (a, b) in enumerate(zip(gold_text, system_text, strict=False)) if a != b),
+        min(len(gold_text), len(system_text)),
+    )
+    window = slice(max(0, offset - TEXT_CONTEXT), offset + TEXT_CONTEXT)
+    raise ViewTextMismatch(
+        f"document {document_id(gold)}: the texts of view {view_name(gold)!r} "
+        f"({len(gold_text)} characters) and view {view_name(system)!r} "
+        f"({len(system_text)} characters) differ from character {offset}: "
+        f"{gold_text[window]!r} vs {system_text[window]!r}"
+    )
+
+
+def percent(value: float) -> float:
+    return 100.0 * value
+
+
+def lookup(scores: Mapping[str, Any], path: str) -> float:
+    """The number at ``a/b/c`` in nested scores; KeyError lists what is there instead."""
+    node: Any = scores
+    walked: list[str] = []
+    for part in path.split("/"):
+        if not isinstance(node, Mapping) or part not in node:
+            here = sorted(node) if isinstance(node, Mapping) else []
+            where = "/".join(walked) or "the top level"
+            raise KeyError(
+                f"metric path {path!r}: no {part!r} under {where}"
+                + (f"; available: {', '.join(map(str, here))}" if here else "")
+            )
+        node = node[part]
+        walked.append(part)
+    if isinstance(node, bool) or not isinstance(node, (int, float)):
+        raise KeyError(f"metric path {path!r} leads to a {type(node).__name__}, not a number")
+    return float(node)
+
+
+class CasEvaluator(Evaluator):
+    """Base: checks the views' texts, then ``compare`` gives the document's counts."""
+
+    Config: ClassVar[type[ComponentConfig]] = CasEvaluatorConfig
+    #: Decimals of the Markdown table (read by casflow.pipeline.evaluation_report).
+    summary_decimals: ClassVar[int] = 2
+
+    def evaluate(self, gold: cassis.Cas, system: cassis.Cas) -> EvaluationResult:
+        text = check_same_text(gold, system)
+        try:
+            return self.compare(gold, system, text)
+        except CasInputError:
+            raise
+        except ValueError as exc:
+            raise CasInputError(
+                f"document {document_id(gold)}, views {view_name(gold)!r} / "
+                f"{view_name(system)!r}: {exc}"
+            ) from exc
+
+    @abstractmethod
+    def compare(self, gold: cassis.Cas, system: cassis.Cas, text: str) -> EvaluationResult:
+        """Counts for one document whose views share ``text``."""
+
+    def batch_metric(self, path: str) -> Metric | None:
+        """A fast metric for ``path`` computed directly from counts (significance tests).
+
+        None means: score the counts and look the path up (always correct, slower).
+        """
+        return None
+
+
+def prf_metric(prefix: str, name: str) -> Metric | None:
+    """Batch metric for ``precision``/``recall``/``f1`` over ``prefix/tp|fp|fn`` counts."""
+    from casflow.pipeline.significance import F1Metric, RatioMetric
+
+    tp, fp, fn = (f"{prefix}/{k}" for k in ("tp", "fp", "fn"))
+    if name == "f1":
+        return F1Metric(prefix)
+    if name == "precision":
+        return RatioMetric((tp,), (tp, fp))
+    if name == "recall":
+        return RatioMetric((tp,), (tp, fn))
+    return None

@@ -1,0 +1,277 @@
+"""Constituency evaluators: PARSEVAL (EVALB), leaf-ancestor and productions.
+
+Trees come from DKPro Constituent annotations (see ``cas_adapters``). A gold
+tree is paired with the system tree whose root has the same (whitespace-trimmed)
+span; a gold tree without one is scored as "no parse" (skipped, as EVALB does),
+and system trees without a gold partner are listed in the errors. Counts are
+split per gold tree (``units``) so significance tests can shuffle sentences.
+"""
+
+from __future__ import annotations
+
+import functools
+from abc import abstractmethod
+from pathlib import Path
+from typing import Any
+
+import cassis
+from pydantic import Field
+
+from casflow.components.evaluators.adapters import constituent_trees, pair_by_span
+from casflow.components.evaluators.base import (
+    CasEvaluator,
+    CasEvaluatorConfig,
+    percent,
+)
+from casflow.components.formats.penn.parse import Tree
+from casflow.components.metrics.leaf_ancestor import (
+    DEFAULT_DELETE_TAGS,
+    evaluate_leaf_ancestor,
+    score_leaf_ancestor,
+)
+from casflow.components.metrics.leaf_ancestor import PREFIX as LA_PREFIX
+from casflow.components.metrics.parseval import (
+    COLLINS_PARAMS,
+    EvalbParams,
+    evaluate_parseval,
+    parse_evalb_params,
+    score_parseval,
+)
+from casflow.components.metrics.parseval import PREFIX as PARSEVAL_PREFIX
+from casflow.components.metrics.productions import PREFIX as PRODUCTIONS_PREFIX
+from casflow.components.metrics.productions import (
+    evaluate_productions,
+    score_productions,
+)
+from casflow.pipeline.component import ComponentConfig, RunContext
+from casflow.pipeline.counts import Counts, EvaluationResult, sum_counts
+from casflow.pipeline.significance import Metric, RatioMetric
+from casflow.typesystem import CONSTITUENT, TOKEN
+
+Span = tuple[int, int]
+
+
+class _TreeEvaluator(CasEvaluator):
+    """Pairs gold and system trees; subclasses score one pair."""
+
+    requires = (TOKEN, CONSTITUENT)
+
+    @abstractmethod
+    def sentence(
+        self, gold: Tree, test: Tree | None, span: Span, text: str
+    ) -> tuple[Counts, list[dict[str, Any]]]:
+        """Counts and errors of one gold tree and its system tree (None: no parse)."""
+
+    def compare(self, gold: cassis.Cas, system: cassis.Cas, text: str) -> EvaluationResult:
+        pairs, unpaired = pair_by_span(constituent_trees(gold), constituent_trees(system), text)
+        units: list[Counts] = []
+        errors: list[dict[str, Any]] = []
+        for span, gold_tree, test_tree in pairs:
+            counts, sentence_errors = self.sentence(gold_tree, test_tree, span, text)
+            units.append(counts)
+            errors.extend({"begin": span[0], "end": span[1], **e} for e in sentence_errors)
+        errors.extend(
+            {"type": "unpaired_system_tree", "begin": b, "end": e, "text": text[b:e]}
+            for b, e in unpaired
+        )
+        return EvaluationResult(counts=sum_counts(units), units=units, errors=errors)
+
+
+def _skip_error(status: str, span: Span, text: str) -> dict[str, Any]:
+    return {"type": status, "text": text[span[0] : span[1]]}
+
+
+class ConstituentEvaluatorConfig(CasEvaluatorConfig):
+    prm: str | None = Field(
+        None,
+        description="EVALB parameter file (relative to the workflow); none: COLLINS.prm "
+        "settings (punctuation and TOP deleted, ADVP = PRT, cutoff 40 words).",
+    )
+
+
+class ConstituentEvaluator(_TreeEvaluator):
+    """PARSEVAL labelled brackets as EVALB computes them, plus the mean sentence F."""
+
+    name = "eval.constituents.v1"
+    description = "Constituency PARSEVAL (EVALB): P/R/F, mean sentence F, crossing, complete match."
+    Config = ConstituentEvaluatorConfig
+
+    config: ConstituentEvaluatorConfig
+
+    @classmethod
+    def _prm_path(cls, config: ConstituentEvaluatorConfig, context: RunContext) -> Path | None:
+        if config.prm is None:
+            return None
+        path = Path(config.prm)
+        return path if path.is_absolute() else context.workflow_dir / path
+
+    @classmethod
+    def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:
+        assert isinstance(config, ConstituentEvaluatorConfig)
+        path = cls._prm_path(config, context)
+        if path is None:
+            return []
+        if not path.is_file():
+            return [f"EVALB parameter file {path} does not exist; fix 'prm' or remove it"]
+        try:
+            parse_evalb_params(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            return [f"EVALB parameter file {path}: {exc}"]
+        return []
+
+    @functools.cached_property
+    def params(self) -> EvalbParams:
+        # Read on first use: scoring summed counts (e.g. `casflow significance`) needs no file.
+        path = self._prm_path(self.config, self.context)
+        return COLLINS_PARAMS if path is None else parse_evalb_params(path.read_text("utf-8"))
+
+    def sentence(
+        self, gold: Tree, test: Tree | None, span: Span, text: str
+    ) -> tuple[Counts, list[dict[str, Any]]]:
+        result = evaluate_parseval(gold, test, self.params)
+        counts = result.counts(PARSEVAL_PREFIX, self.params.cutoff_len)
+        if not result.valid:
+            return counts, [_skip_error(result.status, span, text)]
+        errors = [
+            {"type": kind, "bracket_start": start, "bracket_end": end, "label": label}
+            for kind, brackets in (("FN", result.missing), ("FP", result.extra))
+            for start, end, label in brackets
+        ]
+        return counts, errors
+
+    def score(self, counts: Counts) -> dict[str, Any]:
+        return score_parseval(counts)
+
+    def summary(self, scores: dict[str, Any]) -> dict[str, float]:
+        columns: dict[str, float] = {
+            "P": percent(scores["precision"]),
+            "R": percent(scores["recall"]),
+            "F": percent(scores["f1"]),
+            "mean sentence F": percent(scores["mean_sentence_f1"]),
+            "complete match": percent(scores["complete_match"]),
+            "avg crossing": scores["average_crossing"],
+            "no crossing": percent(scores["no_crossing"]),
+            "tagging accuracy": percent(scores["tagging_accuracy"]),
+        }
+        for key, group in scores.items():
+            if key.startswith("len<=") and isinstance(group, dict):
+                columns[f"F ({key})"] = percent(group["f1"])
+        columns["skipped"] = int(scores["error_sentences"] + scores["skip_sentences"])
+        return columns
+
+    def batch_metric(self, path: str) -> Metric | None:
+        prefix = PARSEVAL_PREFIX
+        if path.startswith("len<="):
+            group, _, path = path.partition("/")
+            prefix = f"{prefix}/{group}"
+        matched, gold, test = (f"{prefix}/{k}" for k in ("matched", "gold", "test"))
+        ratios = {
+            # EVALB's F = 2PR/(P+R) = 2 matched / (gold + test)
+            "f1": ((matched, matched), (gold, test)),
+            "precision": ((matched,), (test,)),
+            "recall": ((matched,), (gold,)),
+            "mean_sentence_f1": ((f"{prefix}/sentence_f_sum",), (f"{prefix}/valid",)),
+            "complete_match": ((f"{prefix}/complete_match",), (f"{prefix}/valid",)),
+            "tagging_accuracy": ((f"{prefix}/correct_tags",), (f"{prefix}/words",)),
+        }
+        return RatioMetric(*ratios[path]) if path in ratios else None
+
+
+class TreeDeleteConfig(CasEvaluatorConfig):
+    delete_tags: list[str] = Field(
+        default_factory=lambda: sorted(DEFAULT_DELETE_TAGS),
+        description="Preterminal tags removed with their words before scoring "
+        "(add , : `` '' . to drop punctuation as EVALB's COLLINS.prm does).",
+    )
+
+
+class LeafAncestorConfig(TreeDeleteConfig):
+    include_tags: bool = Field(False, description="Put the POS tag at the bottom of lineages.")
+
+
+class LeafAncestorEvaluator(_TreeEvaluator):
+    """Sampson's leaf-ancestor metric: per-word lineage similarity."""
+
+    name = "eval.leaf_ancestor.v1"
+    description = "Constituency leaf-ancestor metric: corpus and mean sentence scores."
+    Config = LeafAncestorConfig
+
+    config: LeafAncestorConfig
+
+    def sentence(
+        self, gold: Tree, test: Tree | None, span: Span, text: str
+    ) -> tuple[Counts, list[dict[str, Any]]]:
+        result = evaluate_leaf_ancestor(
+            gold, test, frozenset(self.config.delete_tags), self.config.include_tags
+        )
+        if result.status != "ok":
+            return result.counts(LA_PREFIX), [_skip_error(result.status, span, text)]
+        errors = [
+            {"type": "lineage", "word": word, "gold": " ".join(g), "system": " ".join(t)}
+            for word, g, t in zip(
+                result.words, result.gold_lineages, result.test_lineages, strict=True
+            )
+            if g != t
+        ]
+        return result.counts(LA_PREFIX), errors
+
+    def score(self, counts: Counts) -> dict[str, Any]:
+        return score_leaf_ancestor(counts)
+
+    def summary(self, scores: dict[str, Any]) -> dict[str, float]:
+        return {
+            "LA corpus": percent(scores["corpus_score"]),
+            "LA mean sentence": percent(scores["mean_sentence_score"]),
+            "exact sentences": percent(scores["exact_sentences"]),
+            "skipped": int(scores["skipped_sentences"]),
+        }
+
+    def batch_metric(self, path: str) -> Metric | None:
+        p = LA_PREFIX
+        ratios = {
+            "corpus_score": ((f"{p}/word_score_sum",), (f"{p}/words",)),
+            "mean_sentence_score": ((f"{p}/sentence_score_sum",), (f"{p}/valid",)),
+            "exact_sentences": ((f"{p}/exact_sentences",), (f"{p}/valid",)),
+            "exact_words": ((f"{p}/exact_words",), (f"{p}/words",)),
+        }
+        return RatioMetric(*ratios[path]) if path in ratios else None
+
+
+class ProductionEvaluator(_TreeEvaluator):
+    """Production precision/recall with closest-match error classes."""
+
+    name = "eval.productions.v1"
+    description = "Constituency productions P/R/F with error classes (Clegg & Shepherd 2005)."
+    Config = TreeDeleteConfig
+
+    config: TreeDeleteConfig
+
+    def sentence(
+        self, gold: Tree, test: Tree | None, span: Span, text: str
+    ) -> tuple[Counts, list[dict[str, Any]]]:
+        result = evaluate_productions(gold, test, frozenset(self.config.delete_tags))
+        if result.status != "ok":
+            return result.counts(PRODUCTIONS_PREFIX), [_skip_error(result.status, span, text)]
+        return result.counts(PRODUCTIONS_PREFIX), [
+            {"type": e["side"], **e} for e in result.errors()
+        ]
+
+    def score(self, counts: Counts) -> dict[str, Any]:
+        return score_productions(counts)
+
+    def summary(self, scores: dict[str, Any]) -> dict[str, float]:
+        return {
+            "P": percent(scores["precision"]),
+            "R": percent(scores["recall"]),
+            "F": percent(scores["f1"]),
+            "skipped": int(scores["skipped_sentences"]),
+        }
+
+    def batch_metric(self, path: str) -> Metric | None:
+        matched, gold, test = (f"{PRODUCTIONS_PREFIX}/{k}" for k in ("matched", "gold", "test"))
+        ratios = {
+            "f1": ((matched, matched), (gold, test)),
+            "precision": ((matched,), (test,)),
+            "recall": ((matched,), (gold,)),
+        }
+        return RatioMetric(*ratios[path]) if path in ratios else None

@@ -1,0 +1,118 @@
+"""``eval.dependencies.v1``: LAS, UAS and LS, micro and macro (CoNLL 2018 scoring).
+
+Words come from DKPro Dependency annotations (see ``cas_adapters``); the counts
+are split per gold sentence (``units``), so significance tests can shuffle
+sentences.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import cassis
+from pydantic import Field
+
+from casflow.components.evaluators.adapters import dependency_sentences
+from casflow.components.evaluators.base import (
+    CasEvaluator,
+    CasEvaluatorConfig,
+    percent,
+)
+from casflow.components.metrics.dependency import (
+    INCLUDE_PUNCTUATION,
+    PTB_PUNCTUATION_TAGS,
+    ExcludeUpos,
+    ExcludeXpos,
+    PunctuationPolicy,
+    dependency_counts,
+    full_deprel,
+    score_dependencies,
+    universal_deprel,
+)
+from casflow.pipeline.component import ComponentConfig, RunContext
+from casflow.pipeline.counts import Counts, EvaluationResult
+from casflow.pipeline.significance import Metric, RatioMetric
+from casflow.typesystem import DEPENDENCY, TOKEN
+
+SUMMARY_METRICS = (("uas", "UAS"), ("las", "LAS"), ("ls", "LS"))
+
+
+class DependencyEvaluatorConfig(CasEvaluatorConfig):
+    punctuation: Literal["include", "exclude_upos", "exclude_xpos"] = Field(
+        "include",
+        description="include: score every word (CoNLL 2018); exclude_upos / exclude_xpos: "
+        "leave out gold words whose coarse / fine POS is punctuation.",
+    )
+    punctuation_tags: list[str] | None = Field(
+        None,
+        description="Tags that count as punctuation (default: PUNCT for exclude_upos, "
+        "the PTB tags `` '' , . : for exclude_xpos).",
+    )
+    labels: Literal["full", "universal"] = Field(
+        "universal",
+        description="universal: compare the label before ':' (CoNLL 2018); full: whole labels.",
+    )
+
+
+def punctuation_policy(config: DependencyEvaluatorConfig) -> PunctuationPolicy:
+    tags = frozenset(config.punctuation_tags) if config.punctuation_tags is not None else None
+    if config.punctuation == "exclude_upos":
+        return ExcludeUpos(tags if tags is not None else frozenset({"PUNCT"}))
+    if config.punctuation == "exclude_xpos":
+        return ExcludeXpos(tags if tags is not None else PTB_PUNCTUATION_TAGS)
+    return INCLUDE_PUNCTUATION
+
+
+class DependencyEvaluator(CasEvaluator):
+    """Attachment scores of basic dependencies, words aligned by character span."""
+
+    name = "eval.dependencies.v1"
+    description = "Dependency parsing: UAS, LAS, LS (micro and per-sentence macro)."
+    Config = DependencyEvaluatorConfig
+    requires = (TOKEN, DEPENDENCY)
+
+    config: DependencyEvaluatorConfig
+
+    def __init__(self, config: ComponentConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        self.punctuation = punctuation_policy(self.config)
+        self.label_key = full_deprel if self.config.labels == "full" else universal_deprel
+
+    def compare(self, gold: cassis.Cas, system: cassis.Cas, text: str) -> EvaluationResult:
+        return dependency_counts(
+            dependency_sentences(gold),
+            dependency_sentences(system),
+            punctuation=self.punctuation,
+            label_key=self.label_key,
+            text=text,
+        )
+
+    def score(self, counts: Counts) -> dict[str, Any]:
+        return score_dependencies(counts)
+
+    def summary(self, scores: dict[str, Any]) -> dict[str, float]:
+        columns = {label: percent(scores[metric]["f1"]) for metric, label in SUMMARY_METRICS}
+        for metric, label in SUMMARY_METRICS:
+            columns[f"{label} macro"] = percent(scores[metric]["macro"]["f1"])
+        return columns
+
+    def batch_metric(self, path: str) -> Metric | None:
+        parts = path.split("/")
+        if len(parts) == 2:
+            metric, name = parts
+            correct, gold, system, aligned = (
+                f"{metric}/{k}" for k in ("correct", "gold", "system", "aligned")
+            )
+            ratios = {
+                "f1": ((correct, correct), (gold, system)),
+                "precision": ((correct,), (system,)),
+                "recall": ((correct,), (gold,)),
+                "aligned_accuracy": ((correct,), (aligned,)),
+            }
+            if name in ratios:
+                return RatioMetric(*ratios[name])
+        if len(parts) == 3 and parts[1] == "macro" and parts[2] in ("precision", "recall", "f1"):
+            return RatioMetric(
+                (f"{parts[0]}/macro/{parts[2]}_sum",), (f"{parts[0]}/macro/sentences",)
+            )
+        return None

@@ -1,0 +1,81 @@
+"""``bc2.writer.v1``: BioCreative II mention lines (GENE.eval format) for a run.
+
+Each document is a sentence whose id is the document id (as ``bc2gm.reader.v1``
+reads them). A writer writes per document, so every document's lines go to
+``<folder>/documents/<doc>.eval`` (written even when empty, so a resumed run
+knows the document is done), and ``finish()``, run once at the end, combines all
+of them into ``<folder>/<file>`` sorted by (sentence id, start, end), the order
+of the official ``GENE.eval``. The combined file holds every ``documents/*.eval``
+in the folder, so a resumed run's earlier documents are included.
+
+Lines: ``SENTENCE_ID|start end|text`` with start and end counting non-whitespace
+characters (end inclusive) and the text the mention's covered text. A
+discontinuous mention is written as its covering span.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cassis
+from pydantic import Field, field_validator
+
+from casflow.components.formats.bc2 import parse as bc2
+from casflow.components.formats.cas_builders import resolve_mention_type
+from casflow.components.formats.view_writer import ViewContentError, ViewWriter, ViewWriterConfig
+from casflow.pipeline.component import RunContext
+from casflow.pipeline.files import atomic_write_text, safe_file_stem
+from casflow.typesystem import GENE_MENTION
+
+DOCUMENT_FOLDER = "documents"
+DOCUMENT_SUFFIX = ".eval"
+
+
+class Bc2WriterConfig(ViewWriterConfig):
+    folder: str = Field("bc2", description="Sub-folder of the run's output folder.")
+    type: str = Field(GENE_MENTION, description="Mentions to write (type and its subtypes).")
+    file: str = Field("GENE.eval", description="Name of the combined file in the folder.")
+
+    @field_validator("type")
+    @classmethod
+    def _mention_type(cls, name: str) -> str:
+        return resolve_mention_type(name)
+
+
+class Bc2Writer(ViewWriter):
+    """GENE.eval-style lines, per document and combined (see the module docstring)."""
+
+    name = "bc2.writer.v1"
+    description = "BioCreative II GENE.eval mention lines (one combined, sorted file per run)."
+    Config = Bc2WriterConfig
+    extension = DOCUMENT_SUFFIX
+
+    config: Bc2WriterConfig
+
+    def __init__(self, config: Bc2WriterConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        self.documents = self.folder / DOCUMENT_FOLDER
+
+    def output_paths(self, doc_id: str) -> list[Path]:
+        return [self.documents / f"{safe_file_stem(doc_id)}{DOCUMENT_SUFFIX}"]
+
+    def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
+        view = self.source_view(cas, doc_id)
+        sentence = bc2.Bc2Sentence(doc_id, view.sofa_string or "")
+        lines = []
+        for mention in view.select(self.config.type):
+            try:
+                lines.append(bc2.mention_from_span(sentence, mention.begin, mention.end))
+            except ValueError as exc:
+                raise ViewContentError(f"document {doc_id}: {exc}") from exc
+        (path,) = self.output_paths(doc_id)
+        atomic_write_text(path, bc2.format_mentions(lines))
+        return [path]
+
+    def finish(self) -> list[Path]:
+        mentions: list[bc2.Bc2Mention] = []
+        for path in sorted(self.documents.glob(f"*{DOCUMENT_SUFFIX}")):
+            mentions.extend(bc2.read_mentions(path))
+        target = self.folder / self.config.file
+        atomic_write_text(target, bc2.format_mentions(mentions, sort=True))
+        return [target]

@@ -1,0 +1,157 @@
+"""``conllu.writer.v1``: a CoNLL-U file per document.
+
+One block per ``Sentence`` (the whole view when there is none) with the comments
+``# sent_id`` (the Sentence ``id``, else its number from 1) and ``# text`` (the
+sentence's text, line breaks as spaces), then a line per ``Token``:
+
+- ID from 1; FORM the covered text; LEMMA, UPOS (``POS.coarseValue``) and XPOS
+  (``POS.PosValue``) where the token has them, else ``_``;
+- HEAD and DEPREL from the basic ``Dependency`` whose Dependent is the token: 0
+  for the root (a DKPro ``ROOT``, or Governor = Dependent), with DEPREL
+  ``root_deprel`` when its ``DependencyType`` is "ROOT" (the casflow convention,
+  see ``conllu.import.v1``), else the DependencyType; ``_`` without a dependency;
+- FEATS and DEPS ``_``; MISC ``SpaceAfter=No`` when the next character of the
+  text is not whitespace (and not the end), else ``_``.
+
+Round trip with ``conllu.import.v1``: a file comes back identical except for
+what the CAS does not keep: comments other than sent_id and text (``newdoc``,
+``newpar``), FEATS, DEPS and MISC items other than SpaceAfter=No (which the text
+decides). The 67 CRAFT CoNLL-U files differ in exactly those (and their
+``root`` comes back as ``root``, through the "ROOT" DependencyType).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import cassis
+from pydantic import Field
+
+from casflow.components.formats.conllu.parse import ConlluSentence, ConlluWord, format_conllu
+from casflow.components.formats.view_writer import (
+    TokenFeatures,
+    ViewContentError,
+    ViewWriter,
+    ViewWriterConfig,
+    sentences_with_tokens,
+)
+from casflow.pipeline.files import atomic_write_text
+from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT
+
+ROOT_TYPE_VALUE = "ROOT"
+BASIC_FLAVORS = frozenset({"", "basic"})
+
+
+class ConlluWriterConfig(ViewWriterConfig):
+    folder: str = Field("conllu", description="Sub-folder of the run's output folder.")
+    root_deprel: str = Field(
+        "root", description="DEPREL written for a root relation whose DependencyType is ROOT."
+    )
+
+
+def _field(value: str | None) -> str:
+    # Tabs and line breaks would break the line; CoNLL-U allows inner spaces.
+    if not value:
+        return "_"
+    return value.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+
+
+class ConlluWriter(ViewWriter):
+    """CoNLL-U per document (see the module docstring)."""
+
+    name = "conllu.writer.v1"
+    description = "CoNLL-U files: tokens, lemmas, UPOS/XPOS, basic dependencies."
+    Config = ConlluWriterConfig
+    extension = ".conllu"
+
+    config: ConlluWriterConfig
+
+    def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
+        view = self.source_view(cas, doc_id)
+        text = view.sofa_string or ""
+        features = TokenFeatures(view)
+        relations = self._relations(view, doc_id)
+        root_type = view.typesystem.get_type(DEPENDENCY_ROOT)
+        sentences = []
+        for number, (sentence, tokens) in enumerate(sentences_with_tokens(view, doc_id), start=1):
+            if not tokens:
+                continue
+            index = {(t.begin, t.end): i for i, t in enumerate(tokens, start=1)}
+            words = []
+            for i, token in enumerate(tokens, start=1):
+                pos = features.pos(token)
+                head, deprel = self._head(
+                    relations.get((token.begin, token.end)), index, root_type, view, doc_id
+                )
+                space_after = token.end >= len(text) or text[token.end].isspace()
+                words.append(
+                    ConlluWord(
+                        str(i),
+                        _field(token.get_covered_text()),
+                        _field(features.lemma(token)),
+                        _field(pos.get("coarseValue") if pos is not None else None),
+                        _field(pos.get("PosValue") if pos is not None else None),
+                        "_",
+                        head,
+                        deprel,
+                        "_",
+                        "_" if space_after else "SpaceAfter=No",
+                    )
+                )
+            begin = sentence.begin if sentence is not None else tokens[0].begin
+            end = sentence.end if sentence is not None else tokens[-1].end
+            sent_id = (sentence.get("id") if sentence is not None else None) or str(number)
+            sentence_text = " ".join(text[begin:end].split("\n"))
+            comments = [f"# sent_id = {sent_id}", f"# text = {sentence_text}"]
+            sentences.append(ConlluSentence(comments, words))
+        (path,) = self.output_paths(doc_id)
+        atomic_write_text(path, format_conllu(sentences))
+        return [path]
+
+    @staticmethod
+    def _relations(view: cassis.Cas, doc_id: str) -> dict[tuple[int, int], Any]:
+        relations: dict[tuple[int, int], Any] = {}
+        for dependency in view.select(DEPENDENCY):
+            if (dependency.get("flavor") or "") not in BASIC_FLAVORS:
+                continue
+            dependent = dependency.get("Dependent")
+            if dependent is None:
+                raise ViewContentError(
+                    f"document {doc_id}: Dependency at ({dependency.begin}, {dependency.end}) "
+                    "has no Dependent"
+                )
+            span = (dependent.begin, dependent.end)
+            if span in relations:
+                raise ViewContentError(
+                    f"document {doc_id}: token at {span} is the Dependent of two basic "
+                    "dependencies; CoNLL-U gives a word one head"
+                )
+            relations[span] = dependency
+        return relations
+
+    def _head(
+        self,
+        dependency: Any,
+        index: dict[tuple[int, int], int],
+        root_type: Any,
+        view: cassis.Cas,
+        doc_id: str,
+    ) -> tuple[str, str]:
+        if dependency is None:
+            return "_", "_"
+        label = dependency.get("DependencyType") or ""
+        governor = dependency.get("Governor")
+        dependent = dependency.get("Dependent")
+        is_root = view.typesystem.subsumes(root_type, dependency.type) or (
+            governor is None or (governor.begin, governor.end) == (dependent.begin, dependent.end)
+        )
+        if is_root:
+            return "0", self.config.root_deprel if label == ROOT_TYPE_VALUE else _field(label)
+        head = index.get((governor.begin, governor.end))
+        if head is None:
+            raise ViewContentError(
+                f"document {doc_id}: the head of {dependent.get_covered_text()!r} at "
+                f"({dependent.begin}, {dependent.end}) is not a token of its sentence"
+            )
+        return str(head), _field(label)

@@ -1,0 +1,78 @@
+"""Plain-text reader: one document per UTF-8 file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import cassis
+from pydantic import Field
+
+from casflow.cas.metadata import set_document_metadata
+from casflow.cas.sofa import set_sofa_text
+from casflow.components.inputs import (
+    IdStyle,
+    document_id,
+    input_problems,
+    iter_input_items,
+    read_document_bytes,
+    resolve_input,
+)
+from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
+
+
+class DocumentDecodeError(ValueError):
+    hint = "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8), or set the reader's encoding"
+
+
+class TextReaderConfig(ComponentConfig):
+    input: str | None = Field(None, description="A file, folder, glob or @list file.")
+    pattern: str = Field("**/*.txt", description="Files to take from a folder (recursive glob).")
+    encoding: str = Field("utf-8", description="Text encoding of the files.")
+    id_style: IdStyle = Field(
+        "stem", description="Document id: file stem, or path relative to the input folder."
+    )
+    language: str = Field("en", description="Document language written to the CAS.")
+
+
+class TextReader(Reader):
+    name = "text.reader.v1"
+    description = "Plain-text files, one document each."
+    Config = TextReaderConfig
+    produces = ()
+
+    config: TextReaderConfig
+
+    def __init__(self, config: TextReaderConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        self.input = resolve_input(config.input or "", context.workflow_dir)
+
+    @classmethod
+    def check_config(cls, config: TextReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+        return input_problems(
+            resolve_input(config.input, context.workflow_dir) if config.input else None,
+            config.pattern,
+        )
+
+    def iter_documents(self) -> Iterator[DocumentRef]:
+        for item in iter_input_items(self.input, self.config.pattern):
+            yield DocumentRef(
+                document_id(item.path, item.root, self.config.id_style),
+                item.uri,
+                item.data,
+                item.size,
+                item.error,
+            )
+
+    def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
+        data = ref.data if ref.data is not None else read_document_bytes(ref.uri)
+        try:
+            text = data.decode(self.config.encoding)
+        except UnicodeDecodeError as exc:
+            raise DocumentDecodeError(
+                f"{ref.uri} is not valid {self.config.encoding}: byte {exc.start} "
+                f"({data[exc.start : exc.start + 1]!r}) cannot be decoded"
+            ) from exc
+        # A byte-order mark is not text; CRLF is normalised so offsets match what other tools see.
+        set_sofa_text(cas, text.removeprefix("\ufeff").replace("\r\n", "\n"))
+        cas.sofa_mime = "text/plain"
+        set_document_metadata(cas, ref.doc_id, ref.uri, language=self.config.language)

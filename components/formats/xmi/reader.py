@@ -1,0 +1,91 @@
+"""XMI reader: CAS documents written by casflow or any UIMA tool."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import cassis
+from lxml import etree
+from pydantic import Field
+
+from casflow.components.inputs import (
+    IdStyle,
+    document_id,
+    input_problems,
+    iter_input_files,
+    resolve_input,
+)
+from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
+from casflow.typesystem import load_typesystem, resolve_type_name
+
+
+class XmiReaderConfig(ComponentConfig):
+    input: str | None = Field(None, description="An .xmi file, folder, glob or @list file.")
+    pattern: str = Field("**/*.xmi", description="Files to take from a folder (recursive glob).")
+    id_style: IdStyle = Field(
+        "stem", description="Document id: file stem, or path relative to the input folder."
+    )
+    lenient: bool = Field(
+        False, description="Drop types the casflow type system does not know instead of failing."
+    )
+    views: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="What the files hold, for validation: view name -> type names in it "
+        "(full names, or short ones such as Token). Every view is loaded either way.",
+    )
+
+
+class XmiDocumentError(ValueError):
+    hint = "check that the file is complete XMI written against the casflow type system (or set lenient: true)"
+
+
+class XmiReader(Reader):
+    """Loads every view of the XMI into the CAS being built.
+
+    The annotations keep their views: a document written by casflow with gold
+    and system views comes back with the same views.
+    """
+
+    name = "xmi.reader.v1"
+    description = "XMI files (all views), e.g. casflow's own output or another UIMA tool's."
+    Config = XmiReaderConfig
+
+    config: XmiReaderConfig
+
+    @classmethod
+    def views_written(cls, config: XmiReaderConfig, view: str) -> dict[str, tuple[str, ...]]:  # type: ignore[override]
+        written: dict[str, tuple[str, ...]] = {view: ()}
+        for name, types in config.views.items():
+            written[name] = tuple(resolve_type_name(t) for t in types)
+        return written
+
+    def __init__(self, config: XmiReaderConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        self.input = resolve_input(config.input or "", context.workflow_dir)
+
+    @classmethod
+    def check_config(cls, config: XmiReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+        return input_problems(
+            resolve_input(config.input, context.workflow_dir) if config.input else None,
+            config.pattern,
+        )
+
+    def iter_documents(self) -> Iterator[DocumentRef]:
+        for path, root in iter_input_files(self.input, self.config.pattern):
+            yield DocumentRef(
+                document_id(path, root, self.config.id_style), str(path), size=path.stat().st_size
+            )
+
+    def load(self, ref: DocumentRef, cas: cassis.Cas) -> cassis.Cas:
+        data = ref.data if ref.data is not None else Path(ref.uri).read_bytes()
+        try:
+            # cassis takes a str as a path: give it the bytes as a file object.
+            loaded = cassis.load_cas_from_xmi(
+                io.BytesIO(data), typesystem=load_typesystem(), lenient=self.config.lenient
+            )
+        except (etree.XMLSyntaxError, ValueError, TypeError) as exc:
+            raise XmiDocumentError(f"{ref.uri}: cannot load XMI: {exc}") from exc
+        # The loaded CAS replaces the empty one the chain made: all its views come along.
+        return loaded

@@ -1,0 +1,43 @@
+"""XMI writer: one ``<doc>.xmi`` per document and ``TypeSystem.xml`` beside them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cassis
+from pydantic import Field
+
+from casflow.cas.xmi import cas_to_xmi_bytes
+from casflow.components.formats.view_writer import FolderWriter, FolderWriterConfig
+from casflow.pipeline.files import atomic_write_bytes, atomic_write_text
+from casflow.typesystem import typesystem_xml
+
+TYPESYSTEM_FILE = "TypeSystem.xml"
+
+
+class XmiWriterConfig(FolderWriterConfig):
+    folder: str = Field("xmi", description="Sub-folder of the run's output folder.")
+    pretty_print: bool = Field(False, description="Indent the XML (larger files, easier to read).")
+
+
+class XmiWriter(FolderWriter):
+    name = "xmi.writer.v1"
+    description = "UIMA XMI (all views), loadable by Apache UIMA Java, DKPro Core and INCEpTION."
+    Config = XmiWriterConfig
+    extension = ".xmi"
+
+    config: XmiWriterConfig
+
+    def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
+        (path,) = self.output_paths(doc_id)
+        if self.config.pretty_print:
+            data = cas.to_xmi(pretty_print=True).encode("utf-8")
+        else:
+            data = cas_to_xmi_bytes(cas)  # the same bytes as cassis, much sooner
+        atomic_write_bytes(path, data)
+        return [path]
+
+    def finish(self) -> list[Path]:
+        path = self.folder / TYPESYSTEM_FILE
+        atomic_write_text(path, typesystem_xml())
+        return [path]

@@ -1,1 +1,0 @@
-"""Interoperability checks against other UIMA implementations (Apache UIMA Java)."""

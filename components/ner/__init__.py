@@ -1,1 +1,0 @@
-"""Shipped named-entity taggers (CRF over rich token features): genes and anatomy."""

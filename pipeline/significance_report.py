@@ -1,0 +1,252 @@
+"""Significance tests between system views of a finished evaluation.
+
+Used by ``casflow significance`` (reading ``evaluation-counts.jsonl``) and by the
+evaluation report when an evaluator's config has ``significance:``. The units
+shuffled are documents, or the evaluator's per-sentence ``units`` where it
+gives them (documents without units count as one unit). Units are paired by
+document id (sorted) and position, so both systems must have been scored on the
+same documents; a document scored for only one of them is an error.
+
+The metric is a path into the evaluator's ``score`` output (``strict/micro/f1``,
+``las/f1``); evaluators that know a faster equivalent computed straight from
+counts (``batch_metric``) use it, otherwise each shuffle is scored in full.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Literal
+
+from casflow.components.evaluators.base import lookup
+from casflow.pipeline.component import Evaluator, RunContext
+from casflow.pipeline.counts import Counts, sum_counts
+from casflow.pipeline.significance import (
+    Metric,
+    SignificanceResult,
+    approximate_randomization,
+)
+
+Units = Literal["documents", "sentences"]
+COUNTS_FILE = "evaluation-counts.jsonl"
+SUMMARY_FILE = "evaluation.json"
+# Per document id: per system view: {"counts": ..., "units": ...}
+DocumentEntries = Mapping[str, Mapping[str, Mapping[str, Any]]]
+
+
+class SignificanceError(ValueError):
+    """The test cannot run on these inputs; the message says what to change."""
+
+
+def metric_for(evaluator: Evaluator, path: str, example: Counts) -> Metric:
+    """Metric at ``path``; checked on ``example`` counts so a bad path fails early."""
+    try:
+        lookup(evaluator.score(example), path)
+    except KeyError as exc:
+        raise SignificanceError(str(exc.args[0])) from exc
+    fast = getattr(evaluator, "batch_metric", None)
+    metric = fast(path) if fast is not None else None
+    if metric is not None:
+        return metric
+
+    def scored(counts: Mapping[str, float]) -> float:
+        return lookup(evaluator.score(dict(counts)), path)
+
+    return scored
+
+
+def paired_units(
+    documents: DocumentEntries, system_a: str, system_b: str, units: Units
+) -> tuple[list[Counts], list[Counts]]:
+    """Units of the two systems in the same order (documents sorted by id)."""
+    units_a: list[Counts] = []
+    units_b: list[Counts] = []
+    one_sided: list[tuple[str, str]] = []
+    for doc_id in sorted(documents):
+        entries = documents[doc_id]
+        present = [name for name in (system_a, system_b) if name in entries]
+        if len(present) < 2:
+            one_sided.extend((doc_id, name) for name in present)
+            continue
+        a, b = entries[system_a], entries[system_b]
+        if units == "sentences" and a.get("units") is not None and b.get("units") is not None:
+            if len(a["units"]) != len(b["units"]):
+                raise SignificanceError(
+                    f"document {doc_id}: {system_a} has {len(a['units'])} units and {system_b} "
+                    f"{len(b['units'])}; units must be the same gold sentences (use --units "
+                    "documents)"
+                )
+            units_a.extend(a["units"])
+            units_b.extend(b["units"])
+        else:
+            units_a.append(a["counts"])
+            units_b.append(b["counts"])
+    if one_sided:
+        doc_id, name = one_sided[0]
+        raise SignificanceError(
+            f"{len(one_sided)} document(s) were scored for one system only (e.g. {doc_id} for "
+            f"{name} only); the test pairs documents, so both systems need the same documents"
+        )
+    if not units_a:
+        raise SignificanceError(f"no document was scored for both {system_a} and {system_b}")
+    return units_a, units_b
+
+
+def run_test(
+    evaluator: Evaluator,
+    documents: DocumentEntries,
+    system_a: str,
+    system_b: str,
+    metric_path: str,
+    *,
+    iterations: int,
+    seed: int | None,
+    units: Units = "documents",
+) -> dict[str, Any]:
+    """The test as a JSON-ready dict (inputs, both metric values, p-values)."""
+    units_a, units_b = paired_units(documents, system_a, system_b, units)
+    metric = metric_for(evaluator, metric_path, sum_counts(units_a))
+    result: SignificanceResult = approximate_randomization(
+        units_a, units_b, metric, iterations=iterations, seed=seed
+    )
+    return {
+        "system_a": system_a,
+        "system_b": system_b,
+        "metric": metric_path,
+        "units": units,
+        "n_units": len(units_a),
+        **asdict(result),
+    }
+
+
+def read_counts(output_dir: Path, evaluator_label: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{document: {system: {"counts", "units"}}}`` for one evaluator from the counts file."""
+    path = output_dir / COUNTS_FILE
+    if not path.is_file():
+        raise SignificanceError(
+            f"{path} not found; run the workflow with evaluators first (casflow run)"
+        )
+    documents: dict[str, dict[str, dict[str, Any]]] = {}
+    labels: set[str] = set()
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SignificanceError(f"{path}:{number}: not JSON ({exc})") from exc
+            labels.add(entry["evaluator"])
+            if entry["evaluator"] == evaluator_label:
+                documents.setdefault(entry["document"], {})[entry["system"]] = entry
+    if not documents:
+        raise SignificanceError(
+            f"{path} has no counts for evaluator {evaluator_label!r}; evaluators there: "
+            f"{', '.join(sorted(labels)) or 'none'}"
+        )
+    return documents
+
+
+def load_evaluator(output_dir: Path, evaluator_label: str) -> Evaluator:
+    """Rebuild the evaluator of a finished run from ``evaluation.json`` (config included)."""
+    from casflow.pipeline.registry import registry
+
+    path = output_dir / SUMMARY_FILE
+    if not path.is_file():
+        raise SignificanceError(f"{path} not found; run the workflow with evaluators first")
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    if evaluator_label not in summary:
+        raise SignificanceError(
+            f"no evaluator {evaluator_label!r} in {path}; evaluators there: "
+            f"{', '.join(sorted(summary)) or 'none'}"
+        )
+    entry = summary[evaluator_label]
+    cls = registry().get(entry["component"])
+    config = cls.Config.model_validate(entry["config"])
+    evaluator = cls(config, RunContext(output_dir=output_dir))
+    assert isinstance(evaluator, Evaluator)
+    return evaluator
+
+
+def documents_from_results(results: Iterable[Any], evaluator_label: str) -> DocumentEntries:
+    """The same structure as :func:`read_counts` from the runner's DocumentResults."""
+    return {
+        res.doc_id: res.evaluation[evaluator_label]
+        for res in results
+        if evaluator_label in (res.evaluation or {})
+    }
+
+
+def pairwise(
+    evaluator: Evaluator,
+    documents: DocumentEntries,
+    systems: Sequence[str],
+    metric_path: str,
+    *,
+    iterations: int,
+    seed: int | None,
+    units: Units = "documents",
+) -> list[dict[str, Any]]:
+    """One test per pair of systems (in config order); a failed test records its error."""
+    tests = []
+    for i, system_a in enumerate(systems):
+        for system_b in systems[i + 1 :]:
+            try:
+                tests.append(
+                    run_test(
+                        evaluator,
+                        documents,
+                        system_a,
+                        system_b,
+                        metric_path,
+                        iterations=iterations,
+                        seed=seed,
+                        units=units,
+                    )
+                )
+            except SignificanceError as exc:
+                tests.append(
+                    {
+                        "system_a": system_a,
+                        "system_b": system_b,
+                        "metric": metric_path,
+                        "error": str(exc),
+                    }
+                )
+    return tests
+
+
+def markdown_table(tests: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Rows ``A | B | metric A | metric B | difference | p`` (metric values in percent)."""
+    if not tests:
+        return []
+    first = tests[0]
+    lines = [
+        f"Significance ({first['metric']}, paired approximate randomization, "
+        f"{first.get('iterations', '?')} shuffles, seed {first.get('seed', '?')}, "
+        f"units: {first.get('units', '?')}):",
+        "",
+        "| A | B | metric A (%) | metric B (%) | A - B (points) | p (two-sided) |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for test in tests:
+        if "error" in test:
+            lines.append(f"| {test['system_a']} | {test['system_b']} | | | | {test['error']} |")
+            continue
+        lines.append(
+            f"| {test['system_a']} | {test['system_b']} | {100 * test['metric_a']:.2f} | "
+            f"{100 * test['metric_b']:.2f} | {100 * test['observed_difference']:.2f} | "
+            f"{test['p_two_sided']:.4f} |"
+        )
+    lines.append("")
+    return lines
+
+
+def output_name(system_a: str, system_b: str) -> str:
+    safe = [
+        "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+        for name in (system_a, system_b)
+    ]
+    return f"significance-{safe[0]}-vs-{safe[1]}.json"
