@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping
 
 import cassis
 
+from casflow.cas import cassis_version
+
 # Characters beyond the Basic Multilingual Plane: two UTF-16 code units each.
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
@@ -59,12 +61,14 @@ def set_sofa_text(view: cassis.Cas, text: str) -> None:
     """Set the text of ``view`` as ``view.sofa_string = text`` does, in memory
     proportional to the text (not ~200 bytes per character as cassis needs).
 
-    Falls back to cassis's own setter if its internals are not the expected ones.
+    Falls back to cassis's own setter with a cassis release this was not checked
+    against, or whose internals are not the expected ones.
     """
     sofa = view.get_sofa()
     converter = getattr(sofa, "_offset_converter", None)
     if not (
-        hasattr(sofa, "_sofaString")
+        cassis_version.FAST_PATHS
+        and hasattr(sofa, "_sofaString")
         and hasattr(converter, "_python_to_external")
         and hasattr(converter, "_external_to_python")
     ):

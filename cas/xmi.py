@@ -62,6 +62,8 @@ from cassis.typesystem import (
 )
 from cassis.xmi import CasXmiSerializer
 
+from casflow.cas import cassis_version
+
 try:  # casflow's compact offset maps (set_sofa_text): only a faster path for them
     from casflow.cas.sofa import _Utf16Offsets
 except ImportError:  # pragma: no cover - a tree without them; they are plain Mappings then
@@ -95,7 +97,20 @@ _ATTR_ESCAPES = {
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 # cassis's own float formatting (Java style: 1.0E-5, NaN, Infinity); stateless.
-_format_float: Callable[[Any], str] = CasXmiSerializer()._serialize_float_value
+_format_float: Callable[[Any], str] | None = getattr(
+    CasXmiSerializer(), "_serialize_float_value", None
+)
+
+#: Whether :func:`cas_to_xmi_bytes` takes the fast path: only with a cassis release
+#: whose bytes it was checked against (see :mod:`casflow.cas.cassis_version`) and
+#: that has the internals it reads; otherwise cassis writes every file.
+FAST_PATH: bool = (
+    cassis_version.FAST_PATHS
+    and _format_float is not None
+    and hasattr(cassis.Cas, "_get_next_xmi_id")
+    and hasattr(TypeSystem(), "_types")
+    and hasattr(Feature, "_has_reserved_name")
+)
 
 
 class XmiFastPathUnsupported(Exception):
@@ -436,8 +451,11 @@ def _fs_array_writer(open_tag: str, *_context: Any) -> Callable[[Any], str]:
 def cas_to_xmi_bytes(cas: cassis.Cas) -> bytes:
     """``cas.to_xmi().encode("utf-8")``, byte for byte, written much faster.
 
-    A CAS the fast path does not cover is written by cassis.
+    A CAS the fast path does not cover is written by cassis, and so is every
+    CAS when the installed cassis is not one the fast path was checked against.
     """
+    if not FAST_PATH:
+        return cas.to_xmi().encode("utf-8")
     try:
         return fast_xmi_text(cas).encode("utf-8")
     except XmiFastPathUnsupported as reason:

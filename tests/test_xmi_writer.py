@@ -699,3 +699,67 @@ def test_xmi_writer_uses_the_fast_path_and_cassis_for_pretty_printing(
         (path,) = writer.write(build_full_cas(ts), "PMC1")
         assert path.read_bytes() == build_full_cas(ts).to_xmi(pretty_print=pretty).encode("utf-8")
     assert len(calls) == 1  # only the compact file went through the fast path
+
+
+# --------------------------------------------------------------------------- cassis version guard
+
+# Imports casflow.cas as if another dkpro-cassis release were installed.
+_OTHER_RELEASE = """
+import importlib.metadata as metadata
+real = metadata.version
+metadata.version = lambda name: "{version}" if name == "dkpro-cassis" else real(name)
+import cassis
+from casflow.cas import xmi, sofa
+from casflow.cas.xmi import cas_to_xmi_bytes
+ts = cassis.TypeSystem()
+cas = cassis.Cas(ts)
+sofa.set_sofa_text(cas, "a \\U0001F600 b")
+calls = []
+real_fast = xmi._XmiWriter.write
+xmi._XmiWriter.write = lambda self: calls.append(1) or real_fast(self)
+assert cas_to_xmi_bytes(cas) == cas.to_xmi().encode("utf-8")
+print(xmi.FAST_PATH, bool(calls), type(cas.get_sofa()._offset_converter._python_to_external).__name__)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("0.12.0", "True True _Utf16Offsets"),
+        ("0.13.0", "False False dict"),
+        ("1.0", "False False dict"),
+    ],
+)
+def test_an_untested_cassis_release_gets_cassis_own_code_at_import(
+    version: str, expected: str
+) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _OTHER_RELEASE.format(version=version)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == expected
+
+
+def test_the_version_guard_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from casflow.cas import cassis_version
+
+    assert cassis_version.fast_paths_allowed("0.12.0")
+    assert not cassis_version.fast_paths_allowed("0.11.2")
+    assert not cassis_version.fast_paths_allowed("garbage")
+    monkeypatch.setenv("CASFLOW_CASSIS_FAST_PATHS", "0")
+    assert not cassis_version.fast_paths_allowed("0.12.0")
+    assert "turns them off" in cassis_version.fallback_reason("0.12.0")
+
+
+def test_without_the_fast_path_cassis_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(xmi_writer, "FAST_PATH", False)
+    monkeypatch.setattr(xmi_writer._XmiWriter, "write", lambda self: pytest.fail("fast path used"))
+    cas = build_full_cas(T.load_typesystem())
+    assert cas_to_xmi_bytes(cas) == cas.to_xmi().encode("utf-8")
