@@ -12,10 +12,13 @@ objects.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import faulthandler
 import hashlib
 import json
+import os
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -397,10 +400,66 @@ def get_chain(resolved: Mapping[str, Any], context: Mapping[str, Any]) -> Chain:
     return chain
 
 
+_PARENT_WATCHED: set[int] = set()
+_PR_SET_PDEATHSIG = 1
+# How often a worker checks that the run's parent process is still there.
+PARENT_CHECK_SECONDS = 0.5
+
+
+def _parent_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A killed parent stays a zombie until its own parent reaps it.
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except OSError:
+        return True
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """End this worker when the run's parent process dies (kill -9 included).
+
+    Without this, loky and Dask workers outlive a killed run for minutes and go
+    on writing outputs. On Linux the kernel sends SIGKILL at the parent's death
+    (PR_SET_PDEATHSIG); everywhere a thread checks every half second that the
+    parent is still there (and still our parent) and ends the process if not.
+    """
+    if parent_pid in _PARENT_WATCHED or parent_pid == os.getpid():
+        return
+    _PARENT_WATCHED.add(parent_pid)
+    first_parent = os.getppid()
+    if sys.platform.startswith("linux") and first_parent == parent_pid:
+        with contextlib.suppress(Exception):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+
+    def check() -> None:
+        if os.getppid() != first_parent or not _parent_alive(parent_pid):
+            os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_CHECK_SECONDS)
+            check()
+
+    check()  # the parent may have died before the signal was asked for
+    threading.Thread(target=watch, name="casflow-parent-watch", daemon=True).start()
+    # Ctrl-C reaches the whole process group; the parent decides how the run stops.
+    with contextlib.suppress(ValueError):  # not the main thread (Dask): nothing to do
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def process_documents(
     resolved: Mapping[str, Any], context: Mapping[str, Any], refs: Sequence[DocumentRef]
 ) -> list[DocumentResult]:
     """Worker entry point (in a worker process only): references in, small results out."""
+    if context.get("parent_pid"):
+        _watch_parent(int(context["parent_pid"]))
     timeout = (resolved.get("run") or {}).get("timeout")
     try:
         chain = get_chain(resolved, context)

@@ -1,8 +1,6 @@
 """The ``casflow`` command.
 
-Exit status: 0 success; 1 the run finished but some documents failed or timed
-out; 2 nothing ran (invalid workflow, bad arguments, output folder of another
-workflow).
+Exit status: see ``RUN_EXIT_STATUS`` (printed by ``casflow run --help``).
 """
 
 from __future__ import annotations
@@ -13,8 +11,26 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from casflow.pipeline.runner import EXIT_NOT_STARTED, RunOptions, RunSetupError, run_workflow
+from casflow.pipeline.runner import (
+    EXIT_NOT_STARTED,
+    EXIT_OK,
+    RunInterrupted,
+    RunOptions,
+    RunSetupError,
+    run_workflow,
+)
 from casflow.pipeline.validation import WorkflowValidationError, load_workflow
+
+RUN_EXIT_STATUS = """\
+exit status:
+  0    every document succeeded (or was done by an earlier run)
+  1    the run ended, but some documents failed, timed out or were not processed
+       (run-report.json says which and what to do; the same command retries them)
+  2    nothing ran: invalid workflow or arguments, output folder unusable, in use
+       by another run, or holding a different workflow's outputs
+  130  stopped by SIGINT (Ctrl-C); 143 stopped by SIGTERM: finished documents are
+       kept, the same command resumes the others
+"""
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -37,7 +53,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return EXIT_NOT_STARTED
     steps = 1 + len(workflow.processors) + len(workflow.writers) + len(workflow.evaluators)
     print(f"{args.workflow}: valid ({steps} steps, views: {', '.join(workflow.views())})")
-    return 0
+    return EXIT_OK
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -56,6 +72,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (ManifestMismatch, RunSetupError) as exc:
         print(f"casflow: {exc}", file=sys.stderr)
         return EXIT_NOT_STARTED
+    except RunInterrupted as exc:  # before the run could write anything
+        print(f"casflow: stopped by {exc.signal_name} before any document ran", file=sys.stderr)
+        return 128 + exc.signum
     print(report.summary(), file=sys.stderr)
     if report.evaluation:
         print(
@@ -266,13 +285,20 @@ def build_parser() -> argparse.ArgumentParser:
     workflow_args(p_validate)
     p_validate.set_defaults(func=cmd_validate)
 
-    p_run = sub.add_parser("run", help="validate, then run a workflow")
+    p_run = sub.add_parser(
+        "run",
+        help="validate, then run a workflow",
+        description="Validate a workflow, then run it over its input.",
+        epilog=RUN_EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     workflow_args(p_run)
     p_run.add_argument("--overwrite", action="store_true", help="reprocess documents already done")
     p_run.add_argument(
         "--allow-changed-workflow",
         action="store_true",
-        help="resume into an output folder written by a different workflow",
+        help="resume into an output folder written by a different workflow (keeps its "
+        "finished outputs; --overwrite reprocesses everything instead)",
     )
     p_run.add_argument("--quiet", action="store_true", help="no progress display")
     p_run.set_defaults(func=cmd_run)
@@ -284,9 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--folds", type=int, help="override cross_validation.folds (0: none; 5: CRAFT protocol)"
     )
     p_train.add_argument("--seed", type=int, help="override seed")
-    p_train.add_argument(
-        "--validate-only", action="store_true", help="check the workflow and stop"
-    )
+    p_train.add_argument("--validate-only", action="store_true", help="check the workflow and stop")
     p_train.set_defaults(func=cmd_train)
 
     p_comp = sub.add_parser("components", help="list components with requires, produces and config")

@@ -1,19 +1,32 @@
-"""Atomic file writes: a reader of the output folder never sees a partial file.
+"""Atomic file writes and output file names.
 
 Each write goes to a temporary file in the same folder, is flushed to disk,
 then renamed over the target (``os.replace`` is atomic on POSIX), so a run
 killed at any moment leaves either the old file, the new file, or nothing.
+Temporary files carry casflow's own marker (``.NAME.casflow-XXXXXXXX.tmp``), so
+the start-up cleanup removes only files casflow wrote.
+
+Output files are named by document id through :func:`safe_file_stem`, a
+reversible encoding: two different ids never share a file name.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+# Longest encoded stem kept as is: with an extension it stays under the usual
+# 255-byte limit of a file name.
+_MAX_STEM = 200
+_TEMP_MARKER = ".casflow-"
+_CASFLOW_TEMP = re.compile(r"^\..+\.casflow-[A-Za-z0-9_]+\.tmp$")
 
 
 def _file_mode() -> int:
@@ -28,15 +41,60 @@ _FILE_MODE = _file_mode()
 
 
 def safe_file_stem(doc_id: str) -> str:
-    """A file-name-safe form of a document id (ids may contain spaces or slashes)."""
-    stem = _UNSAFE.sub("_", doc_id).strip("._")
-    return stem or "document"
+    """The file name (without extension) of a document id: letters, digits, ``_``, ``-``
+    and ``.`` stay; every other UTF-8 byte (and a leading ``.``) becomes ``%XX``.
+
+    The encoding is reversible (:func:`doc_id_of_file_stem`), so different ids never
+    share an output file: ``a b`` is ``a%20b``, ``a_b`` stays ``a_b``, ``x/y`` is
+    ``x%2Fy``. An encoded id longer than 200 bytes keeps its first 180 bytes and
+    ends with ``%~`` and 16 hex digits of its SHA-256 (no longer reversible, still
+    unique).
+    """
+    if not doc_id:
+        return "%"
+    raw = doc_id.encode("utf-8")
+    out = []
+    for i, byte in enumerate(raw):
+        if byte in _SAFE and not (i == 0 and byte == ord(".")):
+            out.append(chr(byte))
+        else:
+            out.append(f"%{byte:02X}")
+    stem = "".join(out)
+    if len(stem) > _MAX_STEM:
+        digest = hashlib.sha256(raw).hexdigest()[:16]
+        stem = f"{stem[:180]}%~{digest}"
+    return stem
+
+
+def doc_id_of_file_stem(stem: str) -> str | None:
+    """The document id a :func:`safe_file_stem` came from (None for a shortened one)."""
+    if stem == "%":
+        return ""
+    if "%~" in stem:
+        return None
+    try:
+        return _unquote(stem)
+    except ValueError:  # not a name casflow wrote
+        return None
+
+
+def _unquote(stem: str) -> str:
+    out = bytearray()
+    i = 0
+    while i < len(stem):
+        if stem[i] == "%":
+            out.append(int(stem[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out.append(ord(stem[i]))
+            i += 1
+    return out.decode("utf-8")
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{_TEMP_MARKER}", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, _FILE_MODE)
         with os.fdopen(fd, "wb") as f:
@@ -54,11 +112,78 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def is_casflow_temporary(name: str) -> bool:
+    """Whether a file name is one of :func:`atomic_write_bytes`'s temporary files."""
+    return bool(_CASFLOW_TEMP.match(name))
+
+
 def remove_stale_temporary_files(folder: Path) -> int:
-    """Delete temporary files left by writes that a killed run never renamed."""
+    """Delete temporary files left by writes that a killed run never renamed.
+
+    Only names casflow gives its own temporary files are touched; the caller holds
+    the output folder's lock, so no other run is writing them.
+    """
     removed = 0
-    for path in Path(folder).rglob(".*.tmp"):
+    for path in Path(folder).rglob(f".*{_TEMP_MARKER}*.tmp"):
+        if not is_casflow_temporary(path.name) or not path.is_file():
+            continue
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
             removed += 1
     return removed
+
+
+# Below this, a run would fail on its first outputs: treat the disk as full.
+MIN_FREE_BYTES = 1 << 20
+
+
+def output_folder_problem(folder: str | Path) -> str | None:
+    """What stops a run from writing into ``folder`` (one line saying what to do), or None.
+
+    Checks what can be known before any document runs: the path (or a folder
+    above it) is a file, the folder cannot be written (permissions, read-only
+    file system), the disk is already full. Writing is tried, not inferred
+    from permission bits, which do not tell for root or for read-only mounts.
+    """
+    path = Path(folder).expanduser().absolute()
+    existing = path
+    while not existing.exists() and not existing.is_symlink() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        if existing == path:
+            return (
+                f"output folder {path} is a file, not a folder: choose another --output "
+                "(or run.output), or move the file away"
+            )
+        return (
+            f"output folder {path} cannot be created: {existing} is a file, not a folder; "
+            "choose another --output (or run.output)"
+        )
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".casflow-probe-", suffix=".tmp", dir=existing)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        where = "output folder" if existing == path else f"folder above output folder {path},"
+        if exc.errno == errno.EROFS:
+            why = "is on a read-only file system"
+        elif exc.errno in (errno.EACCES, errno.EPERM):
+            why = "is not writable by this user (permission denied)"
+        elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            why = "is on a full disk (or over quota)"
+        else:
+            why = f"cannot be written ({exc.strerror or exc})"
+        return (
+            f"{where} {existing} {why}: choose another --output (or run.output), or make it "
+            "writable"
+        )
+    try:
+        free = shutil.disk_usage(existing).free
+    except OSError:
+        return None
+    if free < MIN_FREE_BYTES:
+        return (
+            f"the disk holding output folder {path} is full ({free:,} bytes free): free space "
+            "or choose another --output (or run.output)"
+        )
+    return None

@@ -17,6 +17,7 @@ class Progress:
     ) -> None:
         # total None: documents are counted as the reader lists them (streamed input).
         self.total = total or 0
+        self.listed = total is not None  # the total is final once the input is listed
         self.skipped = skipped
         self.done = 0
         self.failed = 0
@@ -53,6 +54,10 @@ class Progress:
         if self._bar is not None:
             self._bar.update(self._task, total=self.total + self.skipped)
 
+    def listing_done(self) -> None:
+        """Every document is listed: the total is known from now on."""
+        self.listed = True
+
     def skip(self, n: int = 1) -> None:
         self.skipped += n
         if self._bar is not None:
@@ -60,9 +65,12 @@ class Progress:
                 self._task, total=self.total + self.skipped, completed=self.done + self.skipped
             )
 
-    def _stats(self) -> str:
+    def _rates(self) -> str:
         elapsed = max(time.perf_counter() - self.started, 1e-9)
-        return f"{self.failed} failed, {self.done / elapsed:.2f} docs/s, {self.tokens / elapsed:,.0f} tokens/s"
+        return f"{self.done / elapsed:.2f} docs/s, {self.tokens / elapsed:,.0f} tokens/s"
+
+    def _stats(self) -> str:
+        return f"{self.failed} failed, {self._rates()}"
 
     def update(self, result: Any) -> None:
         self.done += 1
@@ -82,10 +90,17 @@ class Progress:
             self._log_line()
 
     def _log_line(self) -> None:
-        # The total grows as a streamed input is listed, so "queued" is what is known so far.
+        # The total grows while a streamed input is listed: until then only what is
+        # known so far is "queued"; afterwards the line shows "N of TOTAL".
+        if self.listed:
+            done = f"{self.done} of {self.total} processed"
+            queued = ""
+        else:
+            done = f"{self.done} processed"
+            queued = f", {self.total - self.done} queued (input still being listed)"
         print(
-            f"casflow: {self.done} processed ({self.failed} failed), {self.skipped} skipped "
-            f"(done before), {self.total - self.done} queued; {self._stats()}",
+            f"casflow: {done} ({self.failed} failed), {self.skipped} skipped "
+            f"(done before){queued}; {self._rates()}",
             file=sys.stderr,
         )
 

@@ -22,6 +22,11 @@ from casflow.pipeline.validation import LoadedWorkflow
 
 RUN_REPORT_NAME = "run-report.json"
 
+# Exit status of ``casflow run`` (an interrupted run exits with 128 + the signal number).
+EXIT_OK = 0
+EXIT_PARTIAL = 1  # the run ended, but some documents failed, timed out or were not processed
+EXIT_NOT_STARTED = 2  # nothing ran: invalid workflow, bad arguments, unusable output folder
+
 
 @dataclass
 class RunTally:
@@ -87,6 +92,12 @@ class RunReport:
     jobs: int = 1
     started_at: str | None = None  # ISO 8601, UTC
     finished_at: str | None = None
+    # Each time workers were lost and replaced: cause, documents, what was done.
+    worker_replacements: list[dict[str, Any]] = field(default_factory=list)
+    # SIGTERM/SIGINT: the signal, the exit status, the documents handed out but not finished.
+    interrupted: dict[str, Any] | None = None
+    stopped_by: str | None = None  # the run could not go on (the journal could not be written)
+    final_files_error: str | None = None  # this report (or others) could not be written
 
     @classmethod
     def build(
@@ -121,12 +132,16 @@ class RunReport:
 
     @property
     def exit_code(self) -> int:
+        if self.interrupted:
+            return int(self.interrupted["exit_status"])
         bad = (
             self.counts.get("failed", 0)
             + self.counts.get("timeout", 0)
             + self.counts.get("not_processed", 0)
         )
-        return 1 if bad else 0
+        if bad or self.stopped_by or self.final_files_error:
+            return EXIT_PARTIAL
+        return EXIT_OK
 
     def to_json(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -155,6 +170,33 @@ class RunReport:
             )
         if len(self.failures) > 20:
             lines.append(f"casflow:   ... and {len(self.failures) - 20} more")
+        if self.worker_replacements:
+            n = len(self.worker_replacements)
+            lines.append(f"casflow: workers replaced {n} time{'s' if n > 1 else ''}:")
+            for item in self.worker_replacements[:10]:
+                docs = item["documents"]
+                shown = ", ".join(docs[:5]) + (
+                    f" and {len(docs) - 5} more" if len(docs) > 5 else ""
+                )
+                lines.append(f"casflow:   {item['cause']}; {item['what_happened']}: {shown}")
+            if n > 10:
+                lines.append(f"casflow:   ... and {n - 10} more (see {RUN_REPORT_NAME})")
+        if self.interrupted:
+            pending = self.interrupted["documents_not_finished"]
+            lines.append(
+                f"casflow: stopped by {self.interrupted['signal']}: {len(pending)} documents "
+                "handed out were not finished"
+                + (
+                    ""
+                    if self.interrupted["listing_finished"]
+                    else ", and the input was not fully listed"
+                )
+                + "; run the same command again to resume"
+            )
+        if self.stopped_by:
+            lines.append(f"casflow: stopped: {self.stopped_by}")
+        if self.final_files_error:
+            lines.append(f"casflow: {self.final_files_error}")
         if self.failures:
             report = Path(self.output) / RUN_REPORT_NAME if self.output else RUN_REPORT_NAME
             lines.append(
@@ -190,8 +232,10 @@ def write_run_outputs(
     results: list[DocumentResult],
     output_dir: Path,
     context: RunContext,
+    evaluate: bool = True,
 ) -> None:
-    if workflow.evaluators:
+    """Evaluation reports (when ``evaluate`` and there are evaluators), then the run report."""
+    if workflow.evaluators and evaluate:
         from casflow.pipeline.evaluation_report import write_evaluation_reports
 
         report.evaluation = write_evaluation_reports(workflow, results, output_dir, context)

@@ -1,28 +1,39 @@
 """Run a validated workflow over its documents, in parallel.
 
-The parent lists document references, skips those a previous run finished,
-and sends batches of references to workers: local processes through joblib's
-loky backend, or a Dask cluster through the distributed client (one future per
-batch). Workers build the chain once, process, write outputs atomically and
-return small results; the parent appends them to the journal, updates the
-progress display, and at the end writes ``run-report.json`` and the
-evaluation reports.
+The parent checks and locks the output folder, lists document references
+(:class:`_Listing`: skips those a previous run finished, turns a repeated id
+into a failure of that document), and hands them to a :class:`Dispatcher`:
+in-process, local processes through joblib's loky backend, or a Dask cluster
+through the distributed client (one future per batch). Workers build the chain
+once, process, write outputs atomically and return small results; the parent
+appends them to the journal, updates the progress display, and at the end
+writes ``run-report.json`` and the evaluation reports.
 
 A loky worker that dies (out of memory, segfault, stopped by its watchdog)
 breaks the whole process pool, so its batch cannot be known: the unfinished
 documents are retried one per task. A dead Dask worker names its batches; their
 documents are retried one per task once the running batches are done. A
 document that brings down a worker on its own is recorded as failed (or timed
-out, when the watchdog or the task timeout stopped it).
+out, when the watchdog or the task timeout stopped it). Each replacement of
+workers is recorded in the run report.
+
+SIGTERM and SIGINT stop a run cleanly: no more work is handed out, the workers
+are stopped, the report marks the documents not finished, and the exit status
+is 128 + the signal number (143, 130); the next run resumes them. Workers end
+themselves when the parent process dies (see ``chain._watch_parent``).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
+import os
 import re
+import signal
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,19 +49,40 @@ from casflow.pipeline.chain import (
     watchdog_seconds,
 )
 from casflow.pipeline.component import DocumentRef, RunContext
-from casflow.pipeline.files import remove_stale_temporary_files
-from casflow.pipeline.journal import STATE_DIR, Journal, is_complete
+from casflow.pipeline.files import output_folder_problem, remove_stale_temporary_files
+from casflow.pipeline.journal import (
+    STATE_DIR,
+    Journal,
+    OutputFolderBusy,
+    OutputLock,
+    is_complete,
+)
 from casflow.pipeline.progress import Progress
 from casflow.pipeline.registry import registry
-from casflow.pipeline.run_report import RunReport, RunTally, write_run_outputs
+from casflow.pipeline.run_report import (
+    EXIT_NOT_STARTED,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    RunReport,
+    RunTally,
+    write_run_outputs,
+)
 from casflow.pipeline.validation import LoadedWorkflow
 from casflow.pipeline.workflow import RunSpec, dump_resolved
 
-EXIT_OK = 0
-EXIT_PARTIAL = 1
-EXIT_NOT_STARTED = 2
+__all__ = [
+    "EXIT_NOT_STARTED",
+    "EXIT_OK",
+    "EXIT_PARTIAL",
+    "RunInterrupted",
+    "RunOptions",
+    "RunSetupError",
+    "Runner",
+    "run_workflow",
+]
 
 RESOLVED_WORKFLOW_NAME = "workflow.resolved.yaml"
+LISTING_STAGE = "listing the input"
 
 
 @dataclass
@@ -60,10 +92,50 @@ class RunOptions:
     # Added to the task timeout for what no per-document limit covers: a fresh
     # worker building the chain (loading models), writers, evaluators.
     task_grace_seconds: float = 30.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _batches(refs: Iterable[DocumentRef], size: int) -> Iterator[list[DocumentRef]]:
+class RunSetupError(Exception):
+    """The run cannot start (inputs unusable, output folder unusable or in use)."""
+
+
+class RunInterrupted(BaseException):
+    """SIGTERM or SIGINT arrived: stop handing out work and shut down cleanly.
+
+    A BaseException, like KeyboardInterrupt, so that no per-document handler
+    (which catches Exception) mistakes it for one document's failure.
+    """
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.signal_name = signal.Signals(signum).name
+        super().__init__(self.signal_name)
+
+
+@contextlib.contextmanager
+def _signals_interrupt_the_run() -> Iterator[list[int]]:
+    """SIGTERM and SIGINT raise RunInterrupted once in the main thread; later ones
+    are ignored while the run shuts down (a second Ctrl-C must not cut the report).
+    Appending to the yielded list ignores them from then on."""
+    fired: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield fired
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if fired:
+            return
+        fired.append(signum)
+        raise RunInterrupted(signum)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield fired
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+def _batches(refs: Iterator[DocumentRef], size: int) -> Iterator[list[DocumentRef]]:
     batch: list[DocumentRef] = []
     for ref in refs:
         batch.append(ref)
@@ -72,6 +144,91 @@ def _batches(refs: Iterable[DocumentRef], size: int) -> Iterator[list[DocumentRe
             batch = []
     if batch:
         yield batch
+
+
+# -- listing the input ------------------------------------------------------------------
+
+
+class _Listing:
+    """The reader's documents that still need work, listed once and lazily.
+
+    References (which may carry bytes, e.g. archive members) are produced as
+    workers take them, so the corpus is never held in memory. joblib may pull
+    them from another thread, so what the parent must count (documents skipped,
+    ids used twice) is queued in ``events`` and taken by the main thread.
+    """
+
+    def __init__(
+        self,
+        reader: Any,
+        previous: dict[str, dict[str, Any]],
+        absolute: Any,
+        keep_order: bool,
+        progress: Progress,
+    ) -> None:
+        self.reader = reader
+        self.previous = previous
+        self.absolute = absolute
+        self.keep_order = keep_order
+        self.progress = progress
+        self.uris: dict[str, str] = {}  # id -> the input that has it
+        self.order: list[str] = []
+        self.count = 0
+        self.digest = hashlib.sha256()
+        self.finished = False
+        self.events: collections.deque[DocumentResult] = collections.deque()
+        # Handed out for processing, result not back yet (what an interruption leaves).
+        self.pending: dict[str, str] = {}
+
+    def __iter__(self) -> Iterator[DocumentRef]:
+        for ref in self.reader.iter_documents():
+            self.count += 1
+            self.digest.update(ref.doc_id.encode("utf-8") + b"\n")
+            first = self.uris.get(ref.doc_id)
+            if first is not None:
+                self.events.append(_same_id(ref, first))
+                continue
+            self.uris[ref.doc_id] = ref.uri
+            if self.keep_order:
+                self.order.append(ref.doc_id)
+            entry = self.previous.pop(ref.doc_id, None)
+            if entry is not None:
+                entry = {**entry, "outputs": [self.absolute(p) for p in entry.get("outputs", [])]}
+            if is_complete(entry):
+                assert entry is not None
+                fields = DocumentResult.__dataclass_fields__
+                done = DocumentResult(**{k: v for k, v in entry.items() if k in fields})
+                done.status = "skipped"
+                self.events.append(done)
+                continue
+            self.progress.add_total()
+            self.pending[ref.doc_id] = ref.uri
+            yield ref
+        self.finished = True
+        self.progress.listing_done()
+
+
+def _same_id(ref: DocumentRef, first_uri: str) -> DocumentResult:
+    return DocumentResult(
+        ref.doc_id,
+        ref.uri,
+        "failed",
+        stage=LISTING_STAGE,
+        error=(
+            f"{ref.uri} has the same document id as {first_uri}; outputs are named by id, "
+            "so only the first was processed"
+        ),
+        hint=(
+            "rename one of the two files, or set the reader's id option (e.g. id_style: "
+            "relative_path) so that ids differ"
+        ),
+    )
+
+
+# -- what happened to workers -----------------------------------------------------------
+
+_EXIT_CODE = re.compile(r"\b([A-Z][A-Z0-9]*)\((-?\d+)\)")
+_CRASH_SIGNALS = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT"}
 
 
 def _is_pool_failure(exc: BaseException) -> bool:
@@ -92,8 +249,9 @@ def _is_pool_failure(exc: BaseException) -> bool:
     )
 
 
-_EXIT_CODE = re.compile(r"\b([A-Z][A-Z0-9]*)\((-?\d+)\)")
-_CRASH_SIGNALS = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT"}
+def _exit_signal(exc: BaseException) -> tuple[str, int] | None:
+    codes = [(n, int(c)) for n, c in _EXIT_CODE.findall(str(exc)) if int(c) != 0]
+    return codes[0] if codes else None
 
 
 def describe_worker_death(exc: BaseException) -> tuple[str, str]:
@@ -106,14 +264,14 @@ def describe_worker_death(exc: BaseException) -> tuple[str, str]:
             "limit) or a crash in native code; give workers more memory, or run the document "
             "alone with --jobs 2 on one machine to see the exit status",
         )
-    codes = [(n, int(c)) for n, c in _EXIT_CODE.findall(str(exc)) if int(c) != 0]
-    if not codes:
+    found = _exit_signal(exc)
+    if found is None:
         return (
             f"the worker process died while processing this document ({name})",
             "the document may exhaust memory or crash a native library; run it alone "
             "(--input FILE --jobs 1) to see the error",
         )
-    signal_name, code = codes[0]
+    signal_name, code = found
     if signal_name == "SIGKILL":
         return (
             "the worker process was killed (SIGKILL) while processing this document",
@@ -134,12 +292,258 @@ def describe_worker_death(exc: BaseException) -> tuple[str, str]:
     )
 
 
-@contextlib.contextmanager
-def _joblib_backend(run: RunSpec) -> Iterator[dict[str, Any]]:
-    if run.backend == "sequential" or run.jobs == 1:
-        yield {"n_jobs": 1}
-        return
-    yield {"n_jobs": run.jobs, "backend": "loky"}
+def replacement_cause(exc: BaseException, task_timeout: float | None) -> str:
+    """Why workers were replaced, in a few words (for the report and the summary)."""
+    name = type(exc).__name__
+    if name == "TimeoutError":
+        limit = f" of {task_timeout:g} s" if task_timeout else ""
+        return f"a task did not return within the task timeout{limit}; its workers were stopped"
+    if name == "KilledWorker":
+        return "a Dask worker died (KilledWorker)"
+    if name in {"CancelledError", "CommClosedError"}:
+        return f"a Dask worker was lost ({name})"
+    found = _exit_signal(exc)
+    if found is None:
+        return f"a worker process died ({name})"
+    signal_name, code = found
+    if signal_name == "SIGKILL":
+        return "a worker process was killed (SIGKILL; often the out-of-memory killer)"
+    if signal_name in _CRASH_SIGNALS:
+        return f"a worker process crashed ({signal_name})"
+    return f"a worker process exited with status {code}"
+
+
+# -- dispatchers --------------------------------------------------------------------------
+
+
+class Dispatcher:
+    """Runs batches of references somewhere and yields their results as they finish.
+
+    ``results`` is a generator over the references still to do; ``stop`` ends
+    every worker at once (an interrupted run); ``replacements`` records each time
+    workers were lost and replaced, and which documents were retried because of it.
+    """
+
+    name = "in-process"
+
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
+        self.run_spec: RunSpec = runner.workflow.spec.run
+        self.replacements: list[dict[str, Any]] = []
+
+    def results(self, todo: Iterator[DocumentRef]) -> Iterator[list[DocumentResult]]:
+        chain = None
+        for batch in _batches(todo, self.run_spec.batch_size):
+            if chain is None:  # build models only when there is work
+                chain = get_chain(self.runner.workflow.resolved, self.runner.context_dict)
+            yield run_batch(chain, batch, self.run_spec.timeout)
+
+    def stop(self) -> None:
+        """Nothing to stop: the interruption itself ended the in-process batch."""
+
+    def close(self) -> None:
+        """Release the workers (a cluster); called once, after the last result."""
+
+    def _replaced(self, cause: str, documents: list[DocumentRef], retried: bool) -> None:
+        self.replacements.append(
+            {
+                "cause": cause,
+                "documents": [ref.doc_id for ref in documents],
+                "what_happened": (
+                    "each of these documents was run again alone"
+                    if retried
+                    else "this document, run alone, took its worker down and was recorded as failed"
+                ),
+            }
+        )
+
+
+class LokyDispatcher(Dispatcher):
+    name = "loky"
+
+    def results(self, todo: Iterator[DocumentRef]) -> Iterator[list[DocumentResult]]:
+        run = self.run_spec
+        resolved, context = self.runner.workflow.resolved, self.runner.context_dict
+        in_flight: dict[str, DocumentRef] = {}
+        listing_errors: list[BaseException] = []
+
+        def batches() -> Iterator[list[DocumentRef]]:
+            try:
+                for batch in _batches(todo, run.batch_size):
+                    for ref in batch:
+                        in_flight[ref.doc_id] = ref
+                    yield batch
+            except Exception as exc:  # the reader failed: not the pool's doing
+                listing_errors.append(exc)
+                raise
+
+        while True:
+            parallel = Parallel(
+                return_as="generator_unordered",
+                timeout=self.runner.task_timeout(run.batch_size),
+                # One task per casflow batch, as the task timeout assumes.
+                batch_size=1,
+                n_jobs=run.jobs,
+                backend="loky",
+            )
+            try:
+                for batch_results in parallel(
+                    delayed(process_documents)(resolved, context, batch) for batch in batches()
+                ):
+                    for res in batch_results:
+                        in_flight.pop(res.doc_id, None)
+                    yield batch_results
+                return
+            except Exception as exc:
+                if listing_errors or not _is_pool_failure(exc):
+                    raise
+                failure = exc
+            # The pool died (or a task hung) with work in flight; which document
+            # did it is unknown. Each unfinished document is run again alone, so
+            # a crash there names its culprit; then the rest of the input goes on.
+            suspects = list(in_flight.values())
+            in_flight.clear()
+            if not suspects:  # the backend failed before taking any work: retrying cannot help
+                raise failure
+            cause = replacement_cause(failure, self.runner.task_timeout(run.batch_size))
+            self._replaced(cause, suspects, retried=True)
+            for ref in suspects:
+                yield self._run_alone(ref)
+
+    def _run_alone(self, ref: DocumentRef) -> list[DocumentResult]:
+        timeout = self.runner.task_timeout(1)
+        parallel = Parallel(
+            return_as="list", timeout=timeout, n_jobs=self.run_spec.jobs, backend="loky"
+        )
+        log_size = _size(self.runner.watchdog_log)
+        try:
+            (results,) = parallel(
+                [
+                    delayed(process_documents)(
+                        self.runner.workflow.resolved, self.runner.context_dict, [ref]
+                    )
+                ]
+            )
+            return results
+        except Exception as exc:
+            if not _is_pool_failure(exc):
+                raise
+            self._replaced(replacement_cause(exc, timeout), [ref], retried=False)
+            return [self.runner.lost(ref, exc, log_size)]
+
+    def stop(self) -> None:
+        # joblib keeps one reusable loky executor per process; ending it kills its workers.
+        from joblib.externals.loky import reusable_executor
+
+        executor = reusable_executor._executor
+        if executor is not None:
+            with contextlib.suppress(Exception):
+                executor.shutdown(wait=False, kill_workers=True)
+
+
+class DaskDispatcher(Dispatcher):
+    name = "dask"
+
+    def __init__(self, runner: Runner) -> None:
+        super().__init__(runner)
+        self._client_context = _dask_client(self.run_spec)
+        self.client = self._client_context.__enter__()
+        self.pending: dict[Any, list[DocumentRef]] = {}
+
+    def close(self) -> None:
+        self._client_context.__exit__(None, None, None)
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self.client.cancel(list(self.pending), force=True)
+        # A remote cluster's busy workers can only be stopped by restarting them.
+        if self.run_spec.scheduler:
+            _restart_workers_running(self.client, list(self.pending))
+
+    def results(self, todo: Iterator[DocumentRef]) -> Iterator[list[DocumentResult]]:
+        # One future per batch, through the distributed client: joblib's Dask
+        # backend never reports a task whose worker died (KilledWorker), and
+        # Parallel would wait for it forever. A future names the batch it ran.
+        from dask.distributed import wait
+
+        client = self.client
+        run = self.run_spec
+        timeout = self.runner.task_timeout(run.batch_size)
+        batches = _batches(todo, run.batch_size)
+        in_flight = max(2 * sum(client.nthreads().values()), 2)
+        pending = self.pending
+        suspects: list[DocumentRef] = []
+        more = True
+        while True:
+            # After a worker death, drain what is running, then run each
+            # document of the dead workers' batches alone to find the culprit.
+            while more and not suspects and len(pending) < in_flight:
+                batch = next(batches, None)
+                if batch is None:
+                    more = False
+                else:
+                    pending[self._submit(batch)] = batch
+            if not pending:
+                if not suspects:
+                    return
+                for ref in suspects:
+                    yield [self._run_alone(ref)]
+                suspects = []
+                continue
+            try:
+                done, _ = wait(list(pending), timeout=timeout, return_when="FIRST_COMPLETED")
+            except TimeoutError as exc:  # no batch finished in time: their workers are stuck
+                _restart_workers_running(client, list(pending))
+                for future in pending:
+                    future.cancel()
+                stuck = [ref for batch in pending.values() for ref in batch]
+                self._replaced(replacement_cause(exc, timeout), stuck, retried=True)
+                suspects.extend(stuck)
+                pending.clear()
+                continue
+            for future in done:
+                batch = pending.pop(future)
+                if future.status == "finished":
+                    yield future.result()
+                elif future.status == "cancelled" or _is_pool_failure(future.exception()):
+                    cause = (
+                        "a Dask worker was lost (its task was cancelled)"
+                        if future.status == "cancelled"
+                        else replacement_cause(future.exception(), timeout)
+                    )
+                    self._replaced(cause, batch, retried=True)
+                    suspects.extend(batch)
+                else:
+                    raise future.exception()
+
+    def _submit(self, refs: list[DocumentRef]) -> Any:
+        # pure=False: a batch submitted again must run again, not reuse the failed key.
+        return self.client.submit(
+            process_documents,
+            self.runner.workflow.resolved,
+            self.runner.context_dict,
+            refs,
+            pure=False,
+        )
+
+    def _run_alone(self, ref: DocumentRef) -> DocumentResult:
+        log_size = _size(self.runner.watchdog_log)
+        timeout = self.runner.task_timeout(1)
+        future = self._submit([ref])
+        self.pending[future] = [ref]
+        try:
+            (result,) = future.result(timeout=timeout)
+            return result
+        except Exception as exc:
+            if type(exc).__name__ == "TimeoutError":
+                _restart_workers_running(self.client, [future])
+                future.cancel()
+            elif not _is_pool_failure(exc):
+                raise
+            self._replaced(replacement_cause(exc, timeout), [ref], retried=False)
+            return self.runner.lost(ref, exc, log_size)
+        finally:
+            self.pending.pop(future, None)
 
 
 @contextlib.contextmanager
@@ -147,7 +551,7 @@ def _dask_client(run: RunSpec) -> Iterator[Any]:
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise RuntimeError(
+        raise RunSetupError(
             "backend 'dask' needs dask.distributed: pip install 'casflow[dask]'"
         ) from exc
     if run.scheduler:
@@ -170,6 +574,29 @@ def _dask_client(run: RunSpec) -> Iterator[Any]:
         yield client
 
 
+def _restart_workers_running(client: Any, futures: list[Any]) -> None:
+    """Restart the Dask workers running ``futures``: a stuck thread cannot be cancelled."""
+    keys = {future.key for future in futures}
+    with contextlib.suppress(Exception):
+        stuck = [worker for worker, running in client.processing().items() if keys & set(running)]
+        if stuck:
+            # Workers without a nanny cannot be restarted; they stay busy until the task returns.
+            client.restart_workers(stuck, raise_for_error=False)
+
+
+# -- the run ----------------------------------------------------------------------------
+
+
+@dataclass
+class _Outcome:
+    """How the dispatch loop ended."""
+
+    interrupted: RunInterrupted | None = None
+    stopped_early: bool = False
+    storage_error: str | None = None
+    evaluated: dict[str, DocumentResult] = field(default_factory=dict)
+
+
 class Runner:
     def __init__(self, workflow: LoadedWorkflow, options: RunOptions | None = None) -> None:
         self.workflow = workflow
@@ -184,7 +611,7 @@ class Runner:
             overwrite=run.overwrite,
         )
         steps = [workflow.reader, *workflow.processors, *workflow.writers, *workflow.evaluators]
-        self.context_dict = {
+        self.context_dict: dict[str, Any] = {
             "output_dir": str(self.context.output_dir),
             "workflow_dir": str(self.context.workflow_dir),
             "overwrite": self.context.overwrite,
@@ -192,7 +619,11 @@ class Runner:
             # parent registered at run time or found through its own entry points.
             "components": {s.spec.component: registry().target(s.spec.component) for s in steps},
         }
+        if _local_workers(run):
+            # Local workers end themselves when this process dies (chain._watch_parent).
+            self.context_dict["parent_pid"] = os.getpid()
         self.journal = Journal(self.output_dir)
+        self.lock = OutputLock(self.output_dir)
 
     def _relative(self, path: str) -> str:
         try:
@@ -204,124 +635,11 @@ class Runner:
         p = Path(path)
         return str(p if p.is_absolute() else self.output_dir / p)
 
-    def run(self) -> RunReport:
-        run = self.workflow.spec.run
-        started = time.time()
-        self.output_dir.mkdir(parents=True, exist_ok=True)
-        if run.overwrite:
-            self.journal.reset()
-        else:
-            self.journal.check_manifest(self.workflow.hash, self.options.allow_changed_workflow)
-        remove_stale_temporary_files(self.output_dir)
-        dump_resolved(self.workflow.resolved, self.output_dir / RESOLVED_WORKFLOW_NAME)
-        self.journal.write_manifest(self.workflow.hash, self.workflow.source, None)
+    @property
+    def watchdog_log(self) -> Path:
+        return self.output_dir / STATE_DIR / WATCHDOG_LOG
 
-        reader_step = self.workflow.reader
-        reader = reader_step.component_class(reader_step.config, self.context)
-        previous = {} if run.overwrite else self.journal.load()
-        tally = RunTally()
-        # Only evaluation needs per-document results at the end; without
-        # evaluators nothing per document is kept, so memory stays flat.
-        keep_evaluation = bool(self.workflow.evaluators)
-        evaluated: dict[str, DocumentResult] = {}
-        order: list[str] = []
-        seen: set[str] = set()
-        input_digest = hashlib.sha256()
-        progress = Progress(
-            total=None, skipped=0, enabled=run.progress and self.options.show_progress
-        )
-
-        def todo() -> Iterator[DocumentRef]:
-            # Lazy: references (which may carry bytes, e.g. archive members) are
-            # produced as workers take them, so the corpus is never held in memory.
-            for ref in reader.iter_documents():
-                if ref.doc_id in seen:
-                    raise RunSetupError(
-                        f"two input documents have the same id {ref.doc_id!r}: {ref.uri} and an "
-                        "earlier input; outputs are named by document id, so ids must be unique "
-                        "(rename one file or choose the reader's id option)"
-                    )
-                seen.add(ref.doc_id)
-                if keep_evaluation:
-                    order.append(ref.doc_id)
-                input_digest.update(ref.doc_id.encode("utf-8") + b"\n")
-                entry = previous.pop(ref.doc_id, None)
-                if entry is not None:
-                    entry = {
-                        **entry,
-                        "outputs": [self._absolute(p) for p in entry.get("outputs", [])],
-                    }
-                if is_complete(entry):
-                    assert entry is not None
-                    fields = DocumentResult.__dataclass_fields__
-                    res = DocumentResult(**{k: v for k, v in entry.items() if k in fields})
-                    res.status = "skipped"
-                    tally.add(res)
-                    if keep_evaluation:
-                        evaluated[ref.doc_id] = res
-                    progress.skip()
-                else:
-                    progress.add_total()
-                    yield ref
-
-        stopped_early = False
-        try:
-            for batch_results in self._dispatch(todo()):
-                entries = []
-                for res in batch_results:
-                    res.outputs = [self._relative(p) for p in res.outputs]
-                    tally.add(res)
-                    if keep_evaluation:
-                        evaluated[res.doc_id] = res
-                    entries.append(res.to_json())
-                    progress.update(res)
-                self.journal.append(entries)
-                if run.max_failures is not None and progress.failed > run.max_failures:
-                    progress.note(f"stopping: more than {run.max_failures} documents failed")
-                    stopped_early = True
-                    break
-        finally:
-            progress.close()
-            self.journal.close()
-
-        if not stopped_early:
-            self.journal.write_manifest(
-                self.workflow.hash, self.workflow.source, len(seen), input_digest.hexdigest()
-            )
-        ordered = [evaluated[doc_id] for doc_id in order if doc_id in evaluated]
-        report = RunReport.build(
-            workflow=self.workflow,
-            results=tally,
-            total_documents=len(seen),
-            seconds=time.time() - started,
-            started_at=started,
-        )
-        # Writers' run-level files (the type system XML beside XMI, ...).
-        for step in self.workflow.writers:
-            writer = step.component_class(step.config, self.context)
-            report.run_files.extend(str(p) for p in writer.finish())
-        write_run_outputs(report, self.workflow, ordered, self.output_dir, self.context)
-        return report
-
-    # -- dispatch -------------------------------------------------------------
-
-    def _dispatch(self, todo: Iterator[DocumentRef]) -> Iterator[list[DocumentResult]]:
-        run = self.workflow.spec.run
-        if run.backend == "dask":
-            with _dask_client(run) as client:
-                yield from self._dispatch_dask(todo, client)
-            return
-        with _joblib_backend(run) as parallel_kwargs:
-            if parallel_kwargs.get("n_jobs") == 1:
-                chain = None
-                for batch in _batches(todo, run.batch_size):
-                    if chain is None:  # build models only when there is work
-                        chain = get_chain(self.workflow.resolved, self.context_dict)
-                    yield run_batch(chain, batch, run.timeout)
-                return
-            yield from self._dispatch_parallel(todo, parallel_kwargs)
-
-    def _task_timeout(self, documents: int) -> float | None:
+    def task_timeout(self, documents: int) -> float | None:
         # In the worker, SIGALRM and the watchdog limit the reader and each
         # processor (a processor may use its limit twice: batch, then one by
         # one). This outer limit replaces a worker stuck anywhere else (writers,
@@ -332,158 +650,219 @@ class Runner:
         stages = 1 + 2 * len(self.workflow.processors)
         return timeout * documents * stages + self.options.task_grace_seconds
 
-    def _dispatch_parallel(
-        self, todo: Iterator[DocumentRef], parallel_kwargs: dict[str, Any]
-    ) -> Iterator[list[DocumentResult]]:
-        run = self.workflow.spec.run
-        source = iter(todo)
-        in_flight: dict[str, DocumentRef] = {}
-        listing_errors: list[BaseException] = []
-
-        def batches() -> Iterator[list[DocumentRef]]:
-            try:
-                for batch in _batches(source, run.batch_size):
-                    for ref in batch:
-                        in_flight[ref.doc_id] = ref
-                    yield batch
-            except Exception as exc:  # the reader failed: not the pool's doing
-                listing_errors.append(exc)
-                raise
-
-        while True:
-            parallel = Parallel(
-                return_as="generator_unordered",
-                timeout=self._task_timeout(run.batch_size),
-                # One task per casflow batch, as the task timeout assumes.
-                batch_size=1,
-                **parallel_kwargs,
-            )
-            try:
-                for batch_results in parallel(
-                    delayed(process_documents)(self.workflow.resolved, self.context_dict, batch)
-                    for batch in batches()
-                ):
-                    for res in batch_results:
-                        in_flight.pop(res.doc_id, None)
-                    yield batch_results
-                return
-            except Exception as exc:
-                if listing_errors or not _is_pool_failure(exc):
-                    raise
-                failure = exc
-            # The pool died (or a task hung) with work in flight; which document
-            # did it is unknown. Each unfinished document is run again alone, so
-            # a crash there names its culprit; then the rest of the input goes on.
-            suspects = list(in_flight.values())
-            in_flight.clear()
-            if not suspects:  # the backend failed before taking any work: retrying cannot help
-                raise failure
-            for ref in suspects:
-                yield self._run_alone(ref, parallel_kwargs)
-
-    def _run_alone(self, ref: DocumentRef, parallel_kwargs: dict[str, Any]) -> list[DocumentResult]:
-        parallel = Parallel(return_as="list", timeout=self._task_timeout(1), **parallel_kwargs)
-        log_size = _size(self._watchdog_log)
+    def run(self) -> RunReport:
+        started = time.time()
+        self._prepare_output()
         try:
-            (results,) = parallel(
-                [delayed(process_documents)(self.workflow.resolved, self.context_dict, [ref])]
-            )
-            return results
-        except Exception as exc:
-            if not _is_pool_failure(exc):
-                raise
-            return [self._lost(ref, exc, log_size)]
+            with _signals_interrupt_the_run() as signals_fired:
+                return self._run_locked(started, signals_fired)
+        finally:
+            self.lock.release()
 
-    # -- Dask -----------------------------------------------------------------
-
-    def _dispatch_dask(
-        self, todo: Iterator[DocumentRef], client: Any
-    ) -> Iterator[list[DocumentResult]]:
-        # One future per batch, through the distributed client: joblib's Dask
-        # backend never reports a task whose worker died (KilledWorker), and
-        # Parallel would wait for it forever. A future names the batch it ran.
-        from dask.distributed import wait
-
+    def _prepare_output(self) -> None:
+        """Check, lock and ready the output folder; RunSetupError says what is wrong."""
         run = self.workflow.spec.run
-        batches = _batches(todo, run.batch_size)
-        in_flight = max(2 * sum(client.nthreads().values()), 2)
-        pending: dict[Any, list[DocumentRef]] = {}
-        suspects: list[DocumentRef] = []
-        more = True
-        while True:
-            # After a worker death, drain what is running, then run each
-            # document of the dead workers' batches alone to find the culprit.
-            while more and not suspects and len(pending) < in_flight:
-                batch = next(batches, None)
-                if batch is None:
-                    more = False
-                else:
-                    pending[self._submit(client, batch)] = batch
-            if not pending:
-                if not suspects:
-                    return
-                for ref in suspects:
-                    yield [self._run_alone_dask(client, ref)]
-                suspects = []
-                continue
-            try:
-                done, _ = wait(
-                    list(pending),
-                    timeout=self._task_timeout(run.batch_size),
-                    return_when="FIRST_COMPLETED",
-                )
-            except TimeoutError:  # no batch finished in time: their workers are stuck
-                _restart_workers_running(client, list(pending))
-                for future in pending:
-                    future.cancel()
-                suspects.extend(ref for batch in pending.values() for ref in batch)
-                pending.clear()
-                continue
-            for future in done:
-                batch = pending.pop(future)
-                if future.status == "finished":
-                    yield future.result()
-                elif future.status == "cancelled" or _is_pool_failure(future.exception()):
-                    suspects.extend(batch)
-                else:
-                    raise future.exception()
+        problem = output_folder_problem(self.output_dir)
+        if problem:
+            raise RunSetupError(problem)
+        try:
+            self.output_dir.mkdir(parents=True, exist_ok=True)
+            self.lock.acquire()
+        except OutputFolderBusy as exc:
+            raise RunSetupError(str(exc)) from None
+        except OSError as exc:
+            raise RunSetupError(
+                f"cannot use the output folder {self.output_dir}: {exc.strerror or exc}; "
+                "choose another output folder (--output) or fix its permissions"
+            ) from None
+        try:
+            if run.overwrite:
+                self.journal.reset()
+            else:
+                self.journal.check_manifest(self.workflow.hash, self.options.allow_changed_workflow)
+            remove_stale_temporary_files(self.output_dir)
+            dump_resolved(self.workflow.resolved, self.output_dir / RESOLVED_WORKFLOW_NAME)
+            self.journal.write_manifest(self.workflow.hash, self.workflow.source, None)
+        except OSError as exc:
+            self.lock.release()
+            raise RunSetupError(
+                f"cannot write in the output folder {self.output_dir}: {exc.strerror or exc} "
+                f"({getattr(exc, 'filename', None) or ''}); free space or fix permissions, "
+                "then run again"
+            ) from None
+        except BaseException:
+            self.lock.release()
+            raise
 
-    def _submit(self, client: Any, refs: list[DocumentRef]) -> Any:
-        # pure=False: a batch submitted again must run again, not reuse the failed key.
-        return client.submit(
-            process_documents, self.workflow.resolved, self.context_dict, refs, pure=False
+    def _dispatcher(self) -> Dispatcher:
+        run = self.workflow.spec.run
+        if run.backend == "dask":
+            return DaskDispatcher(self)
+        if run.backend == "sequential" or run.jobs == 1:
+            return Dispatcher(self)
+        return LokyDispatcher(self)
+
+    def _run_locked(self, started: float, signals_fired: list[int]) -> RunReport:
+        run = self.workflow.spec.run
+        reader_step = self.workflow.reader
+        reader = reader_step.component_class(reader_step.config, self.context)
+        progress = Progress(
+            total=None, skipped=0, enabled=run.progress and self.options.show_progress
         )
-
-    def _run_alone_dask(self, client: Any, ref: DocumentRef) -> DocumentResult:
-        log_size = _size(self._watchdog_log)
-        future = self._submit(client, [ref])
+        # Only evaluation needs per-document results at the end; without
+        # evaluators nothing per document is kept, so memory stays flat.
+        keep_evaluation = bool(self.workflow.evaluators)
+        listing = _Listing(
+            reader,
+            {} if run.overwrite else self.journal.load(),
+            self._absolute,
+            keep_evaluation,
+            progress,
+        )
+        tally = RunTally()
+        dispatcher: Dispatcher | None = None
         try:
-            (result,) = future.result(timeout=self._task_timeout(1))
-            return result
-        except Exception as exc:
-            if type(exc).__name__ == "TimeoutError":
-                _restart_workers_running(client, [future])
-                future.cancel()
-            elif not _is_pool_failure(exc):
-                raise
-            return self._lost(ref, exc, log_size)
+            dispatcher = self._dispatcher()
+            outcome = self._dispatch(dispatcher, listing, tally, progress, keep_evaluation)
+        except RunInterrupted as exc:  # before any work was handed out
+            outcome = _Outcome(interrupted=exc)
+        finally:
+            # From here on the run ends by itself: a late signal must not cut the report.
+            signals_fired.append(0)
+            progress.close()
+            self.journal.close()
+            if dispatcher is not None:
+                with contextlib.suppress(Exception):
+                    dispatcher.close()
+
+        complete = listing.finished and not (outcome.stopped_early or outcome.interrupted)
+        if complete and outcome.storage_error is None:
+            with contextlib.suppress(OSError):  # the manifest of the start stays valid
+                self.journal.write_manifest(
+                    self.workflow.hash,
+                    self.workflow.source,
+                    listing.count,
+                    listing.digest.hexdigest(),
+                )
+        report = RunReport.build(
+            workflow=self.workflow,
+            results=tally,
+            total_documents=listing.count,
+            seconds=time.time() - started,
+            started_at=started,
+        )
+        report.worker_replacements = dispatcher.replacements if dispatcher else []
+        report.stopped_by = outcome.storage_error
+        if outcome.interrupted is not None:
+            report.interrupted = {
+                "signal": outcome.interrupted.signal_name,
+                "exit_status": 128 + outcome.interrupted.signum,
+                "documents_not_finished": sorted(listing.pending),
+                "listing_finished": listing.finished,
+            }
+        self._write_final_files(report, listing, outcome)
+        return report
+
+    def _dispatch(
+        self,
+        dispatcher: Dispatcher,
+        listing: _Listing,
+        tally: RunTally,
+        progress: Progress,
+        keep_evaluation: bool,
+    ) -> _Outcome:
+        run = self.workflow.spec.run
+        outcome = _Outcome()
+
+        def record(res: DocumentResult) -> None:
+            tally.add(res)
+            if res.status == "skipped":
+                progress.skip()
+            else:
+                progress.update(res)
+            if keep_evaluation and res.stage != LISTING_STAGE:
+                outcome.evaluated[res.doc_id] = res
+
+        def drain() -> None:
+            while listing.events:
+                record(listing.events.popleft())
+
+        results = dispatcher.results(iter(listing))
+        try:
+            for batch_results in results:
+                drain()
+                entries = []
+                for res in batch_results:
+                    listing.pending.pop(res.doc_id, None)
+                    res.outputs = [self._relative(p) for p in res.outputs]
+                    record(res)
+                    entries.append(res.to_json())
+                try:
+                    self.journal.append(entries)
+                except OSError as exc:
+                    outcome.storage_error = (
+                        f"cannot append to the journal {self.journal.path}: "
+                        f"{exc.strerror or exc}; the documents recorded before are kept: free "
+                        "space and run the same command again to resume"
+                    )
+                    progress.note(outcome.storage_error)
+                    dispatcher.stop()
+                    break
+                if run.max_failures is not None and progress.failed > run.max_failures:
+                    progress.note(f"stopping: more than {run.max_failures} documents failed")
+                    outcome.stopped_early = True
+                    break
+            drain()
+        except RunInterrupted as exc:
+            outcome.interrupted = exc
+            progress.note(
+                f"{exc.signal_name}: stopping; finished documents are kept, the others are "
+                "processed by the next run of the same command"
+            )
+            dispatcher.stop()
+            drain()
+        finally:
+            with contextlib.suppress(Exception):
+                results.close()
+        return outcome
+
+    def _write_final_files(self, report: RunReport, listing: _Listing, outcome: _Outcome) -> None:
+        """Writers' run-level files, evaluation and the run report. The journal is
+        already closed, so a failure here (disk full) costs no finished document."""
+        ordered = [outcome.evaluated[i] for i in listing.order if i in outcome.evaluated]
+        try:
+            # Writers' run-level files (the type system XML beside XMI, ...).
+            for step in self.workflow.writers:
+                writer = step.component_class(step.config, self.context)
+                report.run_files.extend(str(p) for p in writer.finish())
+            write_run_outputs(
+                report,
+                self.workflow,
+                ordered,
+                self.output_dir,
+                self.context,
+                evaluate=outcome.interrupted is None and outcome.storage_error is None,
+            )
+        except OSError as exc:
+            report.final_files_error = (
+                f"could not write the run's final files in {self.output_dir}: "
+                f"{exc.strerror or exc} ({getattr(exc, 'filename', None) or ''}); the journal "
+                "is intact: free space or fix permissions, then run the same command again "
+                "(finished documents are skipped)"
+            )
 
     # -- a document that took its worker down ----------------------------------
 
-    @property
-    def _watchdog_log(self) -> Path:
-        return self.output_dir / STATE_DIR / WATCHDOG_LOG
-
-    def _lost(self, ref: DocumentRef, failure: BaseException, log_size: int) -> DocumentResult:
+    def lost(self, ref: DocumentRef, failure: BaseException, log_size: int) -> DocumentResult:
         """The result of a document that, run alone, took down or stalled its worker."""
         limit = self.workflow.spec.run.timeout
-        watchdog_log = self._watchdog_log
+        watchdog_log = self.watchdog_log
         # joblib raises the builtin TimeoutError or multiprocessing's, by code path.
         if type(failure).__name__ == "TimeoutError":
             status = "timeout"
             error = (
                 f"the worker did not return this document within the task timeout of "
-                f"{self._task_timeout(1):g} s and was replaced"
+                f"{self.task_timeout(1):g} s and was replaced"
             )
             hint = (
                 "it hung outside the stages the per-document timeout covers (a writer, an "
@@ -509,25 +888,18 @@ class Runner:
         return DocumentResult(ref.doc_id, ref.uri, status, stage="worker", error=error, hint=hint)
 
 
+def _local_workers(run: RunSpec) -> bool:
+    """Whether the workers are this machine's child processes (not a remote cluster)."""
+    if run.backend == "dask":
+        return not run.scheduler
+    return run.backend == "loky" and run.jobs > 1
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-def _restart_workers_running(client: Any, futures: list[Any]) -> None:
-    """Restart the Dask workers running ``futures``: a stuck thread cannot be cancelled."""
-    keys = {future.key for future in futures}
-    stuck = [worker for worker, running in client.processing().items() if keys & set(running)]
-    if stuck:
-        # Workers without a nanny cannot be restarted; they stay busy until the task returns.
-        with contextlib.suppress(Exception):
-            client.restart_workers(stuck, raise_for_error=False)
-
-
-class RunSetupError(Exception):
-    """The run cannot start (inputs unusable, output folder of another workflow)."""
 
 
 def run_workflow(workflow: LoadedWorkflow, options: RunOptions | None = None) -> RunReport:

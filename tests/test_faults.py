@@ -332,6 +332,22 @@ def test_summary_lists_every_failure(fault_run: FaultRun) -> None:
     assert f"what to do about each failure: {fault_run.out / 'run-report.json'}" in summary
 
 
+def test_each_worker_replacement_is_in_the_report_and_the_summary(fault_run: FaultRun) -> None:
+    replacements = fault_run.report["worker_replacements"]
+    # The segfault, SIGKILL, os._exit and native-hang documents each take a worker
+    # down twice: in their batch (the pool breaks, the batch is retried) and alone.
+    alone = {
+        doc for r in replacements if "alone" in r["what_happened"] for doc in r["documents"]
+    }
+    assert alone >= {"PMC7100001", "PMC7100002", "PMC7100003", "PMC7100004"}
+    retried = [r for r in replacements if r["what_happened"].startswith("each of")]
+    assert retried and all(r["documents"] for r in retried)
+    causes = " ".join(r["cause"] for r in replacements)
+    assert "crashed (SIGSEGV)" in causes and "killed (SIGKILL" in causes
+    assert f"workers replaced {len(replacements)} times:" in fault_run.summary
+    assert "crashed (SIGSEGV)" in fault_run.summary
+
+
 def test_run_report_has_counts_speed_and_stage_times(fault_run: FaultRun) -> None:
     report = fault_run.report
     assert set(report["counts"]) >= {"ok", "failed", "timeout", "skipped", "not_processed"}

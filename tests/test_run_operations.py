@@ -1,0 +1,203 @@
+"""The runner under operations: one run per output folder, cleanup of only casflow's
+own temporary files, output folder problems found before any document runs,
+final files that cannot be written, the same workflow spelt differently."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from casflow.pipeline import files
+from casflow.pipeline.cli import main
+from casflow.pipeline.journal import OutputLock
+
+
+@pytest.fixture()
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"doc{i}.txt").write_text(f"Document {i} mentions p53.\n", encoding="utf-8")
+    return folder
+
+
+def _workflow(tmp_path: Path, corpus: Path, out: Path | str) -> Path:
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(
+        textwrap.dedent(
+            f"""\
+            reader:
+              component: text.reader.v1
+              config: {{input: "{corpus}"}}
+            components:
+              - component: test.whitespace_tokenizer.v1
+            writers:
+              - component: xmi.writer.v1
+            run:
+              output: "{out}"
+              progress: false
+            """
+        ),
+        encoding="utf-8",
+    )
+    return wf
+
+
+def test_a_second_run_into_a_locked_folder_is_refused_naming_the_holder(
+    tmp_path: Path, corpus: Path, test_components: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    wf = _workflow(tmp_path, corpus, out)
+    holder = OutputLock(out)
+    holder.acquire()
+    try:
+        assert main(["run", str(wf), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1
+        assert f"{out} is in use by another casflow run (pid {os.getpid()} on " in err
+        assert not (out / "xmi").exists()
+    finally:
+        holder.release()
+    # The lock ends with its holder; then the folder is usable again.
+    assert main(["run", str(wf), "--quiet"]) == 0
+    assert len(list((out / "xmi").glob("*.xmi"))) == 3
+
+
+def test_startup_cleanup_removes_only_casflow_temporary_files(
+    tmp_path: Path, corpus: Path, test_components: None
+) -> None:
+    out = tmp_path / "out"
+    (out / "xmi").mkdir(parents=True)
+    (out / "notes").mkdir()
+    ours = out / "xmi" / ".doc0.xmi.casflow-k3j_x9a2.tmp"
+    theirs = [out / "xmi" / ".doc0.xmi.tmp", out / "notes" / ".draft.tmp", out / ".x.tmp"]
+    for path in [ours, *theirs]:
+        path.write_text("partial", encoding="utf-8")
+    assert main(["run", str(_workflow(tmp_path, corpus, out)), "--quiet"]) == 0
+    assert not ours.exists()
+    assert all(path.exists() for path in theirs)
+
+
+def test_atomic_writes_name_their_temporary_files_for_the_cleanup(tmp_path: Path) -> None:
+    seen: list[str] = []
+    real_replace = os.replace
+
+    def spy(src: str, dst: str) -> None:
+        seen.append(Path(src).name)
+        real_replace(src, dst)
+
+    os.replace = spy  # type: ignore[assignment]
+    try:
+        files.atomic_write_text(tmp_path / "a b.xmi", "x")
+    finally:
+        os.replace = real_replace  # type: ignore[assignment]
+    (name,) = seen
+    assert files.is_casflow_temporary(name), name
+    assert not files.is_casflow_temporary(".a b.xmi.tmp")
+
+
+# -- output folder problems ----------------------------------------------------------------
+
+
+def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "Traceback" not in err
+    return err
+
+
+def test_output_path_that_is_a_file_is_refused_before_anything_runs(
+    tmp_path: Path, corpus: Path, test_components: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "out"
+    target.write_text("not a folder", encoding="utf-8")
+    wf = _workflow(tmp_path, corpus, target)
+    assert main(["run", str(wf), "--quiet"]) == 2
+    assert f"output folder {target} is a file, not a folder" in _one_line(capsys)
+    under = target / "sub"
+    assert main(["run", str(wf), "--output", str(under), "--quiet"]) == 2
+    assert f"{under} cannot be created: {target} is a file" in _one_line(capsys)
+    assert target.read_text("utf-8") == "not a folder"
+
+
+def test_full_disk_is_refused_before_anything_runs(
+    tmp_path: Path,
+    corpus: Path,
+    test_components: None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = files.shutil.disk_usage
+
+    def full(path: str) -> object:
+        usage = real(path)
+        return type(usage)(usage.total, usage.total, 0)
+
+    monkeypatch.setattr(files.shutil, "disk_usage", full)
+    out = tmp_path / "out"
+    assert main(["run", str(_workflow(tmp_path, corpus, out)), "--quiet"]) == 2
+    assert f"the disk holding output folder {out} is full (0 bytes free)" in _one_line(capsys)
+    assert not out.exists()
+
+
+def test_unwritable_or_read_only_output_is_refused(
+    tmp_path: Path,
+    corpus: Path,
+    test_components: None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    out = parent / "out"
+    wf = _workflow(tmp_path, corpus, out)
+    if os.geteuid() != 0:  # root writes anywhere; the read-only case below covers it
+        parent.chmod(0o555)
+        try:
+            assert main(["run", str(wf), "--quiet"]) == 2
+            assert "is not writable by this user (permission denied)" in _one_line(capsys)
+        finally:
+            parent.chmod(0o755)
+
+    def read_only(*args: object, **kwargs: object) -> object:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(files.tempfile, "mkstemp", read_only)
+    assert main(["run", str(wf), "--quiet"]) == 2
+    assert f"{parent} is on a read-only file system" in _one_line(capsys)
+
+
+# -- final files that cannot be written ------------------------------------------------------
+
+
+def test_a_report_that_cannot_be_written_keeps_the_journal_and_the_resume(
+    tmp_path: Path,
+    corpus: Path,
+    test_components: None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from casflow.pipeline import run_report
+
+    out = tmp_path / "out"
+    wf = _workflow(tmp_path, corpus, out)
+
+    def disk_full(path: Path, text: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(run_report, "atomic_write_text", disk_full)
+        assert main(["run", str(wf), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "could not write the run's final files" in err and "journal is intact" in err
+    assert "run-report.json" in err and "Traceback" not in err
+    journal = (out / ".casflow" / "journal.jsonl").read_text("utf-8").splitlines()
+    assert sorted(json.loads(line)["doc_id"] for line in journal) == ["doc0", "doc1", "doc2"]
+    assert main(["run", str(wf), "--quiet"]) == 0
+    report = json.loads((out / "run-report.json").read_text("utf-8"))
+    assert report["counts"]["skipped"] == 3
