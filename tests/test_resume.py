@@ -106,3 +106,101 @@ def test_sigkill_twice_then_resume_gives_each_output_once(tmp_path: Path, jobs: 
     ]
     ok_ids = [e["doc_id"] for e in journal if e["status"] == "ok"]
     assert sorted(set(ok_ids)) == sorted(f"d{i:02d}" for i in range(n))
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _start_and_wait_for_progress(wf: Path, journal: Path, lines: int) -> subprocess.Popen[bytes]:
+    proc = _start(wf)
+    deadline = time.time() + 90
+    while time.time() < deadline and proc.poll() is None:
+        if journal.exists() and journal.read_text().count("\n") >= lines:
+            return proc
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    raise AssertionError(
+        f"the run made no progress: {proc.stderr.read().decode() if proc.stderr else ''}"
+    )
+
+
+def _outputs(out: Path) -> dict[str, float]:
+    return {
+        str(p): p.stat().st_mtime
+        for p in out.rglob("*")
+        if p.is_file() and ".casflow" not in p.parts
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["loky", "dask"])
+def test_workers_end_within_seconds_when_the_parent_is_killed(tmp_path: Path, backend: str) -> None:
+    (tmp_path / "in").mkdir()
+    for i in range(60):
+        (tmp_path / "in" / f"d{i:02d}.txt").write_text(f"Text {i} with the gene Pax{i}.\n")
+    out = tmp_path / "out"
+    wf = _workflow(tmp_path, out, 2)
+    wf.write_text(wf.read_text().replace("jobs: 2,", f"jobs: 2, backend: {backend},"))
+    proc = _start_and_wait_for_progress(wf, out / ".casflow" / "journal.jsonl", 4)
+    os.kill(proc.pid, signal.SIGKILL)  # the parent only, as the OOM killer or `kill -9` would
+    proc.wait()
+    deadline = time.time() + 5
+    while time.time() < deadline and _group_alive(proc.pid):
+        time.sleep(0.1)
+    alive = _group_alive(proc.pid)
+    if alive:
+        os.killpg(proc.pid, signal.SIGKILL)
+    assert not alive, "worker processes outlived their parent by 5 s"
+    before = _outputs(out)
+    time.sleep(1.5)
+    assert _outputs(out) == before, "outputs were written after the parent died"
+    assert len([p for p in before if p.endswith(".xmi")]) < 60
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_sigterm_stops_cleanly_and_the_next_run_resumes(tmp_path: Path, jobs: int) -> None:
+    (tmp_path / "in").mkdir()
+    n = 40
+    for i in range(n):
+        (tmp_path / "in" / f"d{i:02d}.txt").write_text(f"Text {i} with the gene Pax{i} in mice.\n")
+    out = tmp_path / "out"
+    wf = _workflow(tmp_path, out, jobs)
+    proc = _start_and_wait_for_progress(wf, out / ".casflow" / "journal.jsonl", 6)
+    os.kill(proc.pid, signal.SIGTERM)
+    started = time.time()
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err.decode()
+    deadline = started + 5
+    while time.time() < deadline and _group_alive(proc.pid):
+        time.sleep(0.1)
+    assert not _group_alive(proc.pid), "workers outlived a TERMed run by 5 s"
+    report = json.loads((out / "run-report.json").read_text())
+    interrupted = report["interrupted"]
+    assert interrupted["signal"] == "SIGTERM" and interrupted["exit_status"] == 143
+    assert report["counts"]["ok"] < n
+    journal_ok = {
+        json.loads(line)["doc_id"]
+        for line in (out / ".casflow" / "journal.jsonl").read_text().splitlines()
+    }
+    assert not set(interrupted["documents_not_finished"]) & journal_ok
+    assert "stopped by SIGTERM" in err.decode()
+
+    final = subprocess.run(
+        [sys.executable, "-c", RUNNER, "run", str(wf), "--quiet"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert final.returncode == 0, final.stderr
+    report = json.loads((out / "run-report.json").read_text())
+    assert report["counts"]["skipped"] == len(journal_ok)
+    assert report["counts"]["ok"] + report["counts"]["skipped"] == n
+    assert sorted(p.name for p in (out / "xmi").glob("*.xmi")) == [
+        f"d{i:02d}.xmi" for i in range(n)
+    ]
