@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import datetime
 import fcntl
+import hashlib
 import json
 import os
 import socket
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,85 @@ STATE_DIR = ".casflow"
 
 class ManifestMismatch(Exception):
     """The output folder holds the outputs of a different workflow."""
+
+
+@dataclass
+class ResumeIdentity:
+    """What decides whether a run may resume into a folder: the resolved workflow
+    (run scheduling options left out) with input paths normalised, its hash, and
+    the hashes earlier casflow versions wrote for the same workflow."""
+
+    resolved: dict[str, Any]
+    hash: str
+    accepted_hashes: frozenset[str]
+
+
+def resume_identity(
+    resolved: dict[str, Any], raw_hash: str, cwd: Path, workflow_dir: Path
+) -> ResumeIdentity:
+    """``dir/``, ``dir``, ``./dir`` and its absolute path are the same input."""
+    relevant = {k: v for k, v in resolved.items() if k not in {"run", "name", "description"}}
+    relevant = json.loads(json.dumps(relevant, default=str))
+    config = (relevant.get("reader") or {}).get("config") or {}
+    if isinstance(config.get("input"), str) and config["input"]:
+        config["input"] = normal_input_path(config["input"], cwd, workflow_dir)
+    blob = json.dumps(relevant, sort_keys=True).encode("utf-8")
+    digest = hashlib.sha256(blob).hexdigest()[:16]
+    return ResumeIdentity(relevant, digest, frozenset({digest, raw_hash}))
+
+
+def normal_input_path(value: str, cwd: Path, workflow_dir: Path) -> str:
+    """An input as an absolute, normalised path, found as the readers find it: from the
+    working directory first, then from the workflow's folder (``@`` lists keep their ``@``)."""
+    prefix = "@" if value.startswith("@") else ""
+    path = Path(value[len(prefix) :]).expanduser()
+    if not path.is_absolute():
+        here = cwd / path
+        beside = workflow_dir / path
+        path = beside if not here.exists() and beside.exists() else here
+    return prefix + os.path.normpath(path)
+
+
+def _previous_resolved(output_dir: Path) -> dict[str, Any] | None:
+    try:
+        import yaml
+
+        data = yaml.safe_load((output_dir / "workflow.resolved.yaml").read_text("utf-8"))
+    except (OSError, ValueError, ImportError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return {k: v for k, v in data.items() if k not in {"run", "name", "description"}}
+
+
+def describe_differences(before: Any, now: Any, limit: int = 8) -> list[str]:
+    """``path: old -> new`` lines for the settings that differ (at most ``limit``)."""
+    lines: list[str] = []
+
+    def walk(a: Any, b: Any, path: tuple[str, ...]) -> None:
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in list(a) + [k for k in b if k not in a]:
+                walk(a.get(key, _MISSING), b.get(key, _MISSING), (*path, str(key)))
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            for i, (x, y) in enumerate(zip(a, b, strict=True)):
+                walk(x, y, (*path, str(i)))
+        elif a != b:
+            lines.append(f"{' -> '.join(path)}: {_show(a)} -> {_show(b)}")
+
+    walk(before, now, ())
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"... and {len(lines) - limit} more"]
+    return lines
+
+
+_MISSING = object()
+
+
+def _show(value: Any) -> str:
+    if value is _MISSING:
+        return "(absent)"
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class OutputFolderBusy(Exception):
@@ -100,7 +181,13 @@ class Journal:
 
     # -- manifest -----------------------------------------------------------
 
-    def check_manifest(self, workflow_hash: str, allow_changed: bool) -> None:
+    def check_manifest(
+        self,
+        identity: ResumeIdentity,
+        allow_changed: bool,
+    ) -> None:
+        """Refuse to resume into a folder another workflow wrote (unless allowed),
+        saying which settings differ."""
         if not self.manifest_path.exists():
             return
         try:
@@ -108,30 +195,43 @@ class Journal:
         except (OSError, ValueError):
             return
         previous = manifest.get("workflow_hash")
-        if previous and previous != workflow_hash and not allow_changed:
-            raise ManifestMismatch(
-                f"{self.dir.parent} holds the outputs of a different workflow "
-                f"(hash {previous}, this one is {workflow_hash}); resuming would mix outputs of "
-                "two workflows. Use another --output folder, or --overwrite to reprocess every "
-                "document with this workflow."
-            )
+        # Manifests written before input paths were normalised hold the raw hash.
+        if not previous or previous in identity.accepted_hashes or allow_changed:
+            return
+        before = manifest.get("resolved")
+        if before is None:
+            before = _previous_resolved(self.dir.parent)
+        differences = describe_differences(before, identity.resolved) if before else []
+        what = (
+            "what differs (before -> now):\n" + "\n".join(f"  {d}" for d in differences) + "\n"
+            if differences
+            else ""
+        )
+        raise ManifestMismatch(
+            f"{self.dir.parent} holds the outputs of a different workflow; resuming would mix "
+            f"outputs of two workflows.\n{what}"
+            "Use another --output folder, --allow-changed-workflow to keep the finished "
+            "outputs and go on with this workflow, or --overwrite to reprocess every document "
+            "with it."
+        )
 
     def write_manifest(
         self,
-        workflow_hash: str,
+        identity: ResumeIdentity,
         source: str,
         documents: int | None,
         input_digest: str | None = None,
     ) -> None:
-        """Record the workflow hash (at the start) and the input set (once it is known)."""
+        """Record the workflow (at the start) and the input set (once it is known)."""
         atomic_write_text(
             self.manifest_path,
             json.dumps(
                 {
-                    "workflow_hash": workflow_hash,
+                    "workflow_hash": identity.hash,
                     "workflow": source,
                     "documents": documents,
                     "input_set_sha256": input_digest,
+                    "resolved": identity.resolved,
                 },
                 indent=2,
             ),

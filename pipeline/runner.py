@@ -56,6 +56,7 @@ from casflow.pipeline.journal import (
     OutputFolderBusy,
     OutputLock,
     is_complete,
+    resume_identity,
 )
 from casflow.pipeline.progress import Progress
 from casflow.pipeline.registry import registry
@@ -624,6 +625,9 @@ class Runner:
             self.context_dict["parent_pid"] = os.getpid()
         self.journal = Journal(self.output_dir)
         self.lock = OutputLock(self.output_dir)
+        self.identity = resume_identity(
+            workflow.resolved, workflow.hash, Path.cwd(), self.context.workflow_dir
+        )
 
     def _relative(self, path: str) -> str:
         try:
@@ -679,10 +683,10 @@ class Runner:
             if run.overwrite:
                 self.journal.reset()
             else:
-                self.journal.check_manifest(self.workflow.hash, self.options.allow_changed_workflow)
+                self.journal.check_manifest(self.identity, self.options.allow_changed_workflow)
             remove_stale_temporary_files(self.output_dir)
             dump_resolved(self.workflow.resolved, self.output_dir / RESOLVED_WORKFLOW_NAME)
-            self.journal.write_manifest(self.workflow.hash, self.workflow.source, None)
+            self.journal.write_manifest(self.identity, self.workflow.source, None)
         except OSError as exc:
             self.lock.release()
             raise RunSetupError(
@@ -739,7 +743,7 @@ class Runner:
         if complete and outcome.storage_error is None:
             with contextlib.suppress(OSError):  # the manifest of the start stays valid
                 self.journal.write_manifest(
-                    self.workflow.hash,
+                    self.identity,
                     self.workflow.source,
                     listing.count,
                     listing.digest.hexdigest(),

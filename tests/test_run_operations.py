@@ -201,3 +201,47 @@ def test_a_report_that_cannot_be_written_keeps_the_journal_and_the_resume(
     assert main(["run", str(wf), "--quiet"]) == 0
     report = json.loads((out / "run-report.json").read_text("utf-8"))
     assert report["counts"]["skipped"] == 3
+
+
+# -- the same workflow is the same workflow --------------------------------------------------
+
+
+def test_the_same_input_spelt_differently_resumes(
+    tmp_path: Path,
+    corpus: Path,
+    test_components: None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    wf = _workflow(tmp_path, corpus, out)
+    assert main(["run", str(wf), "--input", "in/", "--quiet"]) == 0
+    for spelling in ("in", "./in", str(corpus), f"{corpus}/"):
+        assert main(["run", str(wf), "--input", spelling, "--quiet"]) == 0, spelling
+        report = json.loads((out / "run-report.json").read_text("utf-8"))
+        assert report["counts"]["skipped"] == 3, spelling
+    capsys.readouterr()
+
+
+def test_a_really_different_workflow_is_refused_with_what_differs(
+    tmp_path: Path, corpus: Path, test_components: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    wf = _workflow(tmp_path, corpus, out)
+    assert main(["run", str(wf), "--quiet"]) == 0
+    capsys.readouterr()
+    other = tmp_path / "other.yaml"
+    other.write_text(
+        wf.read_text("utf-8").replace(
+            "- component: test.whitespace_tokenizer.v1",
+            "- component: test.whitespace_tokenizer.v1\n    id: tokens",
+        ),
+        "utf-8",
+    )
+    assert main(["run", str(other), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "holds the outputs of a different workflow" in err
+    assert '  components -> 0 -> id: (absent) -> "tokens"' in err
+    assert "--allow-changed-workflow" in err and "--overwrite" in err
+    assert main(["run", str(other), "--allow-changed-workflow", "--quiet"]) == 0
