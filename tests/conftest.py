@@ -14,6 +14,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPORA = REPO_ROOT.parent / "shared" / "corpora"
+DEFAULT_SCORER_REFERENCES = REPO_ROOT.parent / "shared" / "scorer-references"
 
 
 def corpora_path() -> Path:
@@ -27,6 +28,18 @@ def corpora_dir() -> Path:
         pytest.skip(
             f"gold corpora not found at {path}; set CASFLOW_CORPORA to the folder "
             "holding craft/, bc2gm/, genetag/ and anatem/"
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def scorer_references() -> Path:
+    """What the reference scoring programs print on dev data (tests/test_scorer_parity.py)."""
+    path = Path(os.environ.get("CASFLOW_SCORER_REFERENCES", DEFAULT_SCORER_REFERENCES))
+    if not (path / "reference.json").is_file():
+        pytest.skip(
+            f"scorer references not found at {path} (no reference.json); set "
+            "CASFLOW_SCORER_REFERENCES to the folder holding reference.json, ref/ and sys/"
         )
     return path
 

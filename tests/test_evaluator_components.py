@@ -464,18 +464,23 @@ def test_parseval_through_the_cas() -> None:
     evaluator = _evaluator("eval.constituents.v1")
     result = evaluator.evaluate(cas.get_view("gold"), cas.get_view("system"))
     scores = evaluator.score(result.counts)
-    # Sentence 1 (punctuation deleted): gold S(0,5) NP(0,3) VP(3,5) NP(4,5); system
-    # S(0,5) NP(0,2) VP(2,5) VP(3,5) NP(4,5): 3 matched; VP(2,5) crosses NP(0,3).
+    # Sentence 1 (punctuation deleted): gold ""(0,5) S(0,5) NP(0,3) VP(3,5) NP(4,5);
+    # system ""(0,5) S(0,5) NP(0,2) VP(2,5) VP(3,5) NP(4,5): 4 matched; VP(2,5)
+    # crosses NP(0,3). ""(0,5) is the DKPro ROOT, EVALB's outer "( ... )" bracket.
     # Sentence 2 has 7 system words against 5 gold: an error sentence, not scored.
-    assert (scores["matched"], scores["gold"], scores["test"]) == (3, 4, 5)
+    assert (scores["matched"], scores["gold"], scores["test"]) == (4, 5, 6)
     assert scores["valid_sentences"] == 1 and scores["error_sentences"] == 1
-    assert scores["precision"] == pytest.approx(0.6)
-    assert scores["recall"] == pytest.approx(0.75)
+    assert scores["precision"] == pytest.approx(4 / 6)
+    assert scores["recall"] == pytest.approx(0.8)
     assert scores["average_crossing"] == 1.0
-    assert scores["mean_sentence_f1"] == pytest.approx(6 / 9)
+    assert scores["mean_sentence_f1"] == pytest.approx(8 / 11)
     summary = evaluator.summary(scores)
     assert summary["skipped"] == 1 and isinstance(summary["skipped"], int)
-    assert summary["F"] == pytest.approx(100 * 2 * 0.6 * 0.75 / 1.35)
+    assert summary["F"] == pytest.approx(100 * 8 / 11)
+    dropping = _evaluator("eval.constituents.v1", outer_bracket="drop")
+    dropped = dropping.score(dropping.evaluate(cas.get_view("gold"), cas.get_view("system")).counts)
+    assert (dropped["matched"], dropped["gold"], dropped["test"]) == (3, 4, 5)
+    assert dropped["mean_sentence_f1"] == pytest.approx(6 / 9)
     assert len(result.units or []) == 2
     assert {"type": "FP", "bracket_start": 2, "bracket_end": 5, "label": "VP"} in [
         {k: e[k] for k in ("type", "bracket_start", "bracket_end", "label")}

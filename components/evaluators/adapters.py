@@ -20,7 +20,8 @@ Conventions:
   per constituent that is no other constituent's child), built from the
   ``children`` arrays; Token children become preterminals tagged with their
   POS, EmptyCategory children ``-NONE-`` preterminals. The root becomes the
-  unlabeled treebank bracket ``( ... )`` so PARSEVAL does not count it.
+  unlabeled treebank bracket ``( ... )``, which PARSEVAL counts as EVALB does
+  (``eval.constituents.v1``'s ``outer_bracket`` option drops it).
 """
 
 from __future__ import annotations

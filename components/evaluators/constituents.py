@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from abc import abstractmethod
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import cassis
 from pydantic import Field
@@ -87,10 +87,22 @@ class ConstituentEvaluatorConfig(CasEvaluatorConfig):
         description="EVALB parameter file (relative to the workflow); none: COLLINS.prm "
         "settings (punctuation and TOP deleted, ADVP = PRT, cutoff 40 words).",
     )
+    outer_bracket: Literal["count", "drop"] = Field(
+        "count",
+        description="The tree's outer bracket (the DKPro ROOT, written '( (S ...) )' in "
+        "treebank files): 'count' scores it as one empty-label bracket, as EVALB does on "
+        "such files; 'drop' leaves it out, as EVALB does when it is written '(TOP ...)' "
+        "and TOP is deleted.",
+    )
 
 
 class ConstituentEvaluator(_TreeEvaluator):
-    """PARSEVAL labelled brackets as EVALB computes them, plus the mean sentence F."""
+    """PARSEVAL labelled brackets as EVALB computes them, plus the mean sentence F.
+
+    By default each tree is scored as EVALB scores it written ``( (S ...) )`` (how
+    CRAFT and most treebanks are distributed, and how ``penn.writer.v1`` writes
+    it): the outer bracket counts once, with an empty label.
+    """
 
     name = "eval.constituents.v1"
     description = "Constituency PARSEVAL (EVALB): P/R/F, mean sentence F, crossing, complete match."
@@ -128,7 +140,9 @@ class ConstituentEvaluator(_TreeEvaluator):
     def sentence(
         self, gold: Tree, test: Tree | None, span: Span, text: str
     ) -> tuple[Counts, list[dict[str, Any]]]:
-        result = evaluate_parseval(gold, test, self.params)
+        result = evaluate_parseval(
+            gold, test, self.params, outer_bracket=self.config.outer_bracket == "count"
+        )
         counts = result.counts(PARSEVAL_PREFIX, self.params.cutoff_len)
         if not result.valid:
             return counts, [_skip_error(result.status, span, text)]

@@ -8,8 +8,13 @@ default is COLLINS.prm:
   remaining word positions; a bracket spanning no word is dropped.
 - A bracket label is cut at its first ``-`` or ``=`` (``NP-SBJ-1`` -> ``NP``);
   brackets whose cut label is in ``DELETE_LABEL`` (e.g. TOP) are not counted.
-  The outermost unlabeled bracket ``( (S ...) )`` is not counted either (EVALB
-  would count it with an empty label; treebank users convert it to TOP).
+  The outermost unlabeled bracket of ``( (S ...) )`` trees (the way most
+  treebanks, CRAFT among them, are written) is counted with an empty label, as
+  EVALB counts it: no parameter file can delete an empty label. So every scored
+  sentence has one more matched, gold and test bracket than its phrases.
+  ``outer_bracket=False`` drops that bracket, which is what EVALB gives when
+  the wrapper is written ``TOP`` and TOP is deleted (COLLINS.prm); a labelled
+  root such as ``(S ...)`` without wrapper is always counted.
 - ``EQ_LABEL ADVP PRT``: equivalent labels, for brackets and tags alike.
 - Matching is on (start, end, label) as multisets: n gold and m test copies of
   one bracket match min(n, m) times, as EVALB's greedy one-to-one matching.
@@ -161,7 +166,9 @@ class _Yield:
     brackets: Counter[Bracket]
 
 
-def _read_tree(tree: Tree, params: EvalbParams, label_class: Mapping[str, str]) -> _Yield:
+def _read_tree(
+    tree: Tree, params: EvalbParams, label_class: Mapping[str, str], outer_bracket: bool
+) -> _Yield:
     words: list[str] = []
     tags: list[str] = []
     length = 0
@@ -172,7 +179,7 @@ def _read_tree(tree: Tree, params: EvalbParams, label_class: Mapping[str, str]) 
     while stack:
         node, start = stack.pop()
         if start is not None:
-            if len(words) > start and (node is not tree or node.label):
+            if len(words) > start and (outer_bracket or node is not tree or node.label):
                 cut = evalb_label(node.label)
                 label = label_class.get(cut, cut)
                 if label not in deleted:
@@ -262,14 +269,21 @@ class SentenceResult:
 
 
 def evaluate_parseval(
-    gold: Tree, test: Tree | None, params: EvalbParams = COLLINS_PARAMS
+    gold: Tree,
+    test: Tree | None,
+    params: EvalbParams = COLLINS_PARAMS,
+    outer_bracket: bool = True,
 ) -> SentenceResult:
-    """Score one test tree against its gold tree (``test=None``: no parse)."""
+    """Score one test tree against its gold tree (``test=None``: no parse).
+
+    ``outer_bracket``: count the unlabeled root bracket of ``( (S ...) )`` trees, as
+    EVALB does (see the module notes); False drops it.
+    """
     label_class = _equivalence(params.eq_labels)
-    gold_yield = _read_tree(gold, params, label_class)
+    gold_yield = _read_tree(gold, params, label_class, outer_bracket)
     if test is None:
         return SentenceResult(STATUS_EMPTY, gold_yield.length)
-    test_yield = _read_tree(test, params, label_class)
+    test_yield = _read_tree(test, params, label_class, outer_bracket)
     if not test_yield.words:
         return SentenceResult(STATUS_EMPTY, gold_yield.length)
     if len(gold_yield.words) != len(test_yield.words):
@@ -306,10 +320,14 @@ def evaluate_parseval(
 
 
 def parseval_counts(
-    gold: Tree, test: Tree | None, params: EvalbParams = COLLINS_PARAMS, prefix: str = PREFIX
+    gold: Tree,
+    test: Tree | None,
+    params: EvalbParams = COLLINS_PARAMS,
+    prefix: str = PREFIX,
+    outer_bracket: bool = True,
 ) -> Counts:
     """Additive PARSEVAL counts for one sentence (see :meth:`SentenceResult.counts`)."""
-    return evaluate_parseval(gold, test, params).counts(prefix, params.cutoff_len)
+    return evaluate_parseval(gold, test, params, outer_bracket).counts(prefix, params.cutoff_len)
 
 
 _CUTOFF_GROUP = re.compile(r"^len<=(\d+)/sentences$")
