@@ -9,28 +9,14 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from casflow.pipeline.runner import (
-    EXIT_NOT_STARTED,
-    EXIT_OK,
-    RunInterrupted,
-    RunOptions,
-    RunSetupError,
-    run_workflow,
-)
-from casflow.pipeline.validation import WorkflowValidationError, load_workflow
+# Only light modules here: a bad workflow file is reported before the engine
+# (joblib, cassis, pydantic models) is imported.
+from casflow.pipeline.exit_status import EXIT_NOT_STARTED, EXIT_OK, RUN_EXIT_STATUS
 
-RUN_EXIT_STATUS = """\
-exit status:
-  0    every document succeeded (or was done by an earlier run)
-  1    the run ended, but some documents failed, timed out or were not processed
-       (run-report.json says which and what to do; the same command retries them)
-  2    nothing ran: invalid workflow or arguments, output folder unusable, in use
-       by another run, or holding a different workflow's outputs
-  130  stopped by SIGINT (Ctrl-C); 143 stopped by SIGTERM: finished documents are
-       kept, the same command resumes the others
-"""
+if TYPE_CHECKING:
+    from casflow.pipeline.validation import LoadedWorkflow, WorkflowValidationError
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -45,24 +31,47 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def cmd_validate(args: argparse.Namespace) -> int:
+def _print_invalid(exc: WorkflowValidationError) -> int:
+    # One problem is one line (file:line: path: message); several get a heading.
+    if len(exc.issues) == 1:
+        print(exc.issues[0].format(exc.source), file=sys.stderr)
+    else:
+        print(str(exc), file=sys.stderr)
+    return EXIT_NOT_STARTED
+
+
+def _load(args: argparse.Namespace) -> LoadedWorkflow | int:
+    """The validated workflow, or the exit status after printing why it is not valid."""
+    from casflow.pipeline.yaml_lines import YamlLoadError, load_located_yaml_file
+
     try:
-        workflow = load_workflow(args.workflow, _overrides(args))
-    except WorkflowValidationError as exc:
+        located = load_located_yaml_file(args.workflow)
+    except YamlLoadError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_NOT_STARTED
+    from casflow.pipeline.validation import WorkflowValidationError, validate_located
+
+    try:
+        return validate_located(located, _overrides(args))
+    except WorkflowValidationError as exc:
+        return _print_invalid(exc)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    workflow = _load(args)
+    if isinstance(workflow, int):
+        return workflow
     steps = 1 + len(workflow.processors) + len(workflow.writers) + len(workflow.evaluators)
     print(f"{args.workflow}: valid ({steps} steps, views: {', '.join(workflow.views())})")
     return EXIT_OK
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    try:
-        workflow = load_workflow(args.workflow, _overrides(args))
-    except WorkflowValidationError as exc:
-        print(str(exc), file=sys.stderr)
-        return EXIT_NOT_STARTED
+    workflow = _load(args)
+    if isinstance(workflow, int):
+        return workflow
     from casflow.pipeline.journal import ManifestMismatch
+    from casflow.pipeline.runner import RunInterrupted, RunOptions, RunSetupError, run_workflow
 
     options = RunOptions(
         allow_changed_workflow=args.allow_changed_workflow, show_progress=not args.quiet
@@ -90,6 +99,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         load_training_workflow,
         run_training,
     )
+    from casflow.pipeline.validation import WorkflowValidationError
 
     try:
         loaded = load_training_workflow(

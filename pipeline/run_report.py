@@ -17,15 +17,11 @@ from typing import Any
 
 from casflow.pipeline.chain import DocumentResult
 from casflow.pipeline.component import RunContext
+from casflow.pipeline.exit_status import EXIT_OK, EXIT_PARTIAL
 from casflow.pipeline.files import atomic_write_text
 from casflow.pipeline.validation import LoadedWorkflow
 
 RUN_REPORT_NAME = "run-report.json"
-
-# Exit status of ``casflow run`` (an interrupted run exits with 128 + the signal number).
-EXIT_OK = 0
-EXIT_PARTIAL = 1  # the run ended, but some documents failed, timed out or were not processed
-EXIT_NOT_STARTED = 2  # nothing ran: invalid workflow, bad arguments, unusable output folder
 
 
 @dataclass

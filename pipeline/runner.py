@@ -49,6 +49,7 @@ from casflow.pipeline.chain import (
     watchdog_seconds,
 )
 from casflow.pipeline.component import DocumentRef, RunContext
+from casflow.pipeline.exit_status import EXIT_NOT_STARTED, EXIT_OK, EXIT_PARTIAL
 from casflow.pipeline.files import output_folder_problem, remove_stale_temporary_files
 from casflow.pipeline.journal import (
     STATE_DIR,
@@ -60,14 +61,7 @@ from casflow.pipeline.journal import (
 )
 from casflow.pipeline.progress import Progress
 from casflow.pipeline.registry import registry
-from casflow.pipeline.run_report import (
-    EXIT_NOT_STARTED,
-    EXIT_OK,
-    EXIT_PARTIAL,
-    RunReport,
-    RunTally,
-    write_run_outputs,
-)
+from casflow.pipeline.run_report import RunReport, RunTally, write_run_outputs
 from casflow.pipeline.validation import LoadedWorkflow
 from casflow.pipeline.workflow import RunSpec, dump_resolved
 

@@ -45,26 +45,59 @@ class YamlLoadError(ValueError):
         self.line = line
 
 
-def _walk(node: yaml.Node, path: Path_, out: LocatedYaml) -> Any:
-    out.lines[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        result: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = (
-                yaml.safe_load(yaml.serialize(key_node))
-                if not isinstance(key_node, yaml.ScalarNode)
-                else _scalar(key_node)
+# Aliases (``*name``) make a small file expand into a huge one ("billion laughs":
+# 387 bytes that expand to 10^9 values) or into itself. A workflow has a few
+# hundred values; these bounds refuse such files at once, in constant memory.
+MAX_VALUES = 10_000
+MAX_DEPTH = 100
+
+
+class _Walker:
+    def __init__(self, out: LocatedYaml) -> None:
+        self.out = out
+        self.values = 0
+        self.open: set[int] = set()  # nodes being walked: one seen again is an alias to itself
+
+    def refuse(self, node: yaml.Node, message: str) -> YamlLoadError:
+        return YamlLoadError(self.out.source, node.start_mark.line + 1, message)
+
+    def walk(self, node: yaml.Node, path: Path_) -> Any:
+        self.values += 1
+        if self.values > MAX_VALUES:
+            raise self.refuse(
+                node,
+                f"the YAML expands to more than {MAX_VALUES:,} values through its aliases "
+                "(*name), as an alias bomb does; a workflow needs far fewer: write the values "
+                "out instead of nesting aliases",
             )
-            if key in result:
-                raise YamlLoadError(
-                    out.source, key_node.start_mark.line + 1, f"duplicate key {key!r}"
-                )
-            out.key_lines[path + (key,)] = key_node.start_mark.line + 1
-            result[key] = _walk(value_node, path + (key,), out)
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        return [_walk(item, path + (i,), out) for i, item in enumerate(node.value)]
-    return _scalar(node)
+        if len(path) > MAX_DEPTH:
+            raise self.refuse(node, f"the YAML is nested more than {MAX_DEPTH} levels deep")
+        if id(node) in self.open:
+            raise self.refuse(
+                node, "an alias (*name) refers to a value that contains it; remove the alias"
+            )
+        self.out.lines[path] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            self.open.add(id(node))
+            result: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise self.refuse(
+                        key_node, "a key must be a plain value, not a list or mapping"
+                    )
+                key = _scalar(key_node)
+                if key in result:
+                    raise self.refuse(key_node, f"duplicate key {key!r}")
+                self.out.key_lines[path + (key,)] = key_node.start_mark.line + 1
+                result[key] = self.walk(value_node, path + (key,))
+            self.open.discard(id(node))
+            return result
+        if isinstance(node, yaml.SequenceNode):
+            self.open.add(id(node))
+            items = [self.walk(item, path + (i,)) for i, item in enumerate(node.value)]
+            self.open.discard(id(node))
+            return items
+        return _scalar(node)
 
 
 def _scalar(node: yaml.Node) -> Any:
@@ -76,19 +109,43 @@ def _scalar(node: yaml.Node) -> Any:
         loader.dispose()
 
 
+def _check_depth(text: str, source: str) -> None:
+    # The composer recurses once per level: thousands of "[" take seconds to reach
+    # Python's recursion limit. The event stream is flat, so depth is checked there.
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise YamlLoadError(
+                    source,
+                    event.start_mark.line + 1,
+                    f"the YAML is nested more than {MAX_DEPTH} levels deep",
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
 def load_located_yaml(text: str, source: str = "<string>") -> LocatedYaml:
     """Parse YAML text, keeping line numbers of keys and values."""
     out = LocatedYaml(data=None, source=source)
     try:
+        _check_depth(text, source)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         raise YamlLoadError(source, line, f"not valid YAML: {exc.problem or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise YamlLoadError(source, None, f"not valid YAML: {exc}") from exc
+    except RecursionError:
+        raise YamlLoadError(
+            source, None, f"the YAML is nested more than {MAX_DEPTH} levels deep"
+        ) from None
     if node is None:
         out.data = {}
         return out
-    out.data = _walk(node, (), out)
+    out.data = _Walker(out).walk(node, ())
     return out
 
 
@@ -98,6 +155,14 @@ def load_located_yaml_file(path: str | Path) -> LocatedYaml:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise YamlLoadError(str(path), None, "workflow file not found") from exc
+    except IsADirectoryError as exc:
+        raise YamlLoadError(
+            str(path), None, "is a folder, not a workflow file; give the workflow's YAML file"
+        ) from exc
+    except OSError as exc:
+        raise YamlLoadError(
+            str(path), None, f"cannot read the workflow file: {exc.strerror or exc}"
+        ) from exc
     except UnicodeDecodeError as exc:
         raise YamlLoadError(str(path), None, f"workflow file is not UTF-8: {exc}") from exc
     return load_located_yaml(text, source=str(path))

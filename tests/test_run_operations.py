@@ -245,3 +245,48 @@ def test_a_really_different_workflow_is_refused_with_what_differs(
     assert '  components -> 0 -> id: (absent) -> "tokens"' in err
     assert "--allow-changed-workflow" in err and "--overwrite" in err
     assert main(["run", str(other), "--allow-changed-workflow", "--quiet"]) == 0
+
+
+# -- YAML that attacks the validator ------------------------------------------------------
+
+
+def _bomb(levels: int, width: int = 9) -> str:
+    lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for level in range(1, levels):
+        refs = ", ".join([f"*l{level - 1}"] * width)
+        lines.append(f"l{level}: &l{level} [{refs}]")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (_bomb(9), "expands to more than 10,000 values through its aliases"),  # 387 bytes
+        (_bomb(24, 5), "expands to more than 10,000 values through its aliases"),  # about 1 KB
+        (
+            "reader: &r\n  component: text.reader.v1\n  config: {input: *r}\n",
+            "refers to a value that contains it",
+        ),
+        ("a: &x [1, *x]\n", "refers to a value that contains it"),
+        ("[" * 5000 + "]" * 5000 + "\n", "nested more than 100 levels deep"),
+    ],
+)
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_yaml_that_attacks_the_validator_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str, command: str
+) -> None:
+    import time
+
+    wf = tmp_path / "attack.yaml"
+    wf.write_text(text, encoding="utf-8")
+    started = time.monotonic()
+    assert main([command, str(wf)]) == 2
+    assert time.monotonic() - started < 1.0
+    assert message in _one_line(capsys)
+
+
+def test_a_folder_given_as_the_workflow_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["validate", str(tmp_path)]) == 2
+    assert f"{tmp_path}: is a folder, not a workflow file" in _one_line(capsys)
