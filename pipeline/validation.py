@@ -26,6 +26,7 @@ from casflow.pipeline.component import (
     EvaluatorConfig,
     RunContext,
 )
+from casflow.pipeline.files import output_folder_problem
 from casflow.pipeline.registry import ComponentLoadError, UnknownComponentError, registry
 from casflow.pipeline.workflow import RunSpec, StepSpec, WorkflowSpec, workflow_hash
 from casflow.pipeline.yaml_lines import (
@@ -409,7 +410,11 @@ def validate_located(
                 continue
             for problem in step.component_class.check_config(step.config, context):
                 path = step.path + ("config",)
-                issues.append(WorkflowIssue(path, located.line_of(path), problem))
+                line = located.line_of(path)
+                if step is reader and (overrides or {}).get("input") is not None:
+                    path, line = ("--input",), None  # typed on the command line, not in the YAML
+                issues.append(WorkflowIssue(path, line, problem))
+        issues.extend(_output_issues(run, steps["writers"], context, located, overrides))
 
     if issues:
         raise WorkflowValidationError(located.source, issues)
@@ -450,6 +455,33 @@ def validate_located(
         evaluators=steps["evaluators"],
         resolved=resolved,
     )
+
+
+def _output_issues(
+    run: RunSpec,
+    writers: list[ResolvedStep],
+    context: RunContext,
+    located: LocatedYaml,
+    overrides: Mapping[str, Any] | None,
+) -> list[WorkflowIssue]:
+    """The output folder and each writer's sub-folder must be writable folders."""
+    folders = [Path(run.output)]
+    for step in writers:
+        try:
+            writer = step.component_class(step.config, context)
+            folders.extend(p.parent for p in writer.output_paths("document"))
+        except Exception:  # noqa: S112 - the writer's own errors are reported when it runs
+            continue
+    if (overrides or {}).get("output") is not None:
+        path: tuple[str | int, ...] = ("--output",)
+        line = None
+    else:
+        path, line = ("run", "output"), located.line_of(("run", "output"))
+    for folder in dict.fromkeys(folders):
+        problem = output_folder_problem(folder)
+        if problem:
+            return [WorkflowIssue(path, line, problem)]
+    return []
 
 
 def _workflow_dir(source: str) -> Path:

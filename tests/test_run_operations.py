@@ -290,3 +290,32 @@ def test_a_folder_given_as_the_workflow_is_one_line_and_exit_2(
 ) -> None:
     assert main(["validate", str(tmp_path)]) == 2
     assert f"{tmp_path}: is a folder, not a workflow file" in _one_line(capsys)
+
+
+def test_validate_finds_output_folder_problems_and_names_where_they_come_from(
+    tmp_path: Path, corpus: Path, test_components: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    wf = _workflow(tmp_path, corpus, out)
+    assert main(["validate", str(wf)]) == 0
+    capsys.readouterr()
+    out.mkdir()
+    (out / "xmi").write_text("in the way", encoding="utf-8")  # the XMI writer's sub-folder
+    assert main(["validate", str(wf)]) == 2
+    line = _one_line(capsys)
+    assert line.startswith(f"{wf}:9: run -> output: output folder {out / 'xmi'} is a file")
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    assert main(["validate", str(wf), "--output", str(blocker / "out")]) == 2
+    line = _one_line(capsys)
+    assert line.startswith(f"{wf}: --output: output folder {blocker / 'out'} cannot be created")
+
+
+def test_a_bad_input_on_the_command_line_is_not_reported_against_a_yaml_line(
+    tmp_path: Path, corpus: Path, test_components: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wf = _workflow(tmp_path, corpus, tmp_path / "out")
+    missing = tmp_path / "missing"
+    assert main(["run", str(wf), "--input", str(missing), "--quiet"]) == 2
+    line = _one_line(capsys)
+    assert line.startswith(f"{wf}: --input: ") and str(missing) in line
