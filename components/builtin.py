@@ -36,6 +36,8 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "bio.import.v1": _F + "bio.importer:BioImport",
     # views
     "view.copy.v1": "casflow.components.views.copy:CopyAnnotations",
+    # system combination: several views -> one
+    "combine.dependencies.v1": "casflow.components.combine.dependencies:CombineDependencies",
     # CRF mention taggers (python-crfsuite)
     "ner.crf.v1": "casflow.components.crfsuite.tagger:CrfNer",
     "ner.gene.v1": "casflow.components.crfsuite.tagger:GeneNer",

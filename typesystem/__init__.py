@@ -53,6 +53,8 @@ ABBREVIATION = "casflow.ner.Abbreviation"
 TREEBANK_CONSTITUENT = "casflow.syntax.TreebankConstituent"
 EMPTY_CATEGORY = "casflow.syntax.EmptyCategory"
 
+SENTENCE_AGREEMENT = "casflow.combine.SentenceAgreement"
+
 #: Document-structure types that a sentence must never cross.
 BLOCK_STRUCTURE_TYPES = (TITLE, HEADING, CAPTION, PARAGRAPH)
 

@@ -1,0 +1,207 @@
+"""What the combine.* components share: members, tokens, sentences, agreement.
+
+A combiner runs in its target view and reads its members from other views of
+the same document (as ``view.copy.v1`` reads its source). Members must hold the
+same text, and the syntax combiners need the same tokens (same offsets) in every
+member: combination votes token by token, so a token one member splits
+differently has no counterpart to vote with. Any mismatch fails the document
+with a message naming the member view and the first differing token.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cassis
+from pydantic import Field, field_validator, model_validator
+
+from casflow.cas.metadata import find_document_id
+from casflow.components.combine.voting import Agreement
+from casflow.pipeline.component import ComponentConfig, Processor
+from casflow.typesystem import SENTENCE, SENTENCE_AGREEMENT, TOKEN
+
+Span = tuple[int, int]
+
+
+class CombineInputError(ValueError):
+    """The members cannot be combined on this document."""
+
+    hint = (
+        "combine views of the same text whose members share tokens (run them over the same "
+        "tokens, e.g. taken from one tokenizer or copied with view.copy.v1), and check the "
+        "member view names"
+    )
+
+
+class MemberConfig(ComponentConfig):
+    view: str = Field(description="View holding this member's output.")
+    weight: float = Field(
+        1.0, gt=0, description="Vote weight of the member (e.g. its development accuracy)."
+    )
+    label_weights: dict[str, float] = Field(
+        default_factory=dict,
+        description="Vote weight per label (dependency relation, constituent category or "
+        "mention class), e.g. the member's development accuracy on it; labels not listed "
+        "take 'weight'.",
+    )
+
+    @field_validator("label_weights")
+    @classmethod
+    def _positive(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = {label: w for label, w in value.items() if w <= 0}
+        if bad:
+            raise ValueError(f"label weights must be > 0, got {bad}")
+        return value
+
+
+class CombineConfig(ComponentConfig):
+    members: list[MemberConfig] = Field(
+        description="The views to combine, in order (ties go to the earlier member): a view "
+        "name, or {view, weight, label_weights}."
+    )
+    agreement: bool = Field(
+        True,
+        description="Write one SentenceAgreement per sentence: how much the members agree "
+        "(a trust score for eval.agreement.v1 or for filtering).",
+    )
+
+    @field_validator("members", mode="before")
+    @classmethod
+    def _names_are_members(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"view": item} if isinstance(item, str) else item for item in value]
+        return value
+
+    @model_validator(mode="after")
+    def _distinct_members(self) -> CombineConfig:
+        views = [m.view for m in self.members]
+        if len(views) < 2:
+            raise ValueError(f"combine at least two member views, got {views}")
+        repeated = sorted({v for v in views if views.count(v) > 1})
+        if repeated:
+            raise ValueError(f"member views must differ; repeated: {', '.join(repeated)}")
+        return self
+
+
+@dataclass
+class Member:
+    config: MemberConfig
+    view: cassis.Cas
+
+
+def view_name(view: cassis.Cas) -> str:
+    return str(view.get_sofa().sofaID)
+
+
+class Combiner(Processor):
+    """Base of the combine.* processors: resolves members and writes agreement."""
+
+    config: CombineConfig
+    layer: str = ""
+
+    def document(self, view: cassis.Cas) -> str:
+        return find_document_id(view) or "<unknown document>"
+
+    def members(self, view: cassis.Cas) -> list[Member]:
+        target = view_name(view)
+        doc = self.document(view)
+        found = []
+        for member in self.config.members:
+            if member.view == target:
+                raise CombineInputError(
+                    f"document {doc}: member view {member.view!r} is the view this combiner "
+                    "writes; write the combination into a view of its own"
+                )
+            try:
+                member_view = view.get_view(member.view)
+            except Exception as exc:  # cassis raises KeyError for unknown views
+                views = sorted(str(s.sofaID) for s in view.sofas)
+                raise CombineInputError(
+                    f"document {doc}: member view {member.view!r} does not exist "
+                    f"(views: {', '.join(views)})"
+                ) from exc
+            if (member_view.sofa_string or "") != (view.sofa_string or ""):
+                raise CombineInputError(
+                    f"document {doc}: member view {member.view!r} holds a different text "
+                    f"than view {target!r}; members must annotate the same text"
+                )
+            found.append(Member(member, member_view))
+        return found
+
+    def shared_tokens(self, view: cassis.Cas, members: Sequence[Member]) -> list[Any]:
+        """The target view's tokens (copied from the first member when it has none),
+        after checking that every member has exactly these tokens."""
+        doc = self.document(view)
+        tokens = list(view.select(TOKEN))
+        source = view_name(view)
+        if not tokens:
+            source = members[0].config.view
+            token_type = view.typesystem.get_type(TOKEN)
+            tokens = [token_type(begin=t.begin, end=t.end) for t in members[0].view.select(TOKEN)]
+            view.add_all(tokens)
+        spans = [(t.begin, t.end) for t in tokens]
+        for member in members:
+            theirs = [(t.begin, t.end) for t in member.view.select(TOKEN)]
+            if theirs == spans:
+                continue
+            where = next(
+                (i for i, (a, b) in enumerate(zip(spans, theirs, strict=False)) if a != b),
+                min(len(spans), len(theirs)),
+            )
+            ours = _describe_token(view, spans, where)
+            other = _describe_token(view, theirs, where)
+            raise CombineInputError(
+                f"document {doc}: member view {member.config.view!r} has other tokens than "
+                f"{source!r} ({len(theirs)} vs {len(spans)} tokens); token {where + 1} is "
+                f"{other} there but {ours} in {source!r}"
+            )
+        return tokens
+
+    def sentence_spans(self, view: cassis.Cas, members: Sequence[Member], copy: bool) -> list[Span]:
+        """Sentences of the target view; else the first member's that has some (copied
+        into the target when ``copy``); else the whole text as one sentence."""
+        own = [(s.begin, s.end) for s in view.select(SENTENCE)]
+        if own:
+            return own
+        for member in members:
+            spans = [(s.begin, s.end) for s in member.view.select(SENTENCE)]
+            if spans:
+                if copy:
+                    sentence_type = view.typesystem.get_type(SENTENCE)
+                    view.add_all(sentence_type(begin=b, end=e) for b, e in spans)
+                return spans
+        text = view.sofa_string or ""
+        return [(0, len(text))] if text else []
+
+    def agreement_annotation(self, view: cassis.Cas, span: Span, agreement: Agreement) -> Any:
+        return view.typesystem.get_type(SENTENCE_AGREEMENT)(
+            begin=span[0],
+            end=span[1],
+            layer=self.layer,
+            members=agreement.members,
+            majorityShare=agreement.majority_share,
+            support=agreement.support,
+            membersAgreeing=agreement.members_agreeing,
+        )
+
+
+def _describe_token(view: cassis.Cas, spans: Sequence[Span], index: int) -> str:
+    if index >= len(spans):
+        return "missing"
+    begin, end = spans[index]
+    return f"{(view.sofa_string or '')[begin:end]!r} at ({begin}, {end})"
+
+
+def group_by_sentence(starts: Sequence[int], sentences: Sequence[Span]) -> list[list[int]]:
+    """Indices of items (by their start offsets, ascending) in each sentence; an item
+    belongs to the sentence that starts last at or before it."""
+    begins = [b for b, _ in sentences]
+    grouped: list[list[int]] = [[] for _ in sentences]
+    for index, start in enumerate(starts):
+        number = bisect.bisect_right(begins, start) - 1
+        if 0 <= number < len(sentences) and start < sentences[number][1]:
+            grouped[number].append(index)
+    return grouped

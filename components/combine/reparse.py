@@ -1,0 +1,205 @@
+"""Dependency parse combination by reparsing (Sagae and Lavie 2006); no CAS here.
+
+Each member proposes one head and label per token. Every proposed arc gets the
+summed weight of the members proposing it (a member's weight, or its weight for
+that relation, e.g. its development accuracy on the label), and the combined tree
+is the maximum spanning arborescence of that graph (Chu-Liu/Edmonds, networkx),
+so the result is always a tree even where the majority's arcs form a cycle.
+Labels are chosen by weighted vote among the members proposing the chosen arc.
+
+Two guarantees the plain algorithm lacks:
+
+- **One root.** Arcs from the artificial root are penalised by more than the
+  total weight of all arcs, so the best tree has exactly one root arc whenever a
+  single-rooted tree exists, and one always does (next point).
+- **Every token attached.** A zero-weight arc from each token to the next is
+  added where no member proposes it, with a penalised root arc to every token, so
+  a spanning tree exists even when members miss tokens or disagree on sentence
+  boundaries; such arcs win only when no member arc can attach the token.
+
+Tokens are numbered 1..n; head 0 is the root.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from casflow.components.combine.voting import Agreement, agreement, weighted_choice
+
+ROOT = 0
+FALLBACK_LABEL = "dep"
+
+
+@dataclass(frozen=True)
+class MemberParse:
+    """One member's parse of a sentence: ``heads[i]`` / ``labels[i]`` for token i+1.
+
+    A head of None means the member gives that token no head (it may then still
+    be attached through other members or the fallback arcs).
+    """
+
+    heads: Sequence[int | None]
+    labels: Sequence[str]
+    weight: float = 1.0
+    label_weights: Mapping[str, float] = field(default_factory=dict)
+
+    def arc_weight(self, label: str) -> float:
+        """Weight of one arc: per relation when given, the member's weight otherwise."""
+        return self.label_weights.get(label, self.weight)
+
+
+@dataclass(frozen=True)
+class CombinedParse:
+    heads: list[int]
+    labels: list[str]
+    agreement: Agreement
+    fallback_arcs: int  # arcs no member proposed (0 when the members cover the sentence)
+
+
+def tree_problem(heads: Sequence[int]) -> str | None:
+    """Why ``heads`` is not one tree (one root, no cycle, all attached), or None."""
+    n = len(heads)
+    roots = [i + 1 for i, head in enumerate(heads) if head == ROOT]
+    if n and len(roots) != 1:
+        return f"a tree needs exactly one root, found {len(roots)}: tokens {roots}"
+    for i, head in enumerate(heads, start=1):
+        if not 0 <= head <= n or head == i:
+            return f"token {i} has head {head}, outside 0..{n} or itself"
+    done: set[int] = set()
+    for start in range(1, n + 1):
+        path: set[int] = set()
+        node = start
+        while node != ROOT and node not in done:
+            if node in path:
+                return f"tokens {sorted(path)} form a cycle"
+            path.add(node)
+            node = heads[node - 1]
+        done |= path
+    return None
+
+
+def check_tree(heads: Sequence[int]) -> None:
+    """Raise ValueError unless ``heads`` is one tree."""
+    problem = tree_problem(heads)
+    if problem is not None:
+        raise ValueError(problem)
+
+
+def _greedy_heads(scores: Mapping[tuple[int, int], float], n: int) -> list[int]:
+    """Each token's best-voted head (lowest head number on ties; the previous token,
+    or the root for the first, when no member gives it one).
+
+    When these arcs form a tree with one root, it is the best tree (no tree can
+    weigh more than every token's best arc), which saves Chu-Liu/Edmonds for the
+    sentences the members disagree on.
+    """
+    best: dict[int, tuple[float, int]] = {}
+    for (head, dependent), score in scores.items():
+        current = best.get(dependent)
+        if current is None or (score, -head) > (current[0], -current[1]):
+            best[dependent] = (score, head)
+    return [best[d][1] if d in best else d - 1 for d in range(1, n + 1)]
+
+
+def combine_parses(
+    n: int, members: Sequence[MemberParse], root_label: str = "ROOT"
+) -> CombinedParse:
+    """The reparsed tree over ``n`` tokens from the members' parses."""
+    if not members:
+        raise ValueError("combine at least one member parse")
+    for number, member in enumerate(members, start=1):
+        if len(member.heads) != n or len(member.labels) != n:
+            raise ValueError(
+                f"member {number} has {len(member.heads)} heads and {len(member.labels)} "
+                f"labels for a sentence of {n} tokens"
+            )
+        for i, head in enumerate(member.heads, start=1):
+            if head is not None and not 0 <= head <= n:
+                raise ValueError(f"member {number}: token {i} has head {head}, outside 0..{n}")
+    empty = Agreement(len(members), 1.0, 1.0, len(members))
+    if n == 0:
+        return CombinedParse([], [], empty, 0)
+
+    scores: dict[tuple[int, int], float] = {}
+    for member in members:
+        for dependent, (head, label) in enumerate(
+            zip(member.heads, member.labels, strict=True), start=1
+        ):
+            if head is None or head == dependent:
+                continue
+            key = (head, dependent)
+            scores[key] = scores.get(key, 0.0) + member.arc_weight(label)
+    # Larger than any tree's total vote, so one root arc fewer always wins.
+    penalty = sum(abs(s) for s in scores.values()) + 1.0
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(n + 1))
+    for (head, dependent), score in sorted(scores.items()):
+        graph.add_edge(head, dependent, weight=score - penalty if head == ROOT else score)
+    fallback = set()
+    # A member whose parse is a complete tree guarantees a single-rooted spanning
+    # tree among the member arcs; only without one are the fallback arcs needed.
+    if not any(None not in m.heads and tree_problem(m.heads) is None for m in members):
+        for dependent in range(1, n + 1):
+            if not graph.has_edge(ROOT, dependent):
+                graph.add_edge(ROOT, dependent, weight=-penalty)
+                fallback.add((ROOT, dependent))
+            if dependent > 1 and not graph.has_edge(dependent - 1, dependent):
+                graph.add_edge(dependent - 1, dependent, weight=0.0)
+                fallback.add((dependent - 1, dependent))
+    heads = _greedy_heads(scores, n)
+    if tree_problem(heads) is not None:
+        # The best head of each token does not make a tree: Chu-Liu/Edmonds.
+        tree = nx.maximum_spanning_arborescence(graph, attr="weight")
+        heads = [0] * n
+        for head, dependent in tree.edges():
+            heads[dependent - 1] = head
+    check_tree(heads)
+
+    labels = []
+    for dependent, head in enumerate(heads, start=1):
+        if head == ROOT:
+            labels.append(root_label)
+            continue
+        label = weighted_choice(
+            (m.labels[dependent - 1], m.arc_weight(m.labels[dependent - 1]))
+            for m in members
+            if m.heads[dependent - 1] == head
+        )
+        if label is None:  # a fallback arc: the token's most voted label, whatever its head
+            label = weighted_choice(
+                (m.labels[dependent - 1], m.arc_weight(m.labels[dependent - 1]))
+                for m in members
+                if m.heads[dependent - 1] is not None and m.heads[dependent - 1] != ROOT
+            )
+        labels.append(label or FALLBACK_LABEL)
+
+    proposals = [
+        {(h, d) for d, h in enumerate(m.heads, start=1) if h is not None and h != d}
+        for m in members
+    ]
+    result = {(h, d) for d, h in enumerate(heads, start=1)}
+    # Members agree with the result when their labelled trees are the same; a
+    # member's root label does not matter (the result always says root_label).
+    exact_outputs = [
+        {
+            (h, d, root_label if h == ROOT else label)
+            for d, (h, label) in enumerate(zip(m.heads, m.labels, strict=True), start=1)
+            if h is not None and h != d
+        }
+        for m in members
+    ]
+    exact_result = {
+        (h, d, label) for d, (h, label) in enumerate(zip(heads, labels, strict=True), start=1)
+    }
+    used_fallback = sum(
+        1 for d, h in enumerate(heads, start=1) if (h, d) in fallback and (h, d) not in scores
+    )
+    return CombinedParse(
+        heads,
+        labels,
+        agreement(proposals, [m.weight for m in members], result, exact_outputs, exact_result),
+        used_fallback,
+    )
