@@ -8,7 +8,6 @@ comparable.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -16,8 +15,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from casflow.components.corpora.locations import corpora_root
+
 REPO = Path(__file__).resolve().parent.parent
-CORPORA = Path(os.environ.get("CASFLOW_CORPORA", REPO.parent / "shared" / "corpora"))
+CORPORA = corpora_root(relative_to=REPO)
 CRAFT_NXML = CORPORA / "craft" / "articles" / "nxml"
 
 

@@ -13,12 +13,12 @@ the 12 classes and per class.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
 import cassis
+from _common import CORPORA
 
 from casflow.components.crfsuite.corpora import load_anatem_documents
 from casflow.components.crfsuite.tagger import AnatomyNer, AnatomyNerConfig
@@ -29,15 +29,11 @@ from casflow.pipeline.component import RunContext
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.typesystem import ANATOMY_MENTION, SENTENCE, load_typesystem
 
-DEFAULT_CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
-
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", default="casflow:anatomy")
-    parser.add_argument(
-        "--corpora", type=Path, default=Path(os.environ.get("CASFLOW_CORPORA", DEFAULT_CORPORA))
-    )
+    parser.add_argument("--corpora", type=Path, default=CORPORA)
     parser.add_argument("--gold-sentences", action="store_true")
     args = parser.parse_args()
     documents = load_anatem_documents(args.corpora / "anatem", "devel")

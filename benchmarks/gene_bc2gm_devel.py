@@ -12,12 +12,12 @@ takes GENE.eval alone.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
 import cassis
+from _common import CORPORA
 
 from casflow.components.crfsuite.corpora import load_bc2gm
 from casflow.components.crfsuite.evaluate import unit_counts
@@ -27,15 +27,11 @@ from casflow.pipeline.component import RunContext
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.typesystem import GENE_MENTION, SENTENCE, load_typesystem
 
-DEFAULT_CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
-
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", default="casflow:gene")
-    parser.add_argument(
-        "--corpora", type=Path, default=Path(os.environ.get("CASFLOW_CORPORA", DEFAULT_CORPORA))
-    )
+    parser.add_argument("--corpora", type=Path, default=CORPORA)
     args = parser.parse_args()
     examples = load_bc2gm(args.corpora / "bc2gm", "devel")
     typesystem = load_typesystem()

@@ -14,26 +14,19 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import cassis
+from _common import CORPORA
 
 from casflow.cas.xmi import cas_to_xmi_bytes, fast_xmi_text
 from casflow.components.corpora.craft import CraftReader, CraftReaderConfig
 from casflow.pipeline.component import DocumentRef, RunContext
 from casflow.typesystem import load_typesystem
 
-DEFAULT_CRAFT = (
-    Path(
-        os.environ.get(
-            "CASFLOW_CORPORA", Path(__file__).resolve().parents[2] / "shared" / "corpora"
-        )
-    )
-    / "craft"
-)
+DEFAULT_CRAFT = CORPORA / "craft"
 LAYERS = ["sentences", "tokens", "pos", "lemmas", "dependencies", "constituents", "concepts"]
 
 

@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from casflow.pipeline.chain import read_document
 from casflow.pipeline.component import Reader, Trainer, TrainingContext
 from casflow.pipeline.files import atomic_write_text
+from casflow.pipeline.fingerprints import fingerprint, mark_done, read_marker, step_status
 from casflow.pipeline.validation import (
     ResolvedStep,
     WorkflowIssue,
@@ -473,20 +474,21 @@ def run_training(
     }
     folds = spec.cross_validation.folds
     # what a finished fold's scores depend on (not where the output goes)
-    fingerprint = {k: v for k, v in loaded.resolved.items() if k not in {"output", "name"}}
-    fingerprint["train_ids"] = [d for d, _ in train]
+    workflow = {k: v for k, v in loaded.resolved.items() if k not in {"output", "name"}}
     if folds:
         fold_ids = contiguous_folds([d for d, _ in train], folds)
         fold_reports = []
         for k, held_out in enumerate(fold_ids, start=1):
             fold_dir = output / "folds" / f"fold-{k}"
             done = fold_dir / "scores.json"
-            previous = json.loads(done.read_text(encoding="utf-8")) if done.is_file() else None
-            if previous is not None and previous.get("workflow") == fingerprint:
+            fold_fingerprint = fingerprint(workflow, [d for d, _ in train], held_out)
+            status = step_status(done, fold_fingerprint)
+            previous = read_marker(done) if status == "done" else None
+            if previous is not None:
                 fold_report = previous
                 say(f"fold {k}/{folds}: already done ({done}); skipped")
             else:
-                if previous is not None:
+                if status == "changed":
                     say(f"fold {k}/{folds}: the workflow changed since it ran; training it again")
                 held = set(held_out)
                 say(
@@ -504,13 +506,12 @@ def run_training(
                     "held_out": held_out,
                     "scores": scores,
                     "seconds": round(time.monotonic() - fold_start, 1),
-                    "workflow": fingerprint,
                 }
-                atomic_write_text(done, json.dumps(fold_report, indent=2))
+                mark_done(done, fold_fingerprint, **fold_report)
             say(f"fold {k}/{folds}: {_format_scores(fold_report['scores'])}")
             fold_reports.append(fold_report)
         report["cross_validation"] = {
-            "folds": [{k: v for k, v in f.items() if k != "workflow"} for f in fold_reports],
+            "folds": [{k: v for k, v in f.items() if k != "fingerprint"} for f in fold_reports],
             "mean": _mean_scores([f["scores"] for f in fold_reports]),
         }
 

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from casflow.components.corpora.locations import corpora_root
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CORPORA = REPO_ROOT.parent / "shared" / "corpora"
 DEFAULT_SCORER_REFERENCES = REPO_ROOT.parent / "shared" / "scorer-references"
 
 
 def corpora_path() -> Path:
-    return Path(os.environ.get("CASFLOW_CORPORA", DEFAULT_CORPORA))
+    return corpora_root(relative_to=REPO_ROOT)
 
 
 @pytest.fixture(scope="session")

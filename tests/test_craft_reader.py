@@ -22,9 +22,9 @@ from casflow.components.corpora.craft import (
     CraftReader,
     CraftReaderConfig,
     descendants,
-    read_obo_is_a,
 )
 from casflow.components.formats.conllu.parse import read_conllu
+from casflow.components.formats.obo import is_a_parents, read_obo
 from casflow.components.formats.penn.parse import format_tree, leaves, parse_tree, read_trees
 from casflow.pipeline.component import DocumentRef, RunContext
 from casflow.typesystem import load_typesystem
@@ -269,7 +269,7 @@ def test_discontinuous_mention_has_fragments_in_text_order(cas: cassis.Cas) -> N
 
 
 def test_so_closure_follows_is_a_and_skips_obsolete_terms() -> None:
-    parents = read_obo_is_a(FIXTURE / "concept-annotation" / "SO" / "SO" / "SO.obo")
+    parents = is_a_parents(read_obo(FIXTURE / "concept-annotation" / "SO" / "SO" / "SO.obo"))
     assert descendants(parents, ["SO:0000704", "SO:0000673"]) == {
         "SO:0000704", "SO:0000902", "SO:0000363", "SO:0000673", "SO:0000234",
     }  # fmt: skip

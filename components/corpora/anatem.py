@@ -15,7 +15,6 @@ newline; see :mod:`casflow.components.formats.anatem.parse`). Loaded:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
@@ -23,6 +22,7 @@ from typing import Literal
 import cassis
 from pydantic import Field
 
+from casflow.components.corpora import locations
 from casflow.components.formats.anatem import parse as anatem
 from casflow.components.formats.cas_builders import (
     MentionSpec,
@@ -43,15 +43,14 @@ class AnatemDataError(ValueError):
 
 def default_corpus() -> str:
     """``$CASFLOW_CORPORA/anatem``, else ``../shared/corpora/anatem``."""
-    base = os.environ.get("CASFLOW_CORPORA")
-    return str(Path(base) / "anatem") if base else "../shared/corpora/anatem"
+    return locations.default_corpus("anatem")
 
 
 class AnatemReaderConfig(ComponentConfig):
     corpus: str | None = Field(
         None,
         description="The AnatEM folder (holding nersuite/ and splits/); default "
-        "$CASFLOW_CORPORA/anatem, else ../shared/corpora/anatem.",
+        f"{locations.describe_default('anatem')}.",
     )
     split: Literal["train", "devel"] = Field(
         "devel", description="Documents of splits/<split>-documents.list."

@@ -24,7 +24,6 @@ such lines); ``on_mismatch: raise`` makes them errors.
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any, Literal, Protocol
 import cassis
 from pydantic import Field
 
+from casflow.components.corpora import locations
 from casflow.components.formats.bc2 import parse as bc2
 from casflow.components.formats.cas_builders import (
     MentionSpec,
@@ -62,8 +62,7 @@ class Bc2DataError(ValueError):
 
 def corpus_folder(name: str) -> str:
     """``$CASFLOW_CORPORA/<name>``, else ``../shared/corpora/<name>``."""
-    base = os.environ.get("CASFLOW_CORPORA")
-    return str(Path(base) / name) if base else f"../shared/corpora/{name}"
+    return locations.default_corpus(name)
 
 
 def default_corpus() -> str:
@@ -74,8 +73,8 @@ def default_corpus() -> str:
 class Bc2gmReaderConfig(ComponentConfig):
     corpus: str | None = Field(
         None,
-        description="The BC2GM folder (holding bc2-format/); default $CASFLOW_CORPORA/bc2gm, "
-        "else ../shared/corpora/bc2gm.",
+        description="The BC2GM folder (holding bc2-format/); default "
+        f"{locations.describe_default('bc2gm')}.",
     )
     split: Literal["train", "devel"] = Field(
         "devel", description="Portion of the corpus: bc2-format/<split>/."

@@ -73,22 +73,24 @@ treat the text between the pieces as part of the mention.
 
 from __future__ import annotations
 
-import os
 import re
 import warnings
-import zipfile
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import cassis
-from lxml import etree
 from pydantic import Field, field_validator
 
 from casflow.cas.metadata import set_document_metadata
+from casflow.components.corpora.locations import craft_ontology, describe_default
+from casflow.components.corpora.locations import default_corpus as _default_corpus
+from casflow.components.formats.common import FormatError
 from casflow.components.formats.conllu.parse import ConlluDocument, parse_conllu
+from casflow.components.formats.knowtator import KnowtatorAnnotation, read_knowtator
+from casflow.components.formats.obo import is_a_parents, read_obo
 from casflow.components.formats.penn.alignment import (
     CONSTITUENT_LAYER,
     AlignedTree,
@@ -177,14 +179,13 @@ class CraftDataWarning(UserWarning):
 
 def default_corpus() -> str:
     """``$CASFLOW_CORPORA/craft``, else ``../shared/corpora/craft``."""
-    base = os.environ.get("CASFLOW_CORPORA")
-    return str(Path(base) / "craft") if base else "../shared/corpora/craft"
+    return _default_corpus("craft")
 
 
 class CraftReaderConfig(ComponentConfig):
     corpus: str | None = Field(
         None,
-        description="The CRAFT folder; default $CASFLOW_CORPORA/craft, else ../shared/corpora/craft.",
+        description=f"The CRAFT folder; default {describe_default('craft')}.",
     )
     split: Literal["train", "dev", "all"] = Field(
         "all",
@@ -293,11 +294,8 @@ class CraftPaths:
         return self.concept_dir(annotation_set) / f"{pmid}.txt.knowtator.xml"
 
     def so_ontology(self) -> Path | None:
-        folder = self.root / "concept-annotation" / "SO" / "SO"
-        for name in ("SO.obo.zip", "SO.obo"):
-            if (folder / name).is_file():
-                return folder / name
-        return None
+        path = craft_ontology(self.root, "SO")
+        return path if path.is_file() else None
 
 
 def read_id_list(path: Path) -> list[str]:
@@ -311,27 +309,6 @@ def read_id_list(path: Path) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- SO classes
-
-
-def read_obo_is_a(path: Path) -> dict[str, set[str]]:
-    """``child id -> is_a parent ids`` of the non-obsolete terms of an OBO file (or .obo.zip)."""
-    if path.suffix == ".zip":
-        with zipfile.ZipFile(path) as archive:
-            member = next((n for n in archive.namelist() if n.endswith(".obo")), None)
-            if member is None:
-                raise CraftDataError(f"{path}: the archive holds no .obo file")
-            text = archive.read(member).decode("utf-8")
-    else:
-        text = path.read_text(encoding="utf-8")
-    parents: dict[str, set[str]] = {}
-    for stanza in re.split(r"\n\s*\n", text):
-        if not stanza.lstrip().startswith("[Term]") or "\nis_obsolete: true" in stanza:
-            continue
-        term = re.search(r"^id:\s*(\S+)", stanza, re.M)
-        if term is None:
-            continue
-        parents[term.group(1)] = set(re.findall(r"^is_a:\s*(\S+)", stanza, re.M))
-    return parents
 
 
 def descendants(parents: dict[str, set[str]], roots: Iterable[str]) -> set[str]:
@@ -353,77 +330,11 @@ def descendants(parents: dict[str, set[str]], roots: Iterable[str]) -> set[str]:
 # ----------------------------------------------------------------------------- Knowtator
 
 
-@dataclass
-class KnowtatorAnnotation:
-    spans: list[tuple[int, int]]
-    spanned_text: str | None
-    class_id: str
-    class_label: str
-    slots: dict[str, str] = field(default_factory=dict)
-
-
-_XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
-
-
-def read_knowtator(path: Path) -> list[KnowtatorAnnotation]:
-    """Annotations of a Knowtator XML file with their class and string slots, in file order."""
+def _knowtator(path: Path) -> list[KnowtatorAnnotation]:
     try:
-        root = etree.parse(str(path), _XML_PARSER).getroot()
-    except (OSError, etree.XMLSyntaxError) as exc:
-        raise CraftDataError(f"{path}: cannot read Knowtator XML: {exc}") from exc
-    string_slots = {
-        slot.get("id"): (
-            slot.find("mentionSlot").get("id") if slot.find("mentionSlot") is not None else "",
-            slot.find("stringSlotMentionValue").get("value")
-            if slot.find("stringSlotMentionValue") is not None
-            else "",
-        )
-        for slot in root.iter("stringSlotMention")
-    }
-    classes: dict[str, tuple[str, str, dict[str, str]]] = {}
-    for mention in root.iter("classMention"):
-        mention_class = mention.find("mentionClass")
-        if mention_class is None:
-            raise CraftDataError(
-                f"{path}:{mention.sourceline}: classMention {mention.get('id')} has no mentionClass"
-            )
-        slots = {}
-        for has_slot in mention.iter("hasSlotMention"):
-            if has_slot.get("id") in string_slots:
-                name, value = string_slots[has_slot.get("id")]
-                slots[name] = value
-        classes[mention.get("id")] = (
-            mention_class.get("id") or "",
-            (mention_class.text or "").strip(),
-            slots,
-        )
-    annotations = []
-    for annotation in root.iter("annotation"):
-        mention = annotation.find("mention")
-        mention_id = mention.get("id") if mention is not None else None
-        if mention_id not in classes:
-            raise CraftDataError(
-                f"{path}:{annotation.sourceline}: annotation refers to mention {mention_id!r}, "
-                "which has no classMention"
-            )
-        try:
-            spans = sorted(
-                (int(span.get("start")), int(span.get("end")))
-                for span in annotation.findall("span")
-            )
-        except (TypeError, ValueError) as exc:
-            raise CraftDataError(
-                f"{path}:{annotation.sourceline}: span without integer start/end"
-            ) from exc
-        if not spans:
-            raise CraftDataError(f"{path}:{annotation.sourceline}: annotation has no span")
-        class_id, class_label, slots = classes[mention_id]
-        annotations.append(
-            KnowtatorAnnotation(
-                spans, annotation.findtext("spannedText"), class_id, class_label, slots
-            )
-        )
-    return annotations
+        return read_knowtator(path)
+    except FormatError as exc:
+        raise CraftDataError(str(exc)) from exc
 
 
 def _check_spans(spans: Sequence[tuple[int, int]], text: str, where: str) -> None:
@@ -837,7 +748,11 @@ class CraftReader(Reader):
                         f"no SO.obo.zip under {self.paths.root}/concept-annotation/SO/SO for "
                         "gene_so_descendants; set gene_so_descendants: false"
                     )
-                roots = descendants(read_obo_is_a(obo), roots)
+                try:
+                    parents = is_a_parents(read_obo(obo))
+                except FormatError as exc:
+                    raise CraftDataError(str(exc)) from exc
+                roots = descendants(parents, roots)
             self._gene_so_classes = frozenset(roots)
         return self._gene_so_classes
 
@@ -871,14 +786,14 @@ class CraftReader(Reader):
             _build_conllu_layers(document, conllu_path, pmid, text, tokens, layers, types, out)
         if "structure" in layers:
             path = self.paths.sections(pmid)
-            _build_structure(read_knowtator(path), path, text, trees, types, out)
+            _build_structure(_knowtator(path), path, text, trees, types, out)
         if "concepts" in layers:
             gene_so = self.gene_so_classes() if self._needs_so_classes() else frozenset()
             for annotation_set in self.config.ontologies:
                 path = self.paths.concepts(annotation_set, pmid)
                 value = self.config.mention_values.get(annotation_set, annotation_set)
                 _build_concepts(
-                    annotation_set, read_knowtator(path), path, text, gene_so, value, types, out
+                    annotation_set, _knowtator(path), path, text, gene_so, value, types, out
                 )
         return out
 
@@ -936,5 +851,4 @@ __all__ = [
     "expanded_layers",
     "read_aligned_trees",
     "read_knowtator",
-    "read_obo_is_a",
 ]

@@ -38,6 +38,7 @@ from casflow.components.corpora.bc2gm import (
     missing_files,
     sentence_refs,
 )
+from casflow.components.corpora.locations import describe_default
 from casflow.components.formats.cas_builders import TokenSpec, add_mentions, add_sentences
 from casflow.components.formats.common import FormatError
 from casflow.components.formats.genetag import parse as genetag
@@ -61,7 +62,7 @@ class GenetagReaderConfig(ComponentConfig):
     corpus: str | None = Field(
         None,
         description="The GENETAG folder (holding train/ and devtest/); default "
-        "$CASFLOW_CORPORA/genetag, else ../shared/corpora/genetag.",
+        f"{describe_default('genetag')}.",
     )
     split: Literal["train", "devtest"] = Field("devtest", description="Portion: <corpus>/<split>/.")
     sentences: str | None = Field(

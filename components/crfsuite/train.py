@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from casflow.components.corpora.locations import corpora_root
 from casflow.components.crfsuite.clusters import (
     build_clusters,
     load_clusters,
@@ -43,7 +43,6 @@ from casflow.components.crfsuite.ontology import (
 from casflow.components.crfsuite.pos_features import PosTagger, train_pos_tagger
 from casflow.components.crfsuite.postprocess import POSTPROCESSORS
 
-DEFAULT_CORPORA = Path(__file__).resolve().parents[3] / "shared" / "corpora"
 DEV_SPLIT = {"bc2gm": "devel", "anatem": "devel"}
 CORPUS_DIR = {"bc2gm": "bc2gm", "anatem": "anatem"}
 ONTOLOGIES = {
@@ -101,9 +100,7 @@ def merged(*lexicons: Lexicon | None) -> Lexicon | None:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--corpus", choices=sorted(LOADERS), required=True)
-    p.add_argument(
-        "--corpora", type=Path, default=Path(os.environ.get("CASFLOW_CORPORA", DEFAULT_CORPORA))
-    )
+    p.add_argument("--corpora", type=Path, default=corpora_root())
     p.add_argument("--output", type=Path, required=True, help="model folder to write")
     p.add_argument("--c1", type=float, default=0.1)
     p.add_argument("--c2", type=float, default=0.01)

@@ -18,9 +18,7 @@ trained again (a note beside it says so), so an interrupted run resumes.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shutil
 from collections.abc import Callable, Sequence
 from contextlib import redirect_stdout
@@ -30,6 +28,7 @@ from typing import Any, ClassVar
 import cassis
 
 from casflow.cas.sofa import set_sofa_text
+from casflow.components.corpora.locations import corpora_root
 from casflow.components.crfsuite.corpora import Example
 from casflow.components.crfsuite.crf import (
     META_FILE,
@@ -45,6 +44,7 @@ from casflow.components.crfsuite.trainer_config import CrfMentionTrainerConfig, 
 from casflow.components.inputs import resolve_input
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer
 from casflow.pipeline.counts import Counts, add_counts
+from casflow.pipeline.fingerprints import Fingerprint, forget, mark_done, step_status
 from casflow.pipeline.training import LogLines
 from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, load_typesystem
 
@@ -59,8 +59,9 @@ MENTION_LAYERS = {"genes": GENE_MENTION, "anatomy": ANATOMY_MENTION}
 
 def corpora_folder(config: CrfMentionTrainerConfig, context: RunContext) -> Path:
     """The corpora folder the settings name (else $CASFLOW_CORPORA, else ../shared/corpora)."""
-    name = config.corpora or os.environ.get("CASFLOW_CORPORA") or "../shared/corpora"
-    return Path(resolve_input(name, context.workflow_dir))
+    if config.corpora is None:
+        return corpora_root()
+    return Path(resolve_input(config.corpora, context.workflow_dir))
 
 
 def cache_path(name: str, context: RunContext) -> Path:
@@ -204,13 +205,12 @@ def training_fingerprint(
 ) -> str:
     """What a member's model depends on: its settings, the label rule, seed, the cluster
     and POS files it uses (their bytes) and the training data."""
-    digest = hashlib.sha256()
-    digest.update(json.dumps([options.model_dump(mode="json"), label, seed]).encode())
+    digest = Fingerprint(options.model_dump(mode="json"), label, seed)
     for path in resource_files:
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+        digest.add_file(path)
     for example in examples:
         mentions = [(m.begin, m.end, m.label) for m in example.mentions]
-        digest.update(json.dumps([example.id, example.tokens, mentions]).encode())
+        digest.add([example.id, example.tokens, mentions])
     return digest.hexdigest()
 
 
@@ -420,12 +420,12 @@ class CrfMentionTrainer(Trainer):
         if options.pos_model:
             files.append(self.resources.pos_model(options.pos_model, log))
         fingerprint = training_fingerprint(examples, options, self.config.label, self.seed, files)
-        if done.is_file() and done.read_text("utf-8").strip() == fingerprint and folder.is_dir():
+        if step_status(done, fingerprint, folder) == "done":
             log(f"{folder}: already trained with these settings and data; skipped")
             return
         if folder.exists():
             shutil.rmtree(folder)  # a model of other settings or an interrupted run
-        done.unlink(missing_ok=True)
+        forget(done)
         log(
             f"training a CRF ({options.scheme}, c1 {options.c1}, c2 {options.c2}, "
             f"{options.iterations} iterations) on {len(examples)} sentences -> {folder}"
@@ -440,7 +440,7 @@ class CrfMentionTrainer(Trainer):
             meta_extra={"seed": self.seed},
         )
         log(f"trained in {meta['training']['seconds']} s")
-        done.write_text(fingerprint + "\n", encoding="utf-8")
+        mark_done(done, fingerprint)
 
     # ------------------------------------------------------------------ scoring
 

@@ -13,8 +13,6 @@ tokenizer rules, newline sentence starts; :func:`.train.ship_pipeline`).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from casflow.components.spacy.gold import GoldSyntaxDocument
 from casflow.components.spacy.gold_cas import gold_syntax_from_view
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer
+from casflow.pipeline.fingerprints import fingerprint, mark_done, step_status
 from casflow.pipeline.training import LogLines
 from casflow.typesystem import DEPENDENCY, POS, SENTENCE, TOKEN
 
@@ -199,13 +198,14 @@ class SpacySyntaxTrainer(Trainer):
         for number, stage in enumerate(self.config.stages, start=1):
             stage_dir = output_dir / f"stage-{number}"
             best = stage_dir / "model-best"
-            fingerprint = self._fingerprint(number, corpus)
+            stage_fingerprint = self._fingerprint(number, corpus)
             done = stage_dir / "done.json"
-            if done.is_file() and best.is_dir():
-                if json.loads(done.read_text(encoding="utf-8")) == fingerprint:
-                    log(f"stage {number}: already done ({best}); skipped")
-                    previous = best
-                    continue
+            status = step_status(done, stage_fingerprint, best)
+            if status == "done":
+                log(f"stage {number}: already done ({best}); skipped")
+                previous = best
+                continue
+            if status == "changed":
                 log(f"stage {number}: settings or data changed since it ran; training it again")
             log(
                 f"stage {number}/{len(self.config.stages)}: {stage.max_steps} steps at "
@@ -236,7 +236,7 @@ class SpacySyntaxTrainer(Trainer):
                     resume_from=previous,
                     stdout=stream,
                 )
-            done.write_text(json.dumps(fingerprint, indent=2), encoding="utf-8")
+            mark_done(done, stage_fingerprint)
             previous = best
         assert previous is not None
         model = output_dir / "model"
@@ -245,19 +245,16 @@ class SpacySyntaxTrainer(Trainer):
         ship_pipeline(previous, model, craft_rules=self.config.craft_tokenizer)
         return model
 
-    def _fingerprint(self, stage: int, corpus: Path) -> dict[str, Any]:
+    def _fingerprint(self, stage: int, corpus: Path) -> str:
         """What a finished stage depends on: settings up to it, seed, layers, data."""
         settings = self.config.model_dump(mode="json")
         settings["stages"] = settings["stages"][:stage]
-        return {
-            "settings": settings,
-            "seed": self.seed,
-            "layers": list(self.chosen),
-            "data": {
-                name: hashlib.sha256((corpus / name).read_bytes()).hexdigest()
-                for name in ("train.spacy", "dev.spacy")
-            },
-        }
+        return fingerprint(
+            settings,
+            self.seed,
+            list(self.chosen),
+            files=[corpus / name for name in ("train.spacy", "dev.spacy")],
+        )
 
     def evaluate(self, model_dir: Path, examples: Sequence[GoldSyntaxDocument]) -> dict[str, float]:
         import spacy
