@@ -366,6 +366,22 @@ def test_mention_adapter_reads_fragments_alternatives_and_subtypes() -> None:
     assert len(mentions(gold, NAMED_ENTITY)) == 5  # subtypes included
 
 
+def test_alt_eval_accepts_alternatives_that_belong_to_no_gold_mention() -> None:
+    # As alt_eval.perl: "TNF" is an ALTGENE entry overlapping no gold gene, indexed in
+    # the gold view as an Alternative no mention lists; a system "TNF" is then no FP.
+    cas = _cas()
+    gold, system = cas.get_view("gold"), cas.get_view("system")
+    _mention(gold, GENE_MENTION, _span("BARD1"), "GENE")
+    gold.add(gold.typesystem.get_type(ALTERNATIVE)(begin=_span("TNF")[0], end=_span("TNF")[1]))
+    _mention(system, GENE_MENTION, _span("TNF"), "GENE")
+    evaluator = _evaluator(
+        "eval.mentions.v1", type="GeneMention", criteria=["alternatives"], alt_eval=True
+    )
+    scores = evaluator.score(evaluator.evaluate(gold, system).counts)
+    assert [scores["alt_eval"]["micro"][k] for k in ("tp", "fp", "fn")] == [0, 0, 1]
+    assert [scores["alternatives"]["micro"][k] for k in ("tp", "fp", "fn")] == [0, 1, 1]
+
+
 def test_mentions_under_each_criterion() -> None:
     cas = _mention_cas()
     evaluator = _evaluator(

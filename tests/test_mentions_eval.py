@@ -131,6 +131,48 @@ def test_alt_eval_counts_follow_the_biocreative_script():
     assert score_mentions(counts)["alt_eval"]["micro"]["precision"] == pytest.approx(0.5)
 
 
+def test_alt_eval_corner_cases_of_the_script():
+    # alt_eval.perl, per sentence: a gold gene is a TP when a system mention equals it
+    # or one of the ALTGENE entries that overlap it, else an FN; a system mention is an
+    # FP only when it equals no GENE and no ALTGENE entry of the sentence.
+    gold = [Mention(10, 14, "GENE", alternatives=((6, 14),))]
+    orphan = (20, 30)  # an ALTGENE entry that overlaps no gold gene
+    cases = {
+        "exact": ([Mention(10, 14, "GENE")], (1, 0, 0)),
+        "via alternative": ([Mention(6, 14, "GENE")], (1, 0, 0)),
+        "equal to the orphan alternative": ([Mention(20, 30, "GENE")], (0, 0, 1)),
+        "overlapping, equal to nothing": ([Mention(10, 13, "GENE")], (0, 1, 1)),
+        "inside the orphan, not equal": ([Mention(21, 30, "GENE")], (0, 1, 1)),
+        "exact and orphan": ([Mention(10, 14, "GENE"), Mention(20, 30, "GENE")], (1, 0, 0)),
+        "gold span and its alternative": (
+            [Mention(10, 14, "GENE"), Mention(6, 14, "GENE")],
+            (1, 0, 0),
+        ),
+        "no system mention": ([], (0, 0, 1)),
+    }
+    for name, (system, expected) in cases.items():
+        counts = alt_eval_counts(gold, system, accepted=[orphan, (6, 14)]).counts
+        assert counts_of(counts, "alt_eval") == expected, name
+    # Without the orphan among the accepted spans it is a false positive.
+    assert counts_of(alt_eval_counts(gold, [Mention(20, 30, "GENE")]).counts, "alt_eval") == (
+        0,
+        1,
+        1,
+    )
+    # Orphan alternatives carry no class: they accept any label even with labels compared.
+    labelled = alt_eval_counts(
+        gold, [Mention(20, 30, "PROTEIN")], one_class=False, accepted=[orphan]
+    ).counts
+    assert counts_of(labelled, "alt_eval") == (0, 0, 1)
+    # A sentence without gold genes: only ALTGENE entries can save a system mention.
+    assert counts_of(
+        alt_eval_counts(
+            [], [Mention(0, 3, "GENE"), Mention(5, 8, "GENE")], accepted=[(0, 3)]
+        ).counts,
+        "alt_eval",
+    ) == (0, 1, 0)
+
+
 def test_errors_carry_text_and_context():
     text = "The BRCA1 gene and p53 protein."
     gold = [Mention(4, 9, "GENE"), Mention(19, 22, "GENE")]

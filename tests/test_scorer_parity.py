@@ -187,3 +187,70 @@ def test_eval_constituents_equals_evalb_through_the_cas(
     assert_evalb_equal(
         system_scores(evaluation, "eval.constituents.v1"), reference["evalb"]["gold_vs_system"]
     )
+
+
+# --- BioCreative II and GENETAG alt_eval.perl -----------------------------------
+
+
+def assert_alt_eval_equal(scores: dict[str, Any], expected: dict[str, Any]) -> None:
+    micro = scores["alt_eval"]["micro"]
+    assert (micro["tp"], micro["fp"], micro["fn"]) == (
+        expected["TP"],
+        expected["FP"],
+        expected["FN"],
+    )
+    assert micro["precision"] == pytest.approx(expected["Precision"], abs=FOUR_DECIMALS)
+    assert micro["recall"] == pytest.approx(expected["Recall"], abs=FOUR_DECIMALS)
+    assert micro["f1"] == pytest.approx(expected["F"], abs=FOUR_DECIMALS)
+
+
+def alt_eval_printed(path: Path) -> dict[str, Any]:
+    """The summary alt_eval.perl prints after its per-mention lines."""
+    summary: dict[str, Any] = {}
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        if "|" not in line:
+            fields = line.replace(":", " ").split()
+            summary.update(zip(fields[::2], map(float, fields[1::2]), strict=True))
+    return summary
+
+
+BC2GM_SYSTEMS = {
+    "perturbed": ("sys/bc2gm/system.eval", "ref/bc2gm.gold_vs_system.txt"),
+    "shipped tagger": ("bc2gm-real/system.eval", "bc2gm-real/alt_eval.txt"),
+}
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("system", sorted(BC2GM_SYSTEMS))
+def test_alt_eval_counts_equal_alt_eval_perl_on_bc2gm_devel(
+    scorer_references: Path,
+    reference: dict[str, Any],
+    corpora_dir: Path,
+    tmp_path: Path,
+    system: str,
+) -> None:
+    """bc2gm.reader.v1 gold, the system file by bc2.import.v1, eval.mentions.v1 alt_eval."""
+    system_file, printed = (scorer_references / name for name in BC2GM_SYSTEMS[system])
+    evaluation = run_evaluation(
+        tmp_path,
+        f"""\
+        reader:
+          component: bc2gm.reader.v1
+          view: gold
+          config: {{corpus: {json.dumps(str(corpora_dir / "bc2gm"))}, split: devel}}
+        components:
+          - component: bc2.import.v1
+            view: system
+            config: {{path: {json.dumps(str(system_file))}}}
+        evaluators:
+          - component: eval.mentions.v1
+            config: {{type: GeneMention, criteria: [strict], alt_eval: true}}
+        """,
+    )
+    scores = system_scores(evaluation, "eval.mentions.v1")
+    expected = alt_eval_printed(printed)
+    if system == "perturbed":
+        assert expected == {
+            k: v for k, v in reference["bc2gm"]["gold_vs_system"].items() if k != "exit_status"
+        }
+    assert_alt_eval_equal(scores, expected)

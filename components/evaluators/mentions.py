@@ -5,7 +5,9 @@ class is its ``value`` (the short type name when empty). See ``mentions`` for
 the counting rules and ``matching`` for the criteria.
 
 ``alt_eval: true`` adds the counts of BioCreative II's ``alt_eval.perl`` under
-the criterion ``alt_eval``; like the script, they ignore labels.
+the criterion ``alt_eval``; like the script, they ignore labels, and every
+``Alternative`` of the gold view accepts an equal system mention, including
+alternatives that belong to no gold mention.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, Literal
 import cassis
 from pydantic import Field, field_validator
 
-from casflow.components.evaluators.adapters import mentions
+from casflow.components.evaluators.adapters import mentions, spans
 from casflow.components.evaluators.base import (
     CasEvaluator,
     CasEvaluatorConfig,
@@ -41,7 +43,7 @@ from casflow.components.metrics.mentions import (
 from casflow.pipeline.component import ComponentConfig, RunContext
 from casflow.pipeline.counts import Counts, EvaluationResult
 from casflow.pipeline.significance import Metric
-from casflow.typesystem import NAMED_ENTITY, load_typesystem, short_name
+from casflow.typesystem import ALTERNATIVE, NAMED_ENTITY, load_typesystem, short_name
 
 CRITERIA: dict[str, MatchCriterion] = {
     c.name: c for c in (STRICT, LEFT_BOUNDARY, RIGHT_BOUNDARY, OVERLAP, ACCEPTED_ALTERNATIVES)
@@ -158,6 +160,7 @@ class MentionEvaluator(CasEvaluator):
                 system_mentions,
                 text=text,
                 context_chars=self.config.context_chars,
+                accepted=spans(gold, ALTERNATIVE),
             )
             result.counts.update(extra.counts)
             result.errors.extend(extra.errors)
