@@ -488,6 +488,45 @@ def test_billion_laughs_is_refused():
     ) as info:
         read_jats(BILLION_LAUGHS, name="laughs.nxml")
     assert "entity-expansion attack" in str(info.value)
+    # The line where the entity is used, not where libxml2 stopped (the declarations).
+    assert "cannot parse XML at line 14:" in str(info.value)
+    assert "clean copy" in info.value.hint
+
+
+def _nested(depth: int) -> bytes:
+    return (
+        b'<?xml version="1.0"?>\n<article><body>'
+        + b"<sec>" * depth
+        + b"<p>deep</p>"
+        + b"</sec>" * depth
+        + b"</body></article>"
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "limit"),
+    [
+        (_nested(300), "nesting depth (256 levels)"),
+        (
+            b'<?xml version="1.0"?>\n<article><body><p>'
+            + b"a" * 10_500_000
+            + b"</p></body></article>",
+            "text node size (10 MB)",
+        ),
+    ],
+)
+def test_a_well_formed_file_over_the_parser_limits_says_which_limit_and_how_to_lift_it(
+    data: bytes, limit: str
+) -> None:
+    with pytest.raises(DocumentFormatError) as info:
+        read_jats(data, name="big.nxml")
+    message = str(info.value)
+    assert f"exceeds the XML parser's safety limit on {limit}" in message
+    assert "not well-formed" not in message and "re-download" not in message
+    assert "huge_tree: true" in info.value.hint
+    assert "deep" in read_jats(data, name="big.nxml", huge_tree=True).text or limit.startswith(
+        "text"
+    )
 
 
 def test_small_internal_entity_is_left_unexpanded():

@@ -192,7 +192,14 @@ _BLOCKISH_CHILDREN = frozenset({"p", "sec", "list", "def-list", "disp-quote", "s
 
 
 class DocumentFormatError(ValueError):
-    """The input is not a well-formed NXML/JATS article."""
+    """The input is not a well-formed NXML/JATS article (``hint``: what to do)."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint or (
+            "the file is not a complete NXML/JATS article; re-download it or remove it from "
+            "the input"
+        )
 
 
 @dataclass(frozen=True)
@@ -223,14 +230,18 @@ class JatsDocument:
         return self.text[span.begin : span.end]
 
 
-def secure_parser() -> etree.XMLParser:
-    """The only parser this module uses: no DTD, no entity expansion, no network."""
+def secure_parser(huge_tree: bool = False) -> etree.XMLParser:
+    """The only parser this module uses: no DTD, no entity expansion, no network.
+
+    ``huge_tree`` lifts libxml2's limits on nesting depth (256) and text node size
+    (10 MB), for trusted files only.
+    """
     return etree.XMLParser(
         resolve_entities=False,
         no_network=True,
         load_dtd=False,
         dtd_validation=False,
-        huge_tree=False,
+        huge_tree=huge_tree,
     )
 
 
@@ -250,6 +261,7 @@ def read_jats(
     include_references: bool = False,
     skipped_abstract_types: Iterable[str] = SKIPPED_ABSTRACT_TYPES,
     pretty_printed: bool | None = None,
+    huge_tree: bool = False,
 ) -> JatsDocument:
     """Parse an NXML article from a path, bytes or a binary file object.
 
@@ -258,9 +270,10 @@ def read_jats(
     the path or the file object's name. ``pretty_printed`` says whether a line
     break plus indentation right before a tag is layout to drop (True) or a
     space (False); None detects it (see `_indented_by_pretty_printer`).
+    ``huge_tree`` lifts the parser's size limits (see `secure_parser`).
     """
     data, source_name = _read_source(source, name)
-    root = _parse(data, source_name)
+    root = _parse(data, source_name, huge_tree)
     article = _find_article(root, source_name)
     layout = _Layout(include_back_matter, include_references, frozenset(skipped_abstract_types))
     layout.strip_indentation = (
@@ -304,49 +317,107 @@ def _read_source(source: object, name: str | None) -> tuple[bytes, str]:
     )
 
 
-def _parse(data: bytes, source_name: str) -> etree._Element:
+def _parse(data: bytes, source_name: str, huge_tree: bool = False) -> etree._Element:
     if not data.strip():
         raise DocumentFormatError(
-            f"{source_name}: the file is empty; re-download or re-extract the article"
+            f"{source_name}: the file is empty",
+            "the download or extraction stopped before writing the article: fetch or extract "
+            "it again, or leave it out of the input",
         )
     try:
-        return etree.fromstring(data, secure_parser())
+        return etree.fromstring(data, secure_parser(huge_tree))
     except etree.XMLSyntaxError as error:
-        raise DocumentFormatError(_syntax_error_message(error, source_name)) from error
+        message, hint = _syntax_error_message(error, source_name, data)
+        raise DocumentFormatError(message, hint) from error
 
 
-def _syntax_error_message(error: etree.XMLSyntaxError, source_name: str) -> str:
+_LIMITS = (
+    ("excessive depth", "nesting depth (256 levels)"),
+    ("text node too long", "text node size (10 MB)"),
+    ("huge input lookup", "input lookup size"),
+    ("xml_parse_huge", "document size"),
+)
+
+
+def _syntax_error_message(
+    error: etree.XMLSyntaxError, source_name: str, data: bytes = b""
+) -> tuple[str, str]:
+    """The error (where, what libxml2 said, what it means) and what to do about it."""
     message = _LXML_POSITION_SUFFIX.sub("", error.msg or str(error)).strip()
     line, column = error.position if error.position else (error.lineno, None)
     where = (
         f"line {line}" + (f", column {column}" if column else "") if line else "unknown position"
     )
     lowered = message.lower()
-    if "encoding" in lowered or "utf-8" in lowered or "bytes" in lowered:
+    limit = next((name for key, name in _LIMITS if key in lowered), None)
+    if limit is not None:
+        advice = (
+            f"the file exceeds the XML parser's safety limit on {limit}; this says nothing "
+            "about whether it is well-formed"
+        )
+        hint = (
+            "if you trust the file, set huge_tree: true in the reader's config to lift the "
+            "parser's limits; otherwise leave the file out"
+        )
+    elif "encoding" in lowered or "utf-8" in lowered or "bytes" in lowered:
         advice = (
             "the bytes do not match the declared encoding (UTF-8 when none is declared); "
             "re-encode the file or correct its <?xml encoding=...?> declaration"
         )
+        hint = (
+            "downloading it again gives the same bytes: convert the file to UTF-8 (e.g. iconv "
+            "-f LATIN1 -t UTF-8) or correct its <?xml encoding=...?> declaration"
+        )
     elif "entity" in lowered and ("loop" in lowered or "amplification" in lowered):
+        used = _entity_use_line(data)
+        if used is not None:
+            where = f"line {used}"
         advice = (
             "the document declares recursively expanding entities (an entity-expansion "
             "attack); such files are refused, obtain a clean copy of the article"
+        )
+        hint = (
+            "the file is built to exhaust memory and is never expanded: obtain a clean copy "
+            "of the article from its publisher or PMC, or leave it out"
         )
     elif "entity" in lowered and "not defined" in lowered:
         advice = (
             "named entities are only defined by DTDs, which are never loaded; "
             "replace them with numeric character references (&#x00A0; for &nbsp;)"
         )
+        hint = advice
     elif "document is empty" in lowered or "start tag expected" in lowered:
         advice = (
             "the content is not XML (binary, compressed or another format?); "
             "pass the extracted .nxml file of the article"
         )
+        hint = (
+            "check what the file is (the `file` command): decompress or extract it if it is "
+            "an archive, or leave it out of the input (--input, the reader's pattern)"
+        )
     elif "premature end" in lowered or "end of data" in lowered:
         advice = "the file looks truncated; re-download or re-extract the article"
+        hint = "the file ends inside an element: download or extract the article again"
     else:
         advice = "this is not well-formed XML; check that it is a complete PMC NXML/JATS article"
-    return f"{source_name}: cannot parse XML at {where}: {message}; {advice}"
+        hint = (
+            "the file is not a complete NXML/JATS article; re-download it or remove it from "
+            "the input"
+        )
+    return f"{source_name}: cannot parse XML at {where}: {message}; {advice}", hint
+
+
+def _entity_use_line(data: bytes) -> int | None:
+    """The line where the document first uses an entity its internal DTD subset declares
+    (libxml2 reports an expansion attack at the declarations, not at the use)."""
+    names = set(re.findall(rb"<!ENTITY\s+([^\s%]+)\s", data))
+    end = data.find(b"]>")
+    if not names or end < 0:
+        return None
+    for match in re.finditer(rb"&([A-Za-z_:][\w.:-]*);", data[end:]):
+        if match.group(1) in names:
+            return data.count(b"\n", 0, end + match.start()) + 1
+    return None
 
 
 def _find_article(root: etree._Element, source_name: str) -> etree._Element:

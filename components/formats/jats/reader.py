@@ -70,9 +70,7 @@ def sniff_article_id(head: bytes, kind: str = "pmcid") -> str | None:
 
 
 class NxmlDocumentError(DocumentFormatError):
-    hint = (
-        "the file is not a complete NXML/JATS article; re-download it or remove it from the input"
-    )
+    """A DocumentFormatError raised by the reader; its ``hint`` is the parser's."""
 
 
 class NxmlReaderConfig(ComponentConfig):
@@ -91,6 +89,11 @@ class NxmlReaderConfig(ComponentConfig):
     citations: bool = Field(True, description="Annotate in-text bibliography citations (Citation).")
     typography: bool = Field(False, description="Annotate italic/bold/sub/sup markup (Typography).")
     language: str = Field("en", description="Document language written to the CAS.")
+    huge_tree: bool = Field(
+        False,
+        description="Lift the XML parser's limits on nesting depth (256) and text node size "
+        "(10 MB); for trusted files only.",
+    )
 
 
 class NxmlReader(Reader):
@@ -151,9 +154,10 @@ class NxmlReader(Reader):
                 name=ref.uri,
                 include_back_matter=self.config.back_matter,
                 include_references=self.config.references,
+                huge_tree=self.config.huge_tree,
             )
         except DocumentFormatError as exc:
-            raise NxmlDocumentError(str(exc)) from exc
+            raise NxmlDocumentError(str(exc), exc.hint) from exc
         set_sofa_text(cas, doc.text)
         cas.sofa_mime = "text/plain"
         set_document_metadata(
