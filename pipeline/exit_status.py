@@ -13,6 +13,7 @@ exit status:
        (run-report.json says which and what to do; the same command retries them)
   2    nothing ran: invalid workflow or arguments, output folder unusable, in use
        by another run, or holding a different workflow's outputs
-  130  stopped by SIGINT (Ctrl-C); 143 stopped by SIGTERM: finished documents are
-       kept, the same command resumes the others
+  130  stopped by SIGINT (Ctrl-C)
+  143  stopped by SIGTERM (Slurm, systemd, docker stop)
+       (after 130 or 143 finished documents are kept; the same command resumes)
 """

@@ -319,3 +319,45 @@ def test_a_bad_input_on_the_command_line_is_not_reported_against_a_yaml_line(
     assert main(["run", str(wf), "--input", str(missing), "--quiet"]) == 2
     line = _one_line(capsys)
     assert line.startswith(f"{wf}: --input: ") and str(missing) in line
+
+
+def test_a_journal_that_cannot_be_appended_stops_the_run_and_the_next_resumes(
+    tmp_path: Path,
+    corpus: Path,
+    test_components: None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from casflow.pipeline.journal import Journal
+
+    out = tmp_path / "out"
+    wf = _workflow(tmp_path, corpus, out)
+    wf.write_text(wf.read_text("utf-8").replace("run:", "run:\n  batch_size: 1"), "utf-8")
+    real_append = Journal.append
+    calls = []
+
+    def append_then_fill_the_disk(self: Journal, entries: object) -> None:
+        calls.append(1)
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_append(self, entries)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Journal, "append", append_then_fill_the_disk)
+        assert main(["run", str(wf), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot append to the journal" in err and "Traceback" not in err
+    report = json.loads((out / "run-report.json").read_text("utf-8"))
+    assert "cannot append to the journal" in report["stopped_by"]
+    assert main(["run", str(wf), "--quiet"]) == 0
+    report = json.loads((out / "run-report.json").read_text("utf-8"))
+    assert report["counts"]["skipped"] == 1 and report["counts"]["ok"] == 2
+
+
+def test_run_help_lists_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = capsys.readouterr().out
+    assert "exit status:" in text
+    for code in ("0 ", "1 ", "2 ", "130", "143"):
+        assert f"\n  {code}" in text, code
