@@ -47,9 +47,7 @@ BASIC_FLAVOR = "basic"
 
 
 class CombineDependenciesConfig(CombineConfig):
-    pos: bool = Field(
-        True, description="Vote POS tags too when the view's tokens have none."
-    )
+    pos: bool = Field(True, description="Vote POS tags too when the view's tokens have none.")
 
 
 class CombineDependencies(Combiner):
@@ -64,7 +62,9 @@ class CombineDependencies(Combiner):
     config: CombineDependenciesConfig
 
     @classmethod
-    def requirements(cls, config: CombineDependenciesConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(
+        cls, config: CombineDependenciesConfig
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
         produces = [TOKEN, SENTENCE, DEPENDENCY, DEPENDENCY_ROOT]
         if config.pos:
             produces += [POS, f"{TOKEN}:pos"]
@@ -109,9 +109,7 @@ class CombineDependencies(Combiner):
                     heads.append(0 if governor is None else number.get(governor))
                     labels.append(label)
                 parses.append(
-                    MemberParse(
-                        heads, labels, member.config.weight, member.config.label_weights
-                    )
+                    MemberParse(heads, labels, member.config.weight, member.config.label_weights)
                 )
             combined = combine_parses(len(words), parses, root_label=ROOT_LABEL)
             for word, head, label in zip(words, combined.heads, combined.labels, strict=True):

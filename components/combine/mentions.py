@@ -1,0 +1,143 @@
+"""``combine.mentions.v1``: vote the mentions of several views, per class.
+
+Over :mod:`casflow.components.combine.mention_vote`. The mentions are the
+annotations of ``type`` and its subtypes in each member view (GeneMention,
+AnatomyMention, NamedEntity, ...); a mention's class is its ``value`` (the short
+type name when empty), as ``eval.mentions.v1`` reads them. A kept mention is
+written with the type and ``identifier`` of the first member (in the given
+order) that proposed it, its class in ``value`` and, where the type has
+``confidence``, the share of the vote behind it. Discontinuous fragments and
+accepted alternatives are not combined.
+
+Sentences (for ``SentenceAgreement``, layer ``mentions``) are the view's own,
+else the first member's that has some, else the whole text; a mention belongs to
+the sentence it starts in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cassis
+from pydantic import Field, field_validator
+
+from casflow.components.combine.base import (
+    CombineConfig,
+    CombineInputError,
+    Combiner,
+    group_by_sentence,
+)
+from casflow.components.combine.mention_vote import (
+    MemberMentions,
+    Method,
+    Unit,
+    VotedMention,
+    vote_mentions,
+)
+from casflow.components.combine.voting import agreement
+from casflow.components.evaluators.mentions import resolve_type_name
+from casflow.typesystem import NAMED_ENTITY, SENTENCE_AGREEMENT, short_name
+
+
+class CombineMentionsConfig(CombineConfig):
+    type: str = Field(
+        NAMED_ENTITY,
+        description="Mention type, full or short name (GeneMention, AnatomyMention, "
+        "NamedEntity, ConceptMention); subtypes are included.",
+    )
+    method: Method = Field(
+        "majority",
+        description="majority: more than half of the members; weighted: more than "
+        "'threshold' of the member weight for the class; union: any member; "
+        "intersection: every member.",
+    )
+    threshold: float = Field(
+        0.5, ge=0, lt=1, description="Share of the class's member weight 'weighted' needs."
+    )
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        return resolve_type_name(value)
+
+
+class CombineMentions(Combiner):
+    name = "combine.mentions.v1"
+    description = (
+        "Votes the mentions of several views per class: majority, weighted, union or intersection."
+    )
+    Config = CombineMentionsConfig
+    layer = "mentions"
+
+    config: CombineMentionsConfig
+
+    @classmethod
+    def requirements(cls, config: CombineMentionsConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+        produces = [config.type]
+        if config.agreement:
+            produces.append(SENTENCE_AGREEMENT)
+        return (), tuple(produces)
+
+    def process(self, view: cassis.Cas) -> None:
+        doc = self.document(view)
+        members = self.members(view)
+        # unit -> (type, identifier) of its first member
+        origin: dict[Unit, tuple[Any, str | None]] = {}
+        proposals: list[set[Unit]] = []
+        for member in members:
+            units: set[Unit] = set()
+            for annotation in member.view.select(self.config.type):
+                label = getattr(annotation, "value", None) or short_name(annotation.type.name)
+                unit = (annotation.begin, annotation.end, label)
+                units.add(unit)
+                origin.setdefault(unit, (annotation.type, getattr(annotation, "identifier", None)))
+            proposals.append(units)
+        if view.select(self.config.type):
+            raise CombineInputError(
+                f"document {doc}: the view already holds {short_name(self.config.type)} "
+                "annotations; write the combination into a view of its own"
+            )
+        kept = vote_mentions(
+            [
+                MemberMentions(units, m.config.weight, m.config.label_weights)
+                for units, m in zip(proposals, members, strict=True)
+            ],
+            self.config.method,
+            self.config.threshold,
+        )
+        out = [self._annotation(mention, origin) for mention in kept]
+        if self.config.agreement:
+            out.extend(self._agreement(view, members, proposals, kept))
+        view.add_all(out)
+
+    @staticmethod
+    def _annotation(mention: VotedMention, origin: dict[Unit, tuple[Any, str | None]]) -> Any:
+        type_, identifier = origin[(mention.begin, mention.end, mention.label)]
+        values: dict[str, Any] = {"value": mention.label}
+        if identifier is not None:
+            values["identifier"] = identifier
+        if type_.get_feature("confidence") is not None:
+            values["confidence"] = mention.share
+        return type_(begin=mention.begin, end=mention.end, **values)
+
+    def _agreement(
+        self,
+        view: cassis.Cas,
+        members: list[Any],
+        proposals: list[set[Unit]],
+        kept: list[VotedMention],
+    ) -> list[Any]:
+        sentences = self.sentence_spans(view, members, copy=False)
+        weights = [m.config.weight if self.config.method == "weighted" else 1.0 for m in members]
+        result = sorted((m.begin, m.end, m.label) for m in kept)
+        result_groups = group_by_sentence([u[0] for u in result], sentences)
+        member_groups = []
+        for units in proposals:
+            ordered = sorted(units)
+            member_groups.append((ordered, group_by_sentence([u[0] for u in ordered], sentences)))
+        out = []
+        for number, span in enumerate(sentences):
+            mine = [{ordered[i] for i in groups[number]} for ordered, groups in member_groups]
+            combined = {result[i] for i in result_groups[number]}
+            out.append(self.agreement_annotation(view, span, agreement(mine, weights, combined)))
+        return out

@@ -1,0 +1,133 @@
+"""combine.mentions.v1 on small CASes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cassis
+import pytest
+
+from casflow.components.combine.base import CombineInputError
+from casflow.components.combine.mentions import CombineMentions, CombineMentionsConfig
+from casflow.pipeline.component import RunContext
+from casflow.typesystem import (
+    ANATOMY_MENTION,
+    GENE_MENTION,
+    SENTENCE,
+    SENTENCE_AGREEMENT,
+    load_typesystem,
+)
+
+TEXT = "Pax6 and Sox2 act. The lens forms."
+SENTENCES = [(0, 18), (19, 34)]
+
+
+def view_with(cas: cassis.Cas, name: str, mentions: list[tuple[int, int, str, str]]) -> None:
+    ts = cas.typesystem
+    view = cas.create_view(name)
+    view.sofa_string = cas.sofa_string
+    for begin, end, type_name, value in mentions:
+        view.add(ts.get_type(type_name)(begin=begin, end=end, value=value, identifier=name))
+
+
+def make_cas() -> cassis.Cas:
+    cas = cassis.Cas(typesystem=load_typesystem())
+    cas.sofa_string = TEXT
+    sentence = cas.typesystem.get_type(SENTENCE)
+    cas.add_all(sentence(begin=b, end=e) for b, e in SENTENCES)
+    view_with(
+        cas,
+        "m1",
+        [
+            (0, 4, GENE_MENTION, "GENE"),
+            (9, 13, GENE_MENTION, "GENE"),
+            (23, 27, ANATOMY_MENTION, "Organ"),
+        ],
+    )
+    view_with(cas, "m2", [(0, 4, GENE_MENTION, "GENE"), (23, 27, ANATOMY_MENTION, "Tissue")])
+    view_with(
+        cas,
+        "m3",
+        [
+            (0, 4, GENE_MENTION, "GENE"),
+            (9, 13, GENE_MENTION, "GENE"),
+            (23, 27, ANATOMY_MENTION, "Tissue"),
+        ],
+    )
+    return cas
+
+
+def run(tmp_path: Path, **config) -> cassis.Cas:
+    cas = make_cas()
+    config.setdefault("members", ["m1", "m2", "m3"])
+    config.setdefault("type", "ConceptMention")
+    CombineMentions(CombineMentionsConfig(**config), RunContext(output_dir=tmp_path)).process(cas)
+    return cas
+
+
+def found(cas: cassis.Cas) -> list[tuple[str, str, str]]:
+    return [
+        (m.get_covered_text(), m.value, m.type.name.rsplit(".", 1)[-1])
+        for m in cas.select("casflow.ner.ConceptMention")
+    ]
+
+
+def test_majority_votes_per_class_and_keeps_the_member_type(tmp_path: Path) -> None:
+    cas = run(tmp_path)
+    assert found(cas) == [
+        ("Pax6", "GENE", "GeneMention"),
+        ("Sox2", "GENE", "GeneMention"),
+        ("lens", "Tissue", "AnatomyMention"),
+    ]
+    pax6, sox2, lens = cas.select("casflow.ner.ConceptMention")
+    assert (pax6.confidence, sox2.confidence) == (1.0, pytest.approx(2 / 3))
+    assert pax6.identifier == "m1" and lens.identifier == "m2"
+    agreement = cas.select(SENTENCE_AGREEMENT)
+    assert [(a.begin, a.end, a.layer) for a in agreement] == [
+        (0, 18, "mentions"),
+        (19, 34, "mentions"),
+    ]
+    assert agreement[0].majorityShare == 1.0 and agreement[0].membersAgreeing == 2
+    # lens: Organ (1 member) and Tissue (2): one of the two units has a majority
+    assert agreement[1].majorityShare == 0.5 and agreement[1].membersAgreeing == 2
+
+
+def test_union_intersection_and_weighted(tmp_path: Path) -> None:
+    assert [t for t, _, _ in found(run(tmp_path, method="intersection"))] == ["Pax6"]
+    assert [(t, v) for t, v, _ in found(run(tmp_path, method="union"))] == [
+        ("Pax6", "GENE"),
+        ("Sox2", "GENE"),
+        ("lens", "Organ"),
+        ("lens", "Tissue"),
+    ]
+    weighted = run(
+        tmp_path,
+        method="weighted",
+        members=[{"view": "m1", "weight": 3}, "m2", "m3"],
+    )
+    assert [(t, v) for t, v, _ in found(weighted)] == [
+        ("Pax6", "GENE"),
+        ("Sox2", "GENE"),
+        ("lens", "Organ"),
+    ]
+
+
+def test_only_the_chosen_type_is_voted(tmp_path: Path) -> None:
+    cas = run(tmp_path, type="GeneMention")
+    assert [t for t, _, _ in found(cas)] == ["Pax6", "Sox2"]
+
+
+def test_the_target_must_not_hold_the_type_already(tmp_path: Path) -> None:
+    cas = make_cas()
+    cas.add(cas.typesystem.get_type(GENE_MENTION)(begin=0, end=4))
+    component = CombineMentions(
+        CombineMentionsConfig(members=["m1", "m2"], type="GeneMention"),
+        RunContext(output_dir=tmp_path),
+    )
+    with pytest.raises(CombineInputError, match="already holds GeneMention"):
+        component.process(cas)
+
+
+def test_unknown_type_is_a_config_error() -> None:
+    with pytest.raises(ValueError, match="unknown annotation type 'GeneMentoin'"):
+        CombineMentionsConfig(members=["m1", "m2"], type="GeneMentoin")
