@@ -38,6 +38,7 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "view.copy.v1": "casflow.components.views.copy:CopyAnnotations",
     # system combination: several views -> one
     "combine.dependencies.v1": "casflow.components.combine.dependencies:CombineDependencies",
+    "combine.constituents.v1": "casflow.components.combine.constituents:CombineConstituents",
     "combine.mentions.v1": "casflow.components.combine.mentions:CombineMentions",
     # CRF mention taggers (python-crfsuite)
     "ner.crf.v1": "casflow.components.crfsuite.tagger:CrfNer",

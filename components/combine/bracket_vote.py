@@ -17,7 +17,7 @@ which members agree most). POS tags are voted token by token.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from casflow.components.combine.voting import Agreement, agreement, is_majority, weighted_choice
@@ -54,7 +54,7 @@ class MemberTree:
     (None where the member has none)."""
 
     brackets: Sequence[Bracket]
-    tags: Sequence[str | None]
+    tags: Sequence[Hashable | None]
     weight: float = 1.0
     label_weights: Mapping[str, float] = field(default_factory=dict)  # per category
 
@@ -73,7 +73,7 @@ class CombinedBracket:
 @dataclass(frozen=True)
 class CombinedTree:
     brackets: list[CombinedBracket]  # pre-order: every parent before its children
-    tags: list[str | None]
+    tags: list[Hashable | None]
     agreement: Agreement
 
 

@@ -1,0 +1,229 @@
+"""``combine.constituents.v1``: constituent voting over several views' trees.
+
+Over :mod:`casflow.components.combine.bracket_vote` (Henderson and Brill's
+constituent voting). Each member's DKPro constituents (read from its ``ROOT``
+constituents down the ``children`` arrays; without ROOTs, from the constituents
+no other one contains) become brackets over token positions; constituents over
+empty elements only are left out. Brackets are voted sentence by sentence (a
+bracket belongs to the sentence of its first token and is no vote when it
+leaves that sentence).
+
+The result is written as the Penn importer writes trees: per sentence a DKPro
+``ROOT`` over the sentence's tokens and a ``Constituent`` per kept bracket
+(``constituentType``, ``syntacticFunction``, ``parent``, ``children`` in text
+order, tokens included), each token's ``parent`` its innermost constituent; POS
+by weighted vote when the tokens have none; one ``SentenceAgreement`` (layer
+``constituents``) per sentence. Tokens and sentences come as in
+``combine.dependencies.v1``: the view's own, else the first member's, and every
+member must have the same tokens.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+import cassis
+from pydantic import Field
+
+from casflow.components.combine.base import (
+    CombineConfig,
+    CombineInputError,
+    Combiner,
+    Member,
+    group_by_sentence,
+)
+from casflow.components.combine.bracket_vote import (
+    Bracket,
+    CombinedTree,
+    Label,
+    MemberTree,
+    vote_brackets,
+)
+from casflow.typesystem import (
+    CONSTITUENT,
+    CONSTITUENT_ROOT,
+    POS,
+    SENTENCE,
+    SENTENCE_AGREEMENT,
+    TOKEN,
+)
+
+Span = tuple[int, int]
+
+
+class CombineConstituentsConfig(CombineConfig):
+    pos: bool = Field(True, description="Vote POS tags too when the view's tokens have none.")
+
+
+def _children(fs: Any) -> list[Any]:
+    array = fs.get("children")
+    return list(array.elements) if array is not None and array.elements else []
+
+
+class CombineConstituents(Combiner):
+    name = "combine.constituents.v1"
+    description = (
+        "Combines the constituency trees of several views by constituent voting "
+        "(Henderson & Brill: brackets of more than half of the member weight, labels "
+        "and POS by vote)."
+    )
+    Config = CombineConstituentsConfig
+    layer = "constituents"
+
+    config: CombineConstituentsConfig
+
+    @classmethod
+    def requirements(
+        cls, config: CombineConstituentsConfig
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+        produces = [TOKEN, SENTENCE, CONSTITUENT, CONSTITUENT_ROOT, f"{TOKEN}:parent"]
+        if config.pos:
+            produces += [POS, f"{TOKEN}:pos"]
+        if config.agreement:
+            produces.append(SENTENCE_AGREEMENT)
+        return (), tuple(produces)
+
+    def process(self, view: cassis.Cas) -> None:
+        doc = self.document(view)
+        if view.select(CONSTITUENT):
+            raise CombineInputError(
+                f"document {doc}: the view already holds constituents; write the "
+                "combination into a view of its own"
+            )
+        members = self.members(view)
+        tokens = self.shared_tokens(view, members)
+        sentences = self.sentence_spans(view, members, copy=True)
+        begins = [t.begin for t in tokens]
+        ends = [t.end for t in tokens]
+        brackets = [self._brackets(view, member, begins, ends) for member in members]
+        tags = [self._tags(member) for member in members]
+        sentence_of = [-1] * len(tokens)
+        groups = group_by_sentence(begins, sentences)
+        for number, indices in enumerate(groups):
+            for i in indices:
+                sentence_of[i] = number
+        out: list[Any] = []
+        write_pos = self.config.pos and all(t.get("pos") is None for t in tokens)
+        for number, (sentence, indices) in enumerate(zip(sentences, groups, strict=True)):
+            if not indices:
+                continue
+            first = indices[0]
+            trees = []
+            for member, member_brackets, member_tags in zip(members, brackets, tags, strict=True):
+                inside = [
+                    Bracket(b.start - first, b.end - first, b.label)
+                    for b in member_brackets
+                    if sentence_of[b.start] == number and sentence_of[b.end - 1] == number
+                ]
+                trees.append(
+                    MemberTree(
+                        inside,
+                        [member_tags[i] for i in indices],
+                        member.config.weight,
+                        member.config.label_weights,
+                    )
+                )
+            combined = vote_brackets(len(indices), trees)
+            words = [tokens[i] for i in indices]
+            self._write_tree(view, words, combined, out)
+            if write_pos:
+                self._write_pos(view, words, combined, out)
+            if self.config.agreement:
+                out.append(self.agreement_annotation(view, sentence, combined.agreement))
+        view.add_all(out)
+
+    @staticmethod
+    def _tags(member: Member) -> list[tuple[str | None, str | None] | None]:
+        found: list[tuple[str | None, str | None] | None] = []
+        for token in member.view.select(TOKEN):
+            pos = token.get("pos")
+            if pos is None or not (pos.get("PosValue") or pos.get("coarseValue")):
+                found.append(None)
+            else:
+                found.append((pos.get("PosValue"), pos.get("coarseValue")))
+        return found
+
+    def _brackets(
+        self, view: cassis.Cas, member: Member, begins: list[int], ends: list[int]
+    ) -> list[Bracket]:
+        """The member's brackets over token positions, in pre-order."""
+        ts = view.typesystem
+        constituent_type = ts.get_type(CONSTITUENT)
+        root_type = ts.get_type(CONSTITUENT_ROOT)
+        constituents = member.view.select(CONSTITUENT)
+        roots = [c for c in constituents if ts.subsumes(root_type, c.type)]
+        if not roots:
+            contained = {id(child) for c in constituents for child in _children(c)}
+            roots = [c for c in constituents if id(c) not in contained]
+        found: list[Bracket] = []
+        seen: set[int] = set()
+        stack = list(reversed(sorted(roots, key=lambda r: (r.begin, -r.end))))
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                raise CombineInputError(
+                    f"document {self.document(view)}: member view {member.config.view!r}: the "
+                    f"constituent at ({node.begin}, {node.end}) is reached twice; the children "
+                    "arrays must form trees"
+                )
+            seen.add(id(node))
+            if not ts.subsumes(root_type, node.type):
+                start = bisect.bisect_left(begins, node.begin)
+                end = bisect.bisect_right(ends, node.end)
+                if start < end:  # constituents over empty elements only hold no token
+                    label = Label(node.get("constituentType") or "", node.get("syntacticFunction"))
+                    found.append(Bracket(start, end, label))
+            stack.extend(
+                reversed([c for c in _children(node) if ts.subsumes(constituent_type, c.type)])
+            )
+        return found
+
+    @staticmethod
+    def _write_tree(
+        view: cassis.Cas, words: list[Any], combined: CombinedTree, out: list[Any]
+    ) -> None:
+        ts = view.typesystem
+        fs_array = ts.get_type("uima.cas.FSArray")
+        root = ts.get_type(CONSTITUENT_ROOT)(
+            begin=words[0].begin, end=words[-1].end, constituentType="ROOT"
+        )
+        nodes = [
+            ts.get_type(CONSTITUENT)(
+                begin=words[b.start].begin,
+                end=words[b.end - 1].end,
+                constituentType=b.label.category,
+                syntacticFunction=b.label.function,
+            )
+            for b in combined.brackets
+        ]
+        # In pre-order every later bracket over a token lies inside the earlier ones,
+        # so the last one seen is the token's innermost constituent.
+        innermost: list[int | None] = [None] * len(words)
+        for index, bracket in enumerate(combined.brackets):
+            for position in range(bracket.start, bracket.end):
+                innermost[position] = index
+        children: dict[int | None, list[tuple[int, Any]]] = {}
+        for index, bracket in enumerate(combined.brackets):
+            children.setdefault(bracket.parent, []).append((bracket.start, nodes[index]))
+        for position, owner in enumerate(innermost):
+            children.setdefault(owner, []).append((position, words[position]))
+        for owner, items in children.items():
+            parent = root if owner is None else nodes[owner]
+            ordered = [fs for _, fs in sorted(items, key=lambda item: item[0])]
+            parent.children = fs_array(elements=ordered)
+            for child in ordered:
+                child.parent = parent
+        out.append(root)
+        out.extend(nodes)
+
+    @staticmethod
+    def _write_pos(
+        view: cassis.Cas, words: list[Any], combined: CombinedTree, out: list[Any]
+    ) -> None:
+        pos_type = view.typesystem.get_type(POS)
+        for word, tag in zip(words, combined.tags, strict=True):
+            if tag is None:
+                continue
+            word.pos = pos_type(begin=word.begin, end=word.end, PosValue=tag[0], coarseValue=tag[1])
+            out.append(word.pos)

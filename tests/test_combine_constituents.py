@@ -1,0 +1,132 @@
+"""combine.constituents.v1 on small CASes built from bracketed trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cassis
+import pytest
+
+from casflow.components.combine.base import CombineInputError
+from casflow.components.combine.bracket_vote import crossing
+from casflow.components.combine.constituents import (
+    CombineConstituents,
+    CombineConstituentsConfig,
+)
+from casflow.components.evaluators.adapters import constituent_trees
+from casflow.components.formats.penn.alignment import TreeTypes, align_trees, build_tree_layers
+from casflow.components.formats.penn.parse import format_tree
+from casflow.pipeline.component import RunContext
+from casflow.typesystem import (
+    CONSTITUENT,
+    CONSTITUENT_ROOT,
+    SENTENCE,
+    SENTENCE_AGREEMENT,
+    TOKEN,
+    load_typesystem,
+)
+
+TEXT = "Pax6 binds DNA. Cells grow."
+MEMBERS = {
+    "c1": [
+        "( (S (NP-SBJ (NN Pax6)) (VP (VBZ binds) (NP (NN DNA))) (. .)) )",
+        "( (S (NP (NNS Cells)) (VP (VBP grow)) (. .)) )",
+    ],
+    "c2": [
+        "( (S (NP (NN Pax6)) (VP (VBZ binds) (NP (NN DNA))) (. .)) )",
+        "( (S (NP (NNS Cells)) (VP (VBP grow) (. .))) )",
+    ],
+    "c3": [
+        "( (S (NP (NNP Pax6)) (VP (VBZ binds) (NML (NN DNA))) (. .)) )",
+        "( (FRAG (NP (NNS Cells) (NN grow)) (. .)) )",
+    ],
+}
+
+
+def add_member(cas: cassis.Cas, name: str, lines: list[str], tmp_path: Path) -> None:
+    path = tmp_path / f"{name}.tree"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    view = cas.create_view(name)
+    view.sofa_string = cas.sofa_string
+    out: list = []
+    build_tree_layers(
+        align_trees(path, TEXT, "text"),
+        {"sentences", "tokens", "pos", "constituents"},
+        TreeTypes.of(view.typesystem),
+        out,
+    )
+    view.add_all(out)
+
+
+def make_cas(tmp_path: Path, members: dict[str, list[str]] = MEMBERS) -> cassis.Cas:
+    cas = cassis.Cas(typesystem=load_typesystem())
+    cas.sofa_string = TEXT
+    for name, lines in members.items():
+        add_member(cas, name, lines, tmp_path)
+    target = cas.create_view("combined")
+    target.sofa_string = TEXT
+    return cas
+
+
+def combine(cas: cassis.Cas, tmp_path: Path, **config) -> cassis.Cas:
+    config.setdefault("members", list(MEMBERS))
+    target = cas.get_view("combined")
+    CombineConstituents(
+        CombineConstituentsConfig(**config), RunContext(output_dir=tmp_path)
+    ).process(target)
+    return target
+
+
+def test_three_members_are_voted_into_one_tree_per_sentence(tmp_path: Path) -> None:
+    target = combine(make_cas(tmp_path), tmp_path)
+    trees = [format_tree(tree) for _, tree in constituent_trees(target)]
+    assert trees == [
+        # two members say NP without a function tag, one NP-SBJ
+        "( (S (NP (NN Pax6)) (VP (VBZ binds) (NP (NN DNA))) (. .)) )",
+        # (0, 3) by all three (S twice, FRAG once), NP by two; each VP by one only
+        "( (S (NP (NNS Cells)) (VBP grow) (. .)) )",
+    ]
+    assert [(s.begin, s.end) for s in target.select(SENTENCE)] == [(0, 15), (16, 27)]
+    roots = target.select(CONSTITUENT_ROOT)
+    assert [(r.begin, r.end) for r in roots] == [(0, 15), (16, 27)]
+    for token in target.select(TOKEN):
+        assert token.parent is not None
+        assert token in list(token.parent.children.elements)
+    for constituent in target.select(CONSTITUENT):
+        for child in constituent.children.elements:
+            assert child.parent is constituent
+    agreement = target.select(SENTENCE_AGREEMENT)
+    assert [a.layer for a in agreement] == ["constituents", "constituents"]
+    # sentence 1: S, NP, VP, NP/NML over DNA all have a majority
+    assert agreement[0].majorityShare == 1.0
+    assert agreement[0].membersAgreeing == 1  # c2 (c1 says NP-SBJ, c3 NML)
+    # sentence 2: (0,3) (0,1) (1,2) (1,3) (0,2): two of five have a majority
+    assert agreement[1].majorityShare == pytest.approx(2 / 5)
+    assert agreement[1].membersAgreeing == 0
+
+
+def test_weights_can_overrule_the_majority(tmp_path: Path) -> None:
+    target = combine(
+        make_cas(tmp_path),
+        tmp_path,
+        members=["c1", "c2", {"view": "c3", "weight": 3}],
+    )
+    trees = [format_tree(tree) for _, tree in constituent_trees(target)]
+    assert trees[1] == "( (FRAG (NP (NNS Cells) (NN grow)) (. .)) )"
+
+
+def test_kept_brackets_nest_in_the_cas(tmp_path: Path) -> None:
+    target = combine(make_cas(tmp_path), tmp_path)
+    spans = [(c.begin, c.end) for c in target.select(CONSTITUENT)]
+    assert not any(crossing(a, b) for a in spans for b in spans)
+
+
+def test_members_with_other_tokens_are_refused(tmp_path: Path) -> None:
+    members = dict(MEMBERS)
+    members["c3"] = [
+        "( (S (NP (NN Pax6)) (VP (VBZ binds) (NP (NN DNA.)))) )",
+        "( (S (NP (NNS Cells)) (VP (VBP grow)) (. .)) )",
+    ]
+    cas = make_cas(tmp_path, members)
+    with pytest.raises(CombineInputError, match="member view 'c3' has other tokens"):
+        combine(cas, tmp_path)
