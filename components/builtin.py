@@ -65,6 +65,17 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     # spaCy and rule-based segmentation
     "spacy.pipeline.v1": "casflow.components.spacy.pipeline:SpacyPipeline",
     "sentences.rules.v1": "casflow.components.rules.sentences:SentenceRulesSplitter",
+    # sentence splitters and tokenizers that need no model download
+    "sentences.pysbd.v1": "casflow.components.pysbd.sentences:PysbdSentences",
+    "sentences.syntok.v1": "casflow.components.syntok.segmenter:SyntokSentences",
+    "tokens.syntok.v1": "casflow.components.syntok.segmenter:SyntokTokens",
+    "sentences.blingfire.v1": "casflow.components.blingfire.segmenter:BlingfireSentences",
+    "tokens.blingfire.v1": "casflow.components.blingfire.segmenter:BlingfireTokens",
+    "sentences.nltk.punkt.v1": "casflow.components.nltk.punkt:PunktSentences",
+    "tokens.nltk.treebank.v1": "casflow.components.nltk.treebank:TreebankTokens",
+    "sentences.spacy.sentencizer.v1": "casflow.components.spacy.segmenters:SpacySentencizer",
+    "tokens.spacy.english.v1": "casflow.components.spacy.segmenters:SpacyTokens",
+    "tokens.scispacy.v1": "casflow.components.spacy.segmenters:ScispacyTokens",
     # scispaCy
     "scispacy.core.v1": "casflow.components.spacy.scispacy:ScispacyCore",
     "scispacy.ner.v1": "casflow.components.spacy.scispacy:ScispacyNer",
@@ -72,4 +83,5 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     # trainers (casflow train)
     "train.spacy.syntax.v1": "casflow.components.spacy.trainer:SpacySyntaxTrainer",
     "train.crf.mentions.v1": "casflow.components.crfsuite.trainer:CrfMentionTrainer",
+    "train.nltk.punkt.v1": "casflow.components.nltk.punkt:PunktSentenceTrainer",
 }

@@ -180,6 +180,21 @@ def split_sentences(
 ) -> list[Span]:
     """Sentence spans of ``text``; no sentence crosses an offset in ``hard_breaks``."""
     rules = rules or SentenceRules()
+    spans: list[Span] = []
+    for start, end in text_blocks(text, hard_breaks, split_at_blank_lines, split_at_newlines):
+        spans.extend(rules.split_block(text, start, end))
+    return spans
+
+
+def text_blocks(
+    text: str,
+    hard_breaks: Iterable[int] = (),
+    split_at_blank_lines: bool = True,
+    split_at_newlines: bool = False,
+) -> list[Span]:
+    """The pieces of ``text`` between consecutive breaks: ``hard_breaks`` (structure
+    boundaries), blank lines or every line break. Every segmenter splits and
+    tokenizes one block at a time, so nothing it writes crosses a break."""
     breaks = {0, len(text)}
     breaks.update(b for b in hard_breaks if 0 < b < len(text))
     if split_at_newlines:
@@ -187,10 +202,7 @@ def split_sentences(
     elif split_at_blank_lines:
         breaks.update(blank_line_breaks(text))
     ordered = sorted(breaks)
-    spans: list[Span] = []
-    for start, end in zip(ordered, ordered[1:], strict=False):
-        spans.extend(rules.split_block(text, start, end))
-    return spans
+    return list(zip(ordered, ordered[1:], strict=False))
 
 
 def structure_breaks(view: cassis.Cas, type_names: Sequence[str]) -> list[int]:

@@ -1,0 +1,1 @@
+"""pySBD (Python Sentence Boundary Disambiguation), rule-based, no model."""

@@ -1,0 +1,100 @@
+"""spaCy's rule-based segmenters as components, no model needed.
+
+- ``sentences.spacy.sentencizer.v1``: spaCy's ``sentencizer`` (sentence-final
+  punctuation) over a blank pipeline's tokenizer;
+- ``tokens.spacy.english.v1``: the tokenizer of ``spacy.blank(language)``
+  (English rules by default);
+- ``tokens.scispacy.v1``: scispaCy's ``combined_rule_tokenizer``.
+
+Each gets one structure block at a time (:mod:`casflow.components.segmenters`);
+spaCy's whitespace tokens are never tokens, and every token is placed at the
+offset spaCy gives it (``token.idx``, in characters), checked against the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import Field
+
+from casflow.components.segmenters import (
+    Piece,
+    SegmenterConfig,
+    SentenceSplitter,
+    Span,
+    Tokenizer,
+    TokenizerConfig,
+)
+from casflow.pipeline.component import RunContext
+
+
+def _blank(language: str) -> Any:
+    import spacy
+
+    nlp = spacy.blank(language)
+    nlp.max_length = 10**9  # blocks are tokenized whole; the rule tokenizer needs no memory cap
+    return nlp
+
+
+class SentencizerConfig(SegmenterConfig):
+    language: str = Field("en", description="Language of the blank pipeline's tokenizer.")
+    punct_chars: list[str] | None = Field(
+        None, description="Characters that end a sentence (default: spaCy's list)."
+    )
+
+
+class SpacySentencizer(SentenceSplitter):
+    name = "sentences.spacy.sentencizer.v1"
+    description = "spaCy's rule-based sentencizer (punctuation), per structure block; no model."
+    Config = SentencizerConfig
+
+    config: SentencizerConfig
+
+    def __init__(self, config: SentencizerConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        self.nlp = _blank(config.language)
+        settings = {"punct_chars": config.punct_chars} if config.punct_chars else {}
+        self.nlp.add_pipe("sentencizer", config=settings)
+
+    def split(self, text: str) -> Iterable[Span]:
+        return [(s.start_char, s.end_char) for s in self.nlp(text).sents]
+
+
+class SpacyTokensConfig(TokenizerConfig):
+    language: str = Field("en", description="Language whose tokenizer rules spacy.blank loads.")
+
+
+def _pieces(doc: Any) -> list[Piece]:
+    return [(t.text, t.idx) for t in doc if not t.is_space]
+
+
+class SpacyTokens(Tokenizer):
+    name = "tokens.spacy.english.v1"
+    description = "spaCy's rule-based tokenizer of a blank pipeline (English by default)."
+    Config = SpacyTokensConfig
+
+    config: SpacyTokensConfig
+
+    def __init__(self, config: SpacyTokensConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        self.tokenizer = _blank(config.language).tokenizer
+
+    def tokenize(self, text: str) -> Iterable[Piece]:
+        return _pieces(self.tokenizer(text))
+
+
+class ScispacyTokens(Tokenizer):
+    name = "tokens.scispacy.v1"
+    description = "scispaCy's combined_rule_tokenizer (biomedical rules; no model)."
+    Config = TokenizerConfig
+    library = ("scispacy", "scispacy")
+
+    def __init__(self, config: TokenizerConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        from scispacy.custom_tokenizer import combined_rule_tokenizer
+
+        self.tokenizer = combined_rule_tokenizer(_blank("en"))
+
+    def tokenize(self, text: str) -> Iterable[Piece]:
+        return _pieces(self.tokenizer(text))

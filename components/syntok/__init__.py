@@ -1,0 +1,1 @@
+"""syntok (segtok v2): rule-based sentence segmentation and tokenization, no model."""
