@@ -40,6 +40,10 @@ def main() -> None:
     print(f"documents: {args.docs}, tokens: {tokens:,}, model: {args.model}")
     print(f"--jobs 1: {one.seconds:8.1f} s  {args.docs / one.seconds:6.2f} docs/s  {tokens / one.seconds:9,.0f} tokens/s")
     print(f"--jobs 2: {two.seconds:8.1f} s  {args.docs / two.seconds:6.2f} docs/s  {tokens / two.seconds:9,.0f} tokens/s")
+    for label, measured in (("--jobs 1", one), ("--jobs 2", two)):
+        first = measured.report.get("first_document_seconds")
+        if first is not None:
+            print(f"{label}: first document finished {first:.1f} s after the run started")
     print(f"scaling ratio (jobs 2 / jobs 1): {one.seconds / two.seconds:.2f}x (target >= 1.80x)")
 
 

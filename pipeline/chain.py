@@ -454,6 +454,13 @@ def _watch_parent(parent_pid: int) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def prepare_worker(resolved: Mapping[str, Any], context: Mapping[str, Any]) -> list[DocumentResult]:
+    """Build this worker's chain (load the models) before its first document arrives,
+    while the parent is still listing the input. A chain that cannot be built is
+    reported with the first documents, as before."""
+    return process_documents(resolved, context, [])
+
+
 def process_documents(
     resolved: Mapping[str, Any], context: Mapping[str, Any], refs: Sequence[DocumentRef]
 ) -> list[DocumentResult]:

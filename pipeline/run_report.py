@@ -88,6 +88,8 @@ class RunReport:
     jobs: int = 1
     started_at: str | None = None  # ISO 8601, UTC
     finished_at: str | None = None
+    # From the start of the run to the first document processed (start-up cost).
+    first_document_seconds: float | None = None
     # Each time workers were lost and replaced: cause, documents, what was done.
     worker_replacements: list[dict[str, Any]] = field(default_factory=list)
     # SIGTERM/SIGINT: the signal, the exit status, the documents handed out but not finished.
@@ -151,7 +153,12 @@ class RunReport:
             f"{c['timeout']} timed out, {c['skipped']} skipped (done before)"
             + (f", {c['not_processed']} not processed" if c.get("not_processed") else ""),
             f"casflow: {self.seconds:.1f} s, {self.documents_per_second:.2f} documents/s, "
-            f"{self.tokens_per_second:,.0f} tokens/s",
+            f"{self.tokens_per_second:,.0f} tokens/s"
+            + (
+                f", first document after {self.first_document_seconds:.1f} s"
+                if self.first_document_seconds is not None
+                else ""
+            ),
         ]
         if self.stage_seconds:
             # Summed over documents (and so over workers): where the time goes.

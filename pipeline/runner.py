@@ -44,6 +44,7 @@ from casflow.pipeline.chain import (
     WATCHDOG_LOG,
     DocumentResult,
     get_chain,
+    prepare_worker,
     process_documents,
     run_batch,
     watchdog_seconds,
@@ -139,6 +140,43 @@ def _batches(refs: Iterator[DocumentRef], size: int) -> Iterator[list[DocumentRe
             batch = []
     if batch:
         yield batch
+
+
+class _LargestFirst:
+    """Batches formed in listing order, handed out largest first within a look-ahead
+    window, so that the run does not end on one large article while the other
+    workers idle (batches keep their documents, so outputs do not change).
+
+    An object, not a generator: after a pool failure the next pool goes on with
+    what is buffered here.
+    """
+
+    def __init__(self, todo: Iterator[DocumentRef], batch_size: int, window: int) -> None:
+        self.source = _batches(todo, batch_size)
+        self.window = window
+        self.buffer: list[list[DocumentRef]] = []
+        self.exhausted = False
+
+    def __iter__(self) -> _LargestFirst:
+        return self
+
+    def __next__(self) -> list[DocumentRef]:
+        while not self.exhausted and len(self.buffer) < self.window:
+            batch = next(self.source, None)
+            if batch is None:
+                self.exhausted = True
+            else:
+                self.buffer.append(batch)
+        if not self.buffer:
+            raise StopIteration
+        sizes = [sum(ref.size for ref in batch) for batch in self.buffer]
+        return self.buffer.pop(sizes.index(max(sizes)))
+
+
+def _window(run: RunSpec) -> int:
+    # Batches held back to choose from: enough to balance the tail of a short run,
+    # few enough that archive members' bytes stay small in memory.
+    return max(16, 8 * run.jobs)
 
 
 # -- listing the input ------------------------------------------------------------------
@@ -361,10 +399,11 @@ class LokyDispatcher(Dispatcher):
         resolved, context = self.runner.workflow.resolved, self.runner.context_dict
         in_flight: dict[str, DocumentRef] = {}
         listing_errors: list[BaseException] = []
+        ordered = _LargestFirst(todo, run.batch_size, _window(run))
 
         def batches() -> Iterator[list[DocumentRef]]:
             try:
-                for batch in _batches(todo, run.batch_size):
+                for batch in ordered:
                     for ref in batch:
                         in_flight[ref.doc_id] = ref
                     yield batch
@@ -372,6 +411,14 @@ class LokyDispatcher(Dispatcher):
                 listing_errors.append(exc)
                 raise
 
+        def tasks(first: bool) -> Iterator[Any]:
+            if first:  # each worker loads the models while the parent lists the input
+                for _ in range(run.jobs):
+                    yield delayed(prepare_worker)(resolved, context)
+            for batch in batches():
+                yield delayed(process_documents)(resolved, context, batch)
+
+        first = True
         while True:
             parallel = Parallel(
                 return_as="generator_unordered",
@@ -382,9 +429,10 @@ class LokyDispatcher(Dispatcher):
                 backend="loky",
             )
             try:
-                for batch_results in parallel(
-                    delayed(process_documents)(resolved, context, batch) for batch in batches()
-                ):
+                for batch_results in parallel(tasks(first)):
+                    first = False
+                    if not batch_results:  # a worker made ready
+                        continue
                     for res in batch_results:
                         in_flight.pop(res.doc_id, None)
                     yield batch_results
@@ -464,7 +512,7 @@ class DaskDispatcher(Dispatcher):
         client = self.client
         run = self.run_spec
         timeout = self.runner.task_timeout(run.batch_size)
-        batches = _batches(todo, run.batch_size)
+        batches = _LargestFirst(todo, run.batch_size, _window(run))
         in_flight = max(2 * sum(client.nthreads().values()), 2)
         pending = self.pending
         suspects: list[DocumentRef] = []
@@ -590,6 +638,7 @@ class _Outcome:
     stopped_early: bool = False
     storage_error: str | None = None
     evaluated: dict[str, DocumentResult] = field(default_factory=dict)
+    first_result_at: float | None = None  # time.time() of the first document processed
 
 
 class Runner:
@@ -750,6 +799,8 @@ class Runner:
             started_at=started,
         )
         report.worker_replacements = dispatcher.replacements if dispatcher else []
+        if outcome.first_result_at is not None:
+            report.first_document_seconds = round(outcome.first_result_at - started, 3)
         report.stopped_by = outcome.storage_error
         if outcome.interrupted is not None:
             report.interrupted = {
@@ -789,6 +840,8 @@ class Runner:
         try:
             for batch_results in results:
                 drain()
+                if outcome.first_result_at is None and batch_results:
+                    outcome.first_result_at = time.time()
                 entries = []
                 for res in batch_results:
                     listing.pending.pop(res.doc_id, None)
