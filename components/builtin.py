@@ -23,6 +23,7 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "text.reader.v1": _F + "text.reader:TextReader",
     "xmi.reader.v1": _F + "xmi.reader:XmiReader",
     "nxml.reader.v1": _F + "jats.reader:NxmlReader",
+    "pmc.reader.v1": "casflow.components.pmc.reader:PmcReader",
     # gold corpora
     "craft.reader.v1": _C + "craft:CraftReader",
     "bc2gm.reader.v1": _C + "bc2gm:Bc2gmReader",

@@ -155,6 +155,26 @@ class InputItem:
     error: str | None = None  # set for an input that cannot be read at all
 
 
+def expand_braces(pattern: str) -> list[str]:
+    """``**/*.{nxml,xml}`` -> ``["**/*.nxml", "**/*.xml"]`` (glob and fnmatch have no
+    alternatives; the first ``{...}`` group is expanded, then the rest)."""
+    start = pattern.find("{")
+    end = pattern.find("}", start + 1)
+    if start < 0 or end < 0:
+        return [pattern]
+    head, tail = pattern[:start], pattern[end + 1 :]
+    return [
+        expanded
+        for choice in pattern[start + 1 : end].split(",")
+        for expanded in expand_braces(head + choice + tail)
+    ]
+
+
+def name_matches(name: str, name_glob: str) -> bool:
+    """Whether a file name matches a name glob that may hold ``{a,b}`` alternatives."""
+    return any(fnmatch.fnmatchcase(name, one) for one in expand_braces(name_glob))
+
+
 def _walk_sorted(root: Path, pattern: str) -> Iterator[tuple[Path, Path]]:
     """Files under ``root`` matching ``pattern``, in sorted-path order, listed lazily.
 
@@ -164,9 +184,11 @@ def _walk_sorted(root: Path, pattern: str) -> Iterator[tuple[Path, Path]]:
     """
     name_glob = pattern[3:] if pattern.startswith("**/") else None
     if name_glob is None or "/" in name_glob or "**" in name_glob:
-        for found in sorted((str(p) for p in root.glob(pattern) if p.is_file()), key=_path_order):
+        matches = {str(p) for one in expand_braces(pattern) for p in root.glob(one) if p.is_file()}
+        for found in sorted(matches, key=_path_order):
             yield Path(found), root
         return
+    name_globs = expand_braces(name_glob)
 
     def walk(folder: Path) -> Iterator[tuple[Path, Path]]:
         # A folder's listing is held while its documents are processed, so it keeps
@@ -188,7 +210,7 @@ def _walk_sorted(root: Path, pattern: str) -> Iterator[tuple[Path, Path]]:
                 kind = _link_kind(path)
             if kind == _DIR:
                 yield from walk(path)
-            elif kind == _FILE and fnmatch.fnmatchcase(name, name_glob):
+            elif kind == _FILE and any(fnmatch.fnmatchcase(name, g) for g in name_globs):
                 yield path, root
 
     yield from walk(root)
@@ -256,7 +278,7 @@ def _iter_archive(archive: Path, member_glob: str) -> Iterator[InputItem]:
     try:
         with tarfile.open(archive, mode="r|*") as tar:
             for member in tar:
-                if not member.isfile() or not fnmatch.fnmatch(Path(member.name).name, member_glob):
+                if not member.isfile() or not name_matches(Path(member.name).name, member_glob):
                     continue
                 handle = tar.extractfile(member)
                 if handle is None:

@@ -156,3 +156,26 @@ def test_folder_walk_does_not_intern_the_names_it_holds(tmp_path: Path) -> None:
     # The last name yielded is still in the walk's current Path.
     assert [n for n in names[: count - 2] if interned_elsewhere(n)] == []
     walk.close()
+
+
+def test_patterns_take_alternatives_in_folders_and_archives(tmp_path: Path) -> None:
+    from casflow.components.inputs import expand_braces
+
+    assert expand_braces("**/*.{nxml,xml}") == ["**/*.nxml", "**/*.xml"]
+    assert expand_braces("{a,b}/*.{x,y}") == ["a/*.x", "a/*.y", "b/*.x", "b/*.y"]
+    assert expand_braces("*.nxml") == ["*.nxml"]
+    (tmp_path / "sub").mkdir()
+    for name in ("PMC1.xml", "sub/PMC2.nxml", "PMC3.json"):
+        (tmp_path / name).write_text("<article/>")
+    _tar(tmp_path / "pack.tar.gz", {"x/PMC4.xml": b"<a/>", "x/PMC5.txt": b"no"})
+    found = [item.uri for item in iter_input_items(str(tmp_path), "**/*.{nxml,xml}")]
+    assert found == [
+        str(tmp_path / "PMC1.xml"),
+        str(tmp_path / "sub" / "PMC2.nxml"),
+        f"{tmp_path / 'pack.tar.gz'}!x/PMC4.xml",
+    ]
+    # A pattern with a folder part goes through glob, one alternative at a time.
+    found = [
+        item.uri for item in iter_input_items(str(tmp_path), "sub/*.{nxml,xml}", archives=False)
+    ]
+    assert found == [str(tmp_path / "sub" / "PMC2.nxml")]

@@ -33,6 +33,8 @@ CONSTITUENT_ROOT = _DKPRO + "syntax.type.constituent.ROOT"
 PENN_TREE = _DKPRO + "syntax.type.PennTree"
 NAMED_ENTITY = _DKPRO + "ner.type.NamedEntity"
 
+ARTICLE_VERSION = "casflow.metadata.ArticleVersion"
+
 TITLE = "casflow.structure.Title"
 ABSTRACT = "casflow.structure.Abstract"
 SECTION = "casflow.structure.Section"

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 import cassis
 from pydantic import Field
 
 from casflow.cas.metadata import set_document_metadata
 from casflow.cas.sofa import set_sofa_text
-from casflow.components.formats.jats.parse import DocumentFormatError, read_jats
+from casflow.components.formats.jats.parse import DocumentFormatError, JatsDocument, read_jats
 from casflow.components.inputs import (
     document_id,
     input_problems,
@@ -75,7 +75,10 @@ class NxmlDocumentError(DocumentFormatError):
 
 class NxmlReaderConfig(ComponentConfig):
     input: str | None = Field(None, description="An .nxml/.xml file, folder, glob or @list file.")
-    pattern: str = Field("**/*.nxml", description="Files to take from a folder (recursive glob).")
+    pattern: str = Field(
+        "**/*.{nxml,xml}",
+        description="Files to take from a folder or archive (recursive glob; {a,b} for either).",
+    )
     id_style: Literal["pmcid", "stem", "relative_path"] = Field(
         "pmcid",
         description="Document id: the article's PMCID (file stem when it has none), the stem, or the relative path.",
@@ -106,19 +109,12 @@ class NxmlReader(Reader):
 
     @classmethod
     def requirements(cls, config: NxmlReaderConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
-        produces = list(cls.produces)
-        if config.citations:
-            produces.append(CITATION)
-        if config.references:
-            produces.append(REFERENCE)
-        if config.typography:
-            produces.append(TYPOGRAPHY)
-        return (), tuple(produces)
+        return (), jats_produces(config)
 
     def __init__(self, config: NxmlReaderConfig, context: RunContext) -> None:
         super().__init__(config, context)
         self.input = resolve_input(config.input or "", context.workflow_dir)
-        self._types = {}
+        self.jats = JatsLoader(config)
 
     @classmethod
     def check_config(cls, config: NxmlReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
@@ -148,35 +144,73 @@ class NxmlReader(Reader):
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
         source = ref.data if ref.data is not None else read_document_bytes(ref.uri)
+        self.jats.load(cas, source, ref.doc_id, ref.uri)
+
+
+class JatsOptions(Protocol):
+    """What a JATS reader's config says about the text and annotations it makes."""
+
+    back_matter: bool
+    references: bool
+    citations: bool
+    typography: bool
+    language: str
+    huge_tree: bool
+
+
+def jats_produces(options: JatsOptions) -> tuple[str, ...]:
+    """The types a JATS article read with ``options`` is annotated with."""
+    produces = [TITLE, ABSTRACT, SECTION, HEADING, PARAGRAPH, CAPTION]
+    if options.citations:
+        produces.append(CITATION)
+    if options.references:
+        produces.append(REFERENCE)
+    if options.typography:
+        produces.append(TYPOGRAPHY)
+    return tuple(produces)
+
+
+class JatsLoader:
+    """Fills a CAS from the bytes of a JATS article: text, DocumentMetaData, structure.
+
+    Shared by the readers of JATS files (``nxml.reader.v1``) and of PMC's Cloud
+    Service layout (``pmc.reader.v1``).
+    """
+
+    def __init__(self, options: JatsOptions) -> None:
+        self.options = options
+        self._types: dict[str, Any] = {}
+        wanted = {"title", "abstract", "section", "heading", "paragraph", "caption"}
+        if options.citations:
+            wanted.add("citation")
+        if options.references:
+            wanted.add("reference")
+        if options.typography:
+            wanted.add("typography")
+        self._wanted = frozenset(wanted)
+
+    def load(self, cas: cassis.Cas, source: bytes, doc_id: str, uri: str) -> JatsDocument:
         try:
             doc = read_jats(
                 source,
-                name=ref.uri,
-                include_back_matter=self.config.back_matter,
-                include_references=self.config.references,
-                huge_tree=self.config.huge_tree,
+                name=uri,
+                include_back_matter=self.options.back_matter,
+                include_references=self.options.references,
+                huge_tree=self.options.huge_tree,
             )
         except DocumentFormatError as exc:
             raise NxmlDocumentError(str(exc), exc.hint) from exc
         set_sofa_text(cas, doc.text)
         cas.sofa_mime = "text/plain"
-        set_document_metadata(
-            cas, ref.doc_id, ref.uri, title=doc.title, language=self.config.language
-        )
-        wanted = {"title", "abstract", "section", "heading", "paragraph", "caption"}
-        if self.config.citations:
-            wanted.add("citation")
-        if self.config.references:
-            wanted.add("reference")
-        if self.config.typography:
-            wanted.add("typography")
+        set_document_metadata(cas, doc_id, uri, title=doc.title, language=self.options.language)
         ts = cas.typesystem
         annotations = []
         for span in doc.spans:
-            if span.type not in wanted:
+            if span.type not in self._wanted:
                 continue
             type_ = self._types.get(span.type)
             if type_ is None:
                 type_ = self._types[span.type] = ts.get_type(SPAN_TYPE_TO_CAS[span.type])
             annotations.append(type_(begin=span.begin, end=span.end, **span.features))
         cas.add_all(annotations)
+        return doc

@@ -1,0 +1,273 @@
+"""pmc.reader.v1 over a hand-made mirror of PMC's Cloud Service layout
+(tests/helpers/pmc_mirror.py), through fsspec's local and in-memory file systems."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cassis
+import fsspec
+import pytest
+from pydantic import ValidationError
+
+from casflow.components.pmc.cloud import PmcLayoutError, normalize_license, parse_article
+from casflow.components.pmc.reader import PmcReader, PmcReaderConfig
+from casflow.pipeline.cli import main
+from casflow.pipeline.component import RunContext
+from casflow.typesystem import ARTICLE_VERSION, DOCUMENT_METADATA, PARAGRAPH, TITLE, load_typesystem
+from tests.helpers.pmc_mirror import OLD_REPORT, build_mirror, jats
+
+INVENTORY = "inventory-reports/pmc-oa-opendata/metadata"
+
+
+@pytest.fixture(params=["local", "memory"])
+def mirror(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The mirror's root URL: a local folder, or a folder of fsspec's memory file system."""
+    if request.param == "local":
+        root = tmp_path / "mirror"
+        build_mirror(fsspec.filesystem("file"), str(root))
+        yield str(root)
+        return
+    fs = fsspec.filesystem("memory")
+    root = f"/pmc-{uuid.uuid4().hex}"
+    build_mirror(fs, root)
+    yield f"memory://{root}"
+    fs.rm(root, recursive=True)
+
+
+def reader(root: str, tmp_path: Path, **config: Any) -> PmcReader:
+    return PmcReader(PmcReaderConfig(input=root, **config), RunContext(output_dir=tmp_path))
+
+
+def ids(root: str, tmp_path: Path, **config: Any) -> list[str]:
+    refs = list(reader(root, tmp_path, **config).iter_documents())
+    assert all(ref.error is None for ref in refs), [ref.error for ref in refs]
+    return [ref.doc_id for ref in refs]
+
+
+def load(pmc: PmcReader, doc_id: str) -> cassis.Cas:
+    ref = next(r for r in pmc.iter_documents() if r.doc_id == doc_id)
+    cas = cassis.Cas(typesystem=load_typesystem())
+    pmc.load(ref, cas)
+    return cas
+
+
+def test_defaults_take_the_latest_version_of_each_article_and_leave_out_retractions(
+    mirror: str, tmp_path: Path
+) -> None:
+    assert ids(mirror, tmp_path) == ["PMC1001.2", "PMC1003.1", "PMC1004.1"]
+
+
+def test_the_version_and_licence_are_written_to_the_cas(mirror: str, tmp_path: Path) -> None:
+    cas = load(reader(mirror, tmp_path), "PMC1001.2")
+    (version,) = cas.select(ARTICLE_VERSION)
+    assert (version.accession, version.version, version.license) == ("PMC1001", 2, "CC BY")
+    assert (version.pmid, version.doi, version.retracted) == ("91001", "10.1234/pmc1001.2", False)
+    assert version.begin == 0 and version.end == len(cas.sofa_string)
+    assert version.source.endswith("PMC1001.2/PMC1001.2.json")
+    (meta,) = cas.select(DOCUMENT_METADATA)
+    assert (meta.documentId, meta.documentTitle) == ("PMC1001.2", "BRCA1 in mice, corrected")
+    assert [t.get_covered_text() for t in cas.select(TITLE)] == ["BRCA1 in mice, corrected"]
+    assert "The gene was studied in PMC1001.2." in [
+        p.get_covered_text() for p in cas.select(PARAGRAPH)
+    ]
+    # Metadata only under metadata/ (as PMC also publishes it) is found too.
+    manuscript = load(reader(mirror, tmp_path), "PMC1004.1").select(ARTICLE_VERSION)[0]
+    assert (manuscript.license, manuscript.manuscript) == ("CC0", True)
+    assert manuscript.source.endswith("metadata/PMC1004.1.json")
+
+
+@pytest.mark.parametrize(
+    ("licenses", "expected"),
+    [
+        (["CC BY"], ["PMC1001.2"]),
+        (["cc-by-nc"], ["PMC1003.1"]),
+        (["CC BY", "CC0"], ["PMC1001.2", "PMC1004.1"]),
+        (["CC BY-SA"], []),
+    ],
+)
+def test_a_licence_filter(
+    mirror: str, tmp_path: Path, licenses: list[str], expected: list[str]
+) -> None:
+    assert ids(mirror, tmp_path, licenses=licenses) == expected
+
+
+def test_retractions_can_be_taken_too_or_alone(mirror: str, tmp_path: Path) -> None:
+    assert ids(mirror, tmp_path, retracted="include") == [
+        "PMC1001.2",
+        "PMC1002.1",
+        "PMC1003.1",
+        "PMC1004.1",
+    ]
+    assert ids(mirror, tmp_path, retracted="only") == ["PMC1002.1"]
+    cas = load(reader(mirror, tmp_path, retracted="only"), "PMC1002.1")
+    assert cas.select(ARTICLE_VERSION)[0].retracted is True
+
+
+def test_named_articles_and_versions(mirror: str, tmp_path: Path) -> None:
+    assert ids(mirror, tmp_path, articles=["PMC1001.1", "PMC1003"]) == ["PMC1001.1", "PMC1003.1"]
+    assert ids(mirror, tmp_path, articles=["PMC1001"], versions="all") == [
+        "PMC1001.1",
+        "PMC1001.2",
+    ]
+    assert ids(mirror, tmp_path, articles=["PMC1001"], id_style="pmcid") == ["PMC1001"]
+    listed = tmp_path / "articles.txt"
+    listed.write_text("# wanted\nPMC1004\n1001.1  # a number is a PMCID too\n", encoding="utf-8")
+    assert ids(mirror, tmp_path, articles_file=str(listed)) == ["PMC1001.1", "PMC1004.1"]
+    with pytest.raises(PmcLayoutError, match=r"PMC1001\.7: no such version"):
+        ids(mirror, tmp_path, articles=["PMC1001.7"])
+    with pytest.raises(PmcLayoutError, match="PMC9999: not in"):
+        ids(mirror, tmp_path, articles=["PMC9999"])
+
+
+def test_the_inventory_lists_the_articles_and_selects_what_is_new(
+    mirror: str, tmp_path: Path
+) -> None:
+    assert ids(mirror, tmp_path, inventory="latest") == ["PMC1001.2", "PMC1003.1", "PMC1004.1"]
+    old = f"{mirror}/{INVENTORY}/{OLD_REPORT}/manifest.json"
+    # The old report predates PMC1001.2: its latest PMC1001 was version 1.
+    assert ids(mirror, tmp_path, inventory=old) == ["PMC1001.1", "PMC1003.1", "PMC1004.1"]
+    # New since the old report: PMC1001.2 (added) and PMC1003.1 (changed: another ETag).
+    assert ids(mirror, tmp_path, inventory="latest", previous_inventory=old) == [
+        "PMC1001.2",
+        "PMC1003.1",
+    ]
+    assert ids(mirror, tmp_path, inventory="latest", since="2026-11-15T12:00:00Z") == ["PMC1003.1"]
+    # The inventory's report folder (its newest report) and its CSV work as well.
+    folder = f"{mirror}/{INVENTORY}"
+    assert ids(mirror, tmp_path, inventory=folder) == ids(mirror, tmp_path)
+    csv_file = f"{mirror}/{INVENTORY}/data/{OLD_REPORT}.csv.gz"
+    assert ids(mirror, tmp_path, inventory=csv_file, retracted="only") == ["PMC1002.1"]
+
+
+def test_plain_text_instead_of_xml(mirror: str, tmp_path: Path) -> None:
+    cas = load(reader(mirror, tmp_path, text="txt"), "PMC1003.1")
+    assert cas.sofa_string == "Shh in the limb bud\n\nThe gene was studied in PMC1003.1.\n"
+    assert cas.select(DOCUMENT_METADATA)[0].documentTitle == "Shh in the limb bud"
+    assert cas.select(ARTICLE_VERSION)[0].license == "CC BY-NC"
+    assert not cas.select(TITLE)
+
+
+def test_an_article_without_metadata_is_a_failed_document(tmp_path: Path) -> None:
+    fs = fsspec.filesystem("file")
+    root = tmp_path / "mirror"
+    build_mirror(fs, str(root))
+    (root / "PMC1003.1" / "PMC1003.1.json").unlink()
+    (root / "metadata" / "PMC1003.1.json").unlink()
+    (root / "PMC1001.2" / "PMC1001.2.json").write_text("{not json", encoding="utf-8")
+    refs = {r.doc_id: r for r in reader(str(root), tmp_path).iter_documents()}
+    assert "no metadata for PMC1003.1" in (refs["PMC1003.1"].error or "")
+    assert "the metadata is not JSON" in (refs["PMC1001.2"].error or "")
+    assert refs["PMC1004.1"].error is None
+
+
+def test_configs_that_cannot_work_are_refused() -> None:
+    with pytest.raises(ValidationError, match="need the inventory"):
+        PmcReaderConfig(input="x", since="2026-01-01")
+    with pytest.raises(ValidationError, match="pmcid_version with versions: all"):
+        PmcReaderConfig(input="x", id_style="pmcid", versions="all")
+    with pytest.raises(ValidationError, match="not an ISO date"):
+        PmcReaderConfig(input="x", inventory="latest", since="last week")
+    with pytest.raises(ValidationError, match="not a PMCID"):
+        PmcReaderConfig(input="x", articles=["doc7"])
+    with pytest.raises(ValidationError, match="Extra inputs"):
+        PmcReaderConfig(input="x", licence=["CC BY"])  # type: ignore[call-arg]
+
+
+def test_article_names_and_licence_codes() -> None:
+    assert parse_article("PMC123") == ("PMC123", None)
+    assert parse_article(" pmc123.4 ") == ("PMC123", 4)
+    assert parse_article("123") == ("PMC123", None)
+    assert normalize_license("cc_by-nc  sa") == "CC BY-NC-SA"
+    assert normalize_license("CC0") == "CC0"
+    assert normalize_license("tdm") == "TDM"
+
+
+def _workflow(tmp_path: Path, root: str, out: Path, **config: Any) -> Path:
+    wf = tmp_path / f"pmc-{len(list(tmp_path.glob('pmc-*.yaml')))}.yaml"
+    reader_config = json.dumps({"input": root, **config})
+    wf.write_text(
+        textwrap.dedent(
+            f"""\
+            reader:
+              component: pmc.reader.v1
+              config: {reader_config}
+            writers:
+              - component: xmi.writer.v1
+            run: {{jobs: 1, output: "{out}", progress: false}}
+            """
+        ),
+        encoding="utf-8",
+    )
+    return wf
+
+
+def test_a_run_and_a_resumed_run_read_only_the_new_version(tmp_path: Path) -> None:
+    root = tmp_path / "mirror"
+    fs = fsspec.filesystem("file")
+    build_mirror(fs, str(root))
+    out = tmp_path / "out"
+    wf = _workflow(tmp_path, str(root), out)
+    assert main(["validate", str(wf)]) == 0
+    assert main(["run", str(wf), "--quiet"]) == 0
+    written = sorted(p.name for p in (out / "xmi").glob("PMC*.xmi"))
+    assert written == ["PMC1001.2.xmi", "PMC1003.1.xmi", "PMC1004.1.xmi"]
+    cas = cassis.load_cas_from_xmi(
+        (out / "xmi" / "PMC1001.2.xmi").read_bytes().decode(), typesystem=load_typesystem()
+    )
+    assert cas.select(ARTICLE_VERSION)[0].version == 2
+
+    # PMC publishes a third version of PMC1001: the next run reads only that one.
+    name = "PMC1001.3"
+    meta = json.loads((root / "PMC1001.2" / "PMC1001.2.json").read_text("utf-8"))
+    meta["version"] = 3
+    fs.makedirs(str(root / name), exist_ok=True)
+    (root / name / f"{name}.xml").write_text(jats("PMC1001", "Third", "Again.", "91001"))
+    (root / name / f"{name}.json").write_text(json.dumps(meta))
+    assert main(["run", str(wf), "--quiet"]) == 0
+    report = json.loads((out / "run-report.json").read_text("utf-8"))
+    assert report["counts"]["ok"] == 1 and report["counts"]["skipped"] == 2
+    assert (out / "xmi" / "PMC1001.3.xmi").exists()
+
+
+def test_a_run_reads_an_in_memory_mirror(tmp_path: Path) -> None:
+    fs = fsspec.filesystem("memory")
+    root = f"/pmc-{uuid.uuid4().hex}"
+    build_mirror(fs, root)
+    try:
+        out = tmp_path / "out"
+        wf = _workflow(tmp_path, f"memory://{root}", out, licenses=["CC BY"], text="txt")
+        assert main(["run", str(wf), "--quiet"]) == 0
+        assert sorted(p.name for p in (out / "xmi").glob("PMC*.xmi")) == ["PMC1001.2.xmi"]
+    finally:
+        fs.rm(root, recursive=True)
+
+
+def test_the_nxml_reader_takes_pmc_xml_files_by_default(tmp_path: Path) -> None:
+    folder = tmp_path / "articles"
+    folder.mkdir()
+    (folder / "PMC1001.xml").write_text(jats("PMC1001", "A title", "A body.", "91001"))
+    (folder / "PMC1002.nxml").write_text(jats("PMC1002", "Another", "More.", "91002"))
+    (folder / "notes.txt").write_text("not an article")
+    out = tmp_path / "out"
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(
+        textwrap.dedent(
+            f"""\
+            reader: {{component: nxml.reader.v1, config: {{input: "{folder}"}}}}
+            writers: [{{component: xmi.writer.v1}}]
+            run: {{jobs: 1, output: "{out}", progress: false}}
+            """
+        ),
+        encoding="utf-8",
+    )
+    assert main(["run", str(wf), "--quiet"]) == 0
+    assert sorted(p.name for p in (out / "xmi").glob("PMC*.xmi")) == [
+        "PMC1001.xmi",
+        "PMC1002.xmi",
+    ]
