@@ -33,6 +33,7 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "conllu.import.v1": _F + "conllu.importer:ConlluImport",
     "penn.import.v1": _F + "penn.importer:PennImport",
     "bc2.import.v1": _F + "bc2.importer:Bc2Import",
+    "genetag.import.v1": _F + "genetag.importer:GenetagImport",
     "brat.import.v1": _F + "brat.importer:BratImport",
     "bio.import.v1": _F + "bio.importer:BioImport",
     # views
@@ -54,6 +55,7 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "brat.writer.v1": _F + "brat.writer:BratWriter",
     "bio.writer.v1": _F + "bio.writer:BioWriter",
     "bc2.writer.v1": _F + "bc2.writer:Bc2Writer",
+    "genetag.writer.v1": _F + "genetag.writer:GenetagWriter",
     # evaluators
     "eval.sentences.v1": _E + "segmentation:SentenceEvaluator",
     "eval.tokens.v1": _E + "segmentation:TokenEvaluator",

@@ -254,3 +254,31 @@ def test_alt_eval_counts_equal_alt_eval_perl_on_bc2gm_devel(
             k: v for k, v in reference["bc2gm"]["gold_vs_system"].items() if k != "exit_status"
         }
     assert_alt_eval_equal(scores, expected)
+
+
+@pytest.mark.corpus
+def test_genetag_output_through_its_importer_equals_alt_eval_perl(
+    scorer_references: Path, reference: dict[str, Any], corpora_dir: Path, tmp_path: Path
+) -> None:
+    """genetag.reader.v1 gold, Test.format by genetag.import.v1, eval.mentions.v1 alt_eval."""
+    evaluation = run_evaluation(
+        tmp_path,
+        f"""\
+        reader:
+          component: genetag.reader.v1
+          view: gold
+          config: {{corpus: {json.dumps(str(corpora_dir / "genetag"))}, split: devtest}}
+        components:
+          - component: genetag.import.v1
+            view: system
+            config:
+              path: {json.dumps(str(scorer_references / "sys" / "genetag" / "Test.format"))}
+        evaluators:
+          - component: eval.mentions.v1
+            config: {{type: GeneMention, criteria: [strict], alt_eval: true}}
+        """,
+    )
+    expected = reference["genetag"]["gold_vs_system"]
+    printed = alt_eval_printed(scorer_references / "ref" / "genetag.gold_vs_system.txt")
+    assert {k: expected[k] for k in printed} == printed
+    assert_alt_eval_equal(system_scores(evaluation, "eval.mentions.v1"), expected)

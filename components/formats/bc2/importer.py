@@ -5,9 +5,12 @@ offsets optional) to a view of documents whose id is the sentence id, e.g.
 after ``bc2gm.reader.v1`` in view ``gold``. Lines of sentences that are not
 documents of the run are ignored.
 
-Offsets whose text differs from the line's text are kept with a warning by
-default (the official scorer compares offsets only; the BC2GM training data has
-four such lines); ``on_mismatch: raise`` makes them errors.
+A line whose text differs from the text at its offsets fails the document by
+default: the file is then of another format (e.g. GENETAG's token indices,
+which ``genetag.import.v1`` reads) or of other sentences, and scoring it would
+give a silent near-zero. ``on_mismatch: warn`` keeps such offsets with a
+warning instead (the official scorer compares offsets only; the BC2GM training
+GENE.eval has four such lines). Lines without text cannot be checked.
 """
 
 from __future__ import annotations
@@ -31,8 +34,13 @@ from casflow.components.inputs import resolve_input
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import ALTERNATIVE, GENE_MENTION
 
-OnMismatch = Literal["warn", "raise"]
+OnMismatch = Literal["raise", "warn"]
 GENE_VALUE = "GENE"
+MISMATCH_HINT = (
+    "; the file does not fit these sentences: check that it is in BioCreative II format "
+    "(offsets count non-space characters; GENETAG's token indices need genetag.import.v1) "
+    "and belongs to this corpus, or set on_mismatch: warn to keep the offsets"
+)
 
 
 def _resolve(path: str, context: RunContext) -> Path:
@@ -50,7 +58,10 @@ class Bc2ImportConfig(ComponentConfig):
     type: str = Field(GENE_MENTION, description="Mention type, full or short name.")
     value: str = Field(GENE_VALUE, description="Mention value (class label).")
     on_mismatch: OnMismatch = Field(
-        "warn", description="A line whose text differs from its offsets: warn and keep, or fail."
+        "raise",
+        description="A line whose text differs from the text at its offsets: fail the "
+        "document (the file is of another format or other sentences), or warn and keep "
+        "the offsets.",
     )
 
     @field_validator("type")
@@ -120,7 +131,7 @@ class Bc2Import(Processor):
                 [sentence], self._alternatives.get(doc_id, []), on_mismatch=self.config.on_mismatch
             )
         except FormatError as exc:
-            raise ImportFormatError(f"document {doc_id}: {exc}") from exc
+            raise ImportFormatError(f"document {doc_id}: {exc}{MISMATCH_HINT}") from exc
         unattached = bc2.link_alternatives(mentions, alternatives)
         specs, free = linked_specs(mentions, unattached, self.config.value)
         add_mentions(view, self.config.type, specs, unattached_alternatives=free)

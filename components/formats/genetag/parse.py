@@ -15,6 +15,7 @@ each token gets its character span in that text.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -59,6 +60,7 @@ __all__ = [
     "parse_sentences",
     "read_mentions",
     "read_sentences",
+    "sentence_from_text",
     "write_mentions",
     "write_sentences",
 ]
@@ -150,6 +152,23 @@ def parse_sentences(text: str, source: str = STRING_SOURCE) -> list[GenetagSente
     return sentences
 
 
+def sentence_from_text(sentence_id: str, text: str) -> GenetagSentence:
+    """The sentence whose rebuilt text is ``text``: its tokens are the pieces between
+    single spaces (the inverse of :attr:`GenetagSentence.text`; tags unknown)."""
+    tokens = []
+    offset = 0
+    for piece in text.split(" ") if text else ():
+        if not piece:
+            raise ValueError(
+                f"sentence {sentence_id}: the text is not GENETAG tokens joined by single "
+                f"spaces (an empty token at character {offset}), so token indices cannot "
+                "be mapped onto it; read the sentences with genetag.reader.v1"
+            )
+        tokens.append(GenetagToken(piece, "", offset, offset + len(piece)))
+        offset += len(piece) + 1
+    return GenetagSentence(sentence_id, tuple(tokens))
+
+
 def read_sentences(path: str | os.PathLike[str]) -> list[GenetagSentence]:
     return parse_sentences(*read_text_file(path))
 
@@ -237,9 +256,14 @@ def write_mentions(
 
 
 def locate_mention(
-    sentence: GenetagSentence, mention: GenetagMention, *, on_mismatch: OnMismatch = "raise"
+    sentence: GenetagSentence,
+    mention: GenetagMention,
+    *,
+    on_mismatch: OnMismatch = "raise",
+    ignore_case: bool = False,
 ) -> LocatedMention[GenetagMention]:
-    """Character span of a mention in the rebuilt sentence text, checking its text."""
+    """Character span of a mention in the rebuilt sentence text, checking its text
+    (``ignore_case``: as GENETAG's scorer, which lowercases the texts it prints)."""
     if not 0 <= mention.first <= mention.last < len(sentence.tokens):
         raise FormatError(
             f"sentence {mention.sentence_id}: tokens {mention.first}..{mention.last} outside "
@@ -251,7 +275,7 @@ def locate_mention(
     end = sentence.tokens[mention.last].end
     found = sentence.text[begin:end]
     mismatch = None
-    if found != mention.text:
+    if found != mention.text and not (ignore_case and found.lower() == mention.text.lower()):
         mismatch = (
             f"sentence {mention.sentence_id}: mention text {mention.text!r} differs from "
             f"tokens {mention.first}..{mention.last} {found!r}"
@@ -266,13 +290,14 @@ def locate_mentions(
     mentions: Iterable[GenetagMention],
     *,
     on_mismatch: OnMismatch = "raise",
+    ignore_case: bool = False,
 ) -> list[LocatedMention[GenetagMention]]:
     """Locate many mentions; with ``on_mismatch="warn"`` a text mismatch keeps the
     indices and an unknown sentence id skips the line, each with a warning."""
     return locate_all(
         sentences,
         mentions,
-        locate_mention,
+        functools.partial(locate_mention, ignore_case=ignore_case),
         on_mismatch=on_mismatch,
         sentence_file="corpus file",
     )
