@@ -65,6 +65,7 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "eval.constituents.v1": _E + "constituents:ConstituentEvaluator",
     "eval.leaf_ancestor.v1": _E + "constituents:LeafAncestorEvaluator",
     "eval.productions.v1": _E + "constituents:ProductionEvaluator",
+    "eval.agreement.v1": _E + "agreement:AgreementEvaluator",
     # spaCy and rule-based segmentation
     "spacy.pipeline.v1": "casflow.components.spacy.pipeline:SpacyPipeline",
     "sentences.rules.v1": "casflow.components.rules.sentences:SentenceRulesSplitter",

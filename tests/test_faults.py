@@ -344,9 +344,7 @@ def test_each_worker_replacement_is_in_the_report_and_the_summary(fault_run: Fau
     replacements = fault_run.report["worker_replacements"]
     # The segfault, SIGKILL, os._exit and native-hang documents each take a worker
     # down twice: in their batch (the pool breaks, the batch is retried) and alone.
-    alone = {
-        doc for r in replacements if "alone" in r["what_happened"] for doc in r["documents"]
-    }
+    alone = {doc for r in replacements if "alone" in r["what_happened"] for doc in r["documents"]}
     assert alone >= {"PMC7100001", "PMC7100002", "PMC7100003", "PMC7100004"}
     retried = [r for r in replacements if r["what_happened"].startswith("each of")]
     assert retried and all(r["documents"] for r in retried)

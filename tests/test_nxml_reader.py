@@ -68,10 +68,14 @@ def test_nxml_reader_structure_and_ids(tmp_path: Path) -> None:
     (tmp_path / "in" / "broken.nxml").write_text(broken[: len(broken) // 2], encoding="utf-8")
     wf = _write_workflow(tmp_path, tmp_path / "in", tmp_path / "out", jobs=1)
     assert main(["run", str(wf), "--quiet"]) == 1  # the truncated file fails, the other is written
-    cas = cassis.load_cas_from_xmi((tmp_path / "out" / "xmi" / "PMC2222.xmi").read_text("utf-8"), typesystem=load_typesystem())
+    cas = cassis.load_cas_from_xmi(
+        (tmp_path / "out" / "xmi" / "PMC2222.xmi").read_text("utf-8"), typesystem=load_typesystem()
+    )
     assert [t.get_covered_text() for t in cas.select(TITLE)] == ["BRCA1 in Mus musculus"]
     assert [h.get_covered_text() for h in cas.select(HEADING)] == ["Results"]
-    assert "The gene was expressed (Fig. 1)." in [p.get_covered_text() for p in cas.select(PARAGRAPH)]
+    assert "The gene was expressed (Fig. 1)." in [
+        p.get_covered_text() for p in cas.select(PARAGRAPH)
+    ]
     assert any("Expression of BRCA1." in c.get_covered_text() for c in cas.select(CAPTION))
     meta = cas.select(DOCUMENT_METADATA)[0]
     assert meta.documentTitle == "BRCA1 in Mus musculus" and meta.documentId == "PMC2222"
@@ -90,7 +94,9 @@ def test_nxml_reader_structure_and_ids(tmp_path: Path) -> None:
 
 @pytest.mark.corpus
 @pytest.mark.slow
-def test_craft_nxml_jobs_identical_and_loadable_in_uima_java(craft_dir: Path, tmp_path: Path) -> None:
+def test_craft_nxml_jobs_identical_and_loadable_in_uima_java(
+    craft_dir: Path, tmp_path: Path
+) -> None:
     nxml = craft_dir / "articles" / "nxml"
     out1, out2 = tmp_path / "j1", tmp_path / "j2"
     assert main(["run", str(_write_workflow(tmp_path, nxml, out2, jobs=2)), "--quiet"]) == 0
@@ -104,7 +110,9 @@ def test_craft_nxml_jobs_identical_and_loadable_in_uima_java(craft_dir: Path, tm
     typesystem_xml = out2 / "xmi" / "TypeSystem.xml"
     reports = java_cas_reports(typesystem_xml, files)
     for path in files:
-        assert compare_reports(reports[path], cassis_cas_report(path, typesystem_xml)) == [], path.name
+        assert compare_reports(reports[path], cassis_cas_report(path, typesystem_xml)) == [], (
+            path.name
+        )
 
 
 @pytest.mark.java
@@ -120,7 +128,9 @@ def test_check_xmi_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     # A file that is not valid against the type system fails the check.
     bad = tmp_path / "out" / "xmi" / "bad.xmi"
     bad.write_text(
-        (tmp_path / "out" / "xmi" / "PMC2222.xmi").read_text().replace("type:DocumentMetaData", "type:NoSuchType"),
+        (tmp_path / "out" / "xmi" / "PMC2222.xmi")
+        .read_text()
+        .replace("type:DocumentMetaData", "type:NoSuchType"),
         encoding="utf-8",
     )
     assert main(["check-xmi", str(tmp_path / "out" / "xmi")]) == 1

@@ -115,8 +115,14 @@ def test_editable_install_prints_no_warning(tmp_path: Path) -> None:
     # into a prefix of its own, ignoring what is installed: without --ignore-installed pip
     # would uninstall the casflow of the environment running the tests
     warnings = _pip_warnings(
-        tmp_path, "install", "--no-deps", "--ignore-installed", "--no-warn-script-location",
-        "--prefix", str(tmp_path / "p"), "-e",
+        tmp_path,
+        "install",
+        "--no-deps",
+        "--ignore-installed",
+        "--no-warn-script-location",
+        "--prefix",
+        str(tmp_path / "p"),
+        "-e",
     )  # "-e" comes last: the project folder follows it
     assert not warnings, "\n".join(warnings[:20])
     assert list((tmp_path / "p").rglob("__editable__*casflow*"))

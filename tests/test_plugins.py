@@ -24,7 +24,9 @@ def installed_example_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     site = tmp_path / "site"
     dist_info = site / "casflow_example_plugin-0.1.0.dist-info"
     dist_info.mkdir(parents=True)
-    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: casflow-example-plugin\nVersion: 0.1.0\n")
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: casflow-example-plugin\nVersion: 0.1.0\n"
+    )
     (dist_info / "entry_points.txt").write_text(
         "[casflow.components]\nexample.dictionary_genes.v1 = casflow_example_plugin:DictionaryGeneTagger\n"
     )
@@ -36,7 +38,9 @@ def installed_example_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     sys.modules.pop("casflow_example_plugin", None)
 
 
-def test_plugin_is_listed_and_loaded_lazily(installed_example_plugin: None, test_components: None) -> None:
+def test_plugin_is_listed_and_loaded_lazily(
+    installed_example_plugin: None, test_components: None
+) -> None:
     reg = registry_module.registry()
     assert "example.dictionary_genes.v1" in reg.names()
     assert reg.origin("example.dictionary_genes.v1") == "entry point from casflow-example-plugin"
@@ -54,25 +58,29 @@ def test_plugin_runs_in_a_workflow(installed_example_plugin: None, tmp_path: Pat
     (tmp_path / "a.txt").write_text("BRCA1 binds BARD1 in cells .", encoding="utf-8")
     text = textwrap.dedent(
         f"""\
-        reader: {{component: text.reader.v1, config: {{input: "{tmp_path / 'a.txt'}"}}}}
+        reader: {{component: text.reader.v1, config: {{input: "{tmp_path / "a.txt"}"}}}}
         components:
           - {{component: test.whitespace_tokenizer.v1}}
           - {{component: example.dictionary_genes.v1, config: {{names: [BRCA1, BARD1]}}}}
         writers: [{{component: xmi.writer.v1}}]
-        run: {{output: "{tmp_path / 'out'}", progress: false}}
+        run: {{output: "{tmp_path / "out"}", progress: false}}
         """
     )
     report = run_workflow(load_workflow_text(text, source="wf.yaml"))
     assert report.counts["ok"] == 1
-    cas = cassis.load_cas_from_xmi((tmp_path / "out" / "xmi" / "a.xmi").read_text("utf-8"), typesystem=load_typesystem())
+    cas = cassis.load_cas_from_xmi(
+        (tmp_path / "out" / "xmi" / "a.xmi").read_text("utf-8"), typesystem=load_typesystem()
+    )
     assert [m.get_covered_text() for m in cas.select(GENE_MENTION)] == ["BRCA1", "BARD1"]
 
 
-def test_misspelled_plugin_option_is_a_validation_error(installed_example_plugin: None, tmp_path: Path) -> None:
+def test_misspelled_plugin_option_is_a_validation_error(
+    installed_example_plugin: None, tmp_path: Path
+) -> None:
     from casflow.pipeline.validation import WorkflowValidationError
 
     (tmp_path / "a.txt").write_text("x", encoding="utf-8")
-    text = f"""reader: {{component: text.reader.v1, config: {{input: "{tmp_path / 'a.txt'}"}}}}
+    text = f"""reader: {{component: text.reader.v1, config: {{input: "{tmp_path / "a.txt"}"}}}}
 components:
   - component: example.dictionary_genes.v1
     config: {{name: [BRCA1]}}
@@ -81,4 +89,6 @@ components:
         load_workflow_text(text, source="wf.yaml")
     messages = [i.format("wf.yaml") for i in info.value.issues]
     assert any("unknown key 'name'. Did you mean 'names'?" in m for m in messages), messages
-    assert any("names: Field required" in m or "names: required key is missing" in m for m in messages), messages
+    assert any(
+        "names: Field required" in m or "names: required key is missing" in m for m in messages
+    ), messages

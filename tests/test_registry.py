@@ -28,7 +28,9 @@ def test_every_builtin_loads_and_declares_known_types(name: str) -> None:
 
 def test_builtin_names_are_versioned() -> None:
     for name in BUILTIN_COMPONENTS:
-        assert name.rsplit(".", 1)[-1].startswith("v") and name.rsplit(".", 1)[-1][1:].isdigit(), name
+        assert name.rsplit(".", 1)[-1].startswith("v") and name.rsplit(".", 1)[-1][1:].isdigit(), (
+            name
+        )
 
 
 def test_unknown_name_suggests_closest() -> None:

@@ -19,7 +19,9 @@ def corpus(tmp_path: Path) -> Path:
     folder = tmp_path / "in"
     folder.mkdir()
     for i in range(7):
-        (folder / f"doc{i}.txt").write_text(f"Document {i} mentions BRCA{i} and p53 in mice.\n", encoding="utf-8")
+        (folder / f"doc{i}.txt").write_text(
+            f"Document {i} mentions BRCA{i} and p53 in mice.\n", encoding="utf-8"
+        )
     return folder
 
 
@@ -51,7 +53,9 @@ def _run(text: str, **overrides: object):
     return run_workflow(load_workflow_text(text, source="wf.yaml", overrides=overrides))
 
 
-def test_run_writes_one_xmi_per_document_with_views(corpus: Path, tmp_path: Path, test_components: None) -> None:
+def test_run_writes_one_xmi_per_document_with_views(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
     out = tmp_path / "out"
     report = _run(_workflow(corpus, out))
     assert report.counts["ok"] == 7 and report.exit_code == 0
@@ -60,7 +64,9 @@ def test_run_writes_one_xmi_per_document_with_views(corpus: Path, tmp_path: Path
     assert files == [f"doc{i}.xmi" for i in range(7)]
     assert (out / "xmi" / "TypeSystem.xml").exists()
     assert (out / "workflow.resolved.yaml").exists()
-    cas = cassis.load_cas_from_xmi((out / "xmi" / "doc3.xmi").read_text("utf-8"), typesystem=load_typesystem())
+    cas = cassis.load_cas_from_xmi(
+        (out / "xmi" / "doc3.xmi").read_text("utf-8"), typesystem=load_typesystem()
+    )
     meta = cas.select(DOCUMENT_METADATA)[0]
     assert meta.documentId == "doc3"
     system = cas.get_view("system")
@@ -72,7 +78,9 @@ def test_run_writes_one_xmi_per_document_with_views(corpus: Path, tmp_path: Path
     assert run_report["counts"]["ok"] == 7
 
 
-def test_outputs_identical_for_any_number_of_jobs(corpus: Path, tmp_path: Path, test_components: None) -> None:
+def test_outputs_identical_for_any_number_of_jobs(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     _run(_workflow(corpus, one, jobs=1))
     _run(_workflow(corpus, two, jobs=2))
@@ -104,22 +112,31 @@ def test_failing_document_is_isolated_and_rerun_skips_finished(
     assert "doc4.xmi" in after
 
 
-def test_overwrite_reprocesses_everything(corpus: Path, tmp_path: Path, test_components: None) -> None:
+def test_overwrite_reprocesses_everything(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
     out = tmp_path / "out"
     _run(_workflow(corpus, out))
     report = _run(_workflow(corpus, out), overwrite=True)
     assert report.counts["ok"] == 7 and report.counts["skipped"] == 0
 
 
-def test_changed_workflow_is_refused_in_same_output(corpus: Path, tmp_path: Path, test_components: None) -> None:
+def test_changed_workflow_is_refused_in_same_output(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
     out = tmp_path / "out"
     _run(_workflow(corpus, out))
-    changed = _workflow(corpus, out).replace("test.constant_tagger.v1\n    view: system", "test.constant_tagger.v1\n    view: system\n    config: {tag: JJ}")
+    changed = _workflow(corpus, out).replace(
+        "test.constant_tagger.v1\n    view: system",
+        "test.constant_tagger.v1\n    view: system\n    config: {tag: JJ}",
+    )
     with pytest.raises(ManifestMismatch):
         _run(changed)
 
 
-def test_worker_crash_loses_only_the_culprit(corpus: Path, tmp_path: Path, test_components: None) -> None:
+def test_worker_crash_loses_only_the_culprit(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
     out = tmp_path / "out"
     report = _run(_workflow(corpus, out, jobs=2, tokenizer="crash_on: BRCA2"))
     assert report.counts["ok"] == 6
@@ -128,14 +145,18 @@ def test_worker_crash_loses_only_the_culprit(corpus: Path, tmp_path: Path, test_
     assert len(list((out / "xmi").glob("doc*.xmi"))) == 6
 
 
-def test_timeout_marks_document_and_run_continues(corpus: Path, tmp_path: Path, test_components: None) -> None:
+def test_timeout_marks_document_and_run_continues(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
     out = tmp_path / "out"
     report = _run(_workflow(corpus, out, jobs=1, tokenizer="hang_on: BRCA5"), timeout=1.0)
     assert report.counts["timeout"] == 1 and report.counts["ok"] == 6
     assert report.failures[0]["document"] == "doc5"
 
 
-def test_cli_run_exit_codes_and_input_override(corpus: Path, tmp_path: Path, test_components: None) -> None:
+def test_cli_run_exit_codes_and_input_override(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
     wf = tmp_path / "wf.yaml"
     wf.write_text(_workflow(tmp_path / "elsewhere", tmp_path / "out"), encoding="utf-8")
     # The workflow's own input does not exist: nothing runs.
@@ -161,7 +182,11 @@ def test_duplicate_document_id_fails_that_document_and_the_run_goes_on(
     assert f"{second} has the same document id as {first}" in err
     report = json.loads((out / "run-report.json").read_text("utf-8"))
     assert report["counts"] == {
-        "ok": 2, "failed": 1, "timeout": 0, "skipped": 0, "not_processed": 0
+        "ok": 2,
+        "failed": 1,
+        "timeout": 0,
+        "skipped": 0,
+        "not_processed": 0,
     }
     (failure,) = report["failures"]
     assert failure["uri"] == str(second) and "id_style" in failure["what_to_do"]
@@ -190,7 +215,9 @@ def test_ids_that_differ_only_in_unsafe_characters_get_different_files(
     assert "text of a_b" in (out / "xmi" / "a_b.xmi").read_text("utf-8")
 
 
-def test_xmi_reader_brings_back_every_view(corpus: Path, tmp_path: Path, test_components: None) -> None:
+def test_xmi_reader_brings_back_every_view(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
     first = tmp_path / "first"
     _run(_workflow(corpus, first))
     second = tmp_path / "second"
@@ -198,7 +225,7 @@ def test_xmi_reader_brings_back_every_view(corpus: Path, tmp_path: Path, test_co
         f"""\
         reader:
           component: xmi.reader.v1
-          config: {{input: "{first / 'xmi'}", views: {{system: [Token, POS]}}}}
+          config: {{input: "{first / "xmi"}", views: {{system: [Token, POS]}}}}
         components:
           - {{component: test.constant_tagger.v1, view: system, config: {{tag: JJ}}}}
         writers: [{{component: xmi.writer.v1}}]
@@ -207,14 +234,18 @@ def test_xmi_reader_brings_back_every_view(corpus: Path, tmp_path: Path, test_co
     )
     report = _run(text)
     assert report.counts["ok"] == 7
-    cas = cassis.load_cas_from_xmi((second / "xmi" / "doc1.xmi").read_text("utf-8"), typesystem=load_typesystem())
+    cas = cassis.load_cas_from_xmi(
+        (second / "xmi" / "doc1.xmi").read_text("utf-8"), typesystem=load_typesystem()
+    )
     system = cas.get_view("system")
     assert len(system.select(TOKEN)) == 8
     assert sorted({p.PosValue for p in system.select(POS)}) == ["JJ", "NN"]
     assert cas.select(DOCUMENT_METADATA)[0].documentId == "doc1"
 
 
-def test_progress_lines_when_not_a_terminal(corpus: Path, tmp_path: Path, test_components: None, capsys: pytest.CaptureFixture[str]) -> None:
+def test_progress_lines_when_not_a_terminal(
+    corpus: Path, tmp_path: Path, test_components: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     text = _workflow(corpus, tmp_path / "out").replace("progress: false", "progress: true")
     _run(text)
     err = capsys.readouterr().err

@@ -23,7 +23,9 @@ def _errors(text: str, inputs: Path) -> list[str]:
     return [issue.format("wf.yaml") for issue in info.value.issues]
 
 
-def test_three_mistakes_are_reported_together_with_lines(inputs: Path, test_components: None) -> None:
+def test_three_mistakes_are_reported_together_with_lines(
+    inputs: Path, test_components: None
+) -> None:
     errors = _errors(
         """\
         reader:
@@ -39,10 +41,14 @@ def test_three_mistakes_are_reported_together_with_lines(inputs: Path, test_comp
         inputs,
     )
     assert len(errors) == 3, errors
-    assert errors[0].startswith("wf.yaml:5: reader -> config -> patern: unknown key 'patern'. Did you mean 'pattern'?")
+    assert errors[0].startswith(
+        "wf.yaml:5: reader -> config -> patern: unknown key 'patern'. Did you mean 'pattern'?"
+    )
     assert errors[1].startswith("wf.yaml:7: components -> 0 -> component:")
     assert "requires Token" in errors[1]
-    assert errors[2].startswith("wf.yaml:9: writers -> 0 -> component: unknown component 'xmi.writter.v1'")
+    assert errors[2].startswith(
+        "wf.yaml:9: writers -> 0 -> component: unknown component 'xmi.writter.v1'"
+    )
     assert "Did you mean 'xmi.writer.v1'" in errors[2]
 
 
@@ -59,7 +65,10 @@ def test_wrong_value_type_and_unknown_top_level_key(inputs: Path) -> None:
         inputs,
     )
     assert any(e.startswith("wf.yaml:5: run -> jobs:") for e in errors), errors
-    assert any(e.startswith("wf.yaml:6: evaluatorz: unknown key 'evaluatorz'. Did you mean 'evaluators'?") for e in errors)
+    assert any(
+        e.startswith("wf.yaml:6: evaluatorz: unknown key 'evaluatorz'. Did you mean 'evaluators'?")
+        for e in errors
+    )
 
 
 def test_view_read_before_written(inputs: Path, test_components: None) -> None:
@@ -123,9 +132,13 @@ def test_yaml_syntax_error_has_line(tmp_path: Path) -> None:
     assert info.value.issues[0].line is not None
 
 
-def test_cli_validate_exit_status(tmp_path: Path, inputs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_validate_exit_status(
+    tmp_path: Path, inputs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     good = tmp_path / "good.yaml"
-    good.write_text(f"reader:\n  component: text.reader.v1\n  config: {{input: {inputs}}}\n", encoding="utf-8")
+    good.write_text(
+        f"reader:\n  component: text.reader.v1\n  config: {{input: {inputs}}}\n", encoding="utf-8"
+    )
     assert main(["validate", str(good)]) == 0
     bad = tmp_path / "bad.yaml"
     bad.write_text(

@@ -24,7 +24,9 @@ def test_workflow_is_valid(path: Path, monkeypatch: pytest.MonkeyPatch, corpora_
     # Workflows name ../shared/corpora relative to the repository root.
     monkeypatch.chdir(REPO)
     if path.name in CORPUS_WORKFLOWS and not (REPO.parent / "shared" / "corpora").is_dir():
-        pytest.skip("the corpus workflows name ../shared/corpora, which is not beside the repository")
+        pytest.skip(
+            "the corpus workflows name ../shared/corpora, which is not beside the repository"
+        )
     monkeypatch.setenv("CASFLOW_CORPORA", str(corpora_dir))
     try:
         if path.name.startswith("train-"):
@@ -35,11 +37,15 @@ def test_workflow_is_valid(path: Path, monkeypatch: pytest.MonkeyPatch, corpora_
         pytest.fail(str(exc))
 
 
-def test_quickstart_runs_and_finds_genes_and_anatomy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_quickstart_runs_and_finds_genes_and_anatomy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(REPO)
     out = tmp_path / "quickstart"
     assert main(["run", "workflows/quickstart.yaml", "--output", str(out), "--quiet"]) == 0
-    cas = cassis.load_cas_from_xmi((out / "xmi" / "PMC9999001.xmi").read_text("utf-8"), typesystem=load_typesystem())
+    cas = cassis.load_cas_from_xmi(
+        (out / "xmi" / "PMC9999001.xmi").read_text("utf-8"), typesystem=load_typesystem()
+    )
     genes = {g.get_covered_text() for g in cas.select(GENE_MENTION)}
     assert "Pax6" in genes and "Sox2" in genes
     anatomy = {(a.get_covered_text(), a.value) for a in cas.select(ANATOMY_MENTION)}

@@ -118,7 +118,9 @@ def locate_model(model: str, base_dir: Path | None = None) -> ModelLocation:
         from casflow.components.models import shipped_model_path
 
         try:
-            return ModelLocation(str(shipped_model_path(model[len(SHIPPED_PREFIX) :])), is_path=True)
+            return ModelLocation(
+                str(shipped_model_path(model[len(SHIPPED_PREFIX) :])), is_path=True
+            )
         except FileNotFoundError as exc:
             raise ModelNotFoundError(str(exc)) from exc
     if not looks_like_path(model) and is_installed_package(model):

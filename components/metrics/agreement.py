@@ -1,0 +1,92 @@
+"""Accuracy by agreement band: does a combination's trust score predict accuracy?
+
+Each sentence brings its agreement value (from a ``SentenceAgreement``; None
+when it has none) and its additive counts: units correct, in gold and in the
+system output (attachments, brackets or mentions). Sentences are put into bands
+by their value, and the counts are added up per band, so they add across
+documents and the scores are computed once: F1 = 2 correct / (gold + system),
+which is the attachment accuracy when gold and system have the same tokens.
+
+Bands are given by their lower bounds, ascending: ``[0, 0.5, 0.75, 0.9, 1]``
+makes ``[0, 0.5)``, ``[0.5, 0.75)``, ``[0.75, 0.9)``, ``[0.9, 1)`` and ``[1, ...)``
+(the last band is "all members agree" for shares). A value below the first
+bound goes into the first band; sentences without a value into ``none``.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from casflow.pipeline.counts import Counts, safe_div
+
+PREFIX = "agreement"
+NO_BAND = "none"
+KINDS = ("sentences", "correct", "gold", "system")
+
+
+@dataclass(frozen=True)
+class SentenceCounts:
+    agreement: float | None
+    correct: int
+    gold: int
+    system: int
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def band_names(bounds: Sequence[float]) -> list[str]:
+    """``0-0.5``, ``0.5-0.75``, ..., and ``>=1`` for the last bound."""
+    if not bounds:
+        raise ValueError("give at least one band bound")
+    if any(b >= c for b, c in zip(bounds, bounds[1:], strict=False)):
+        raise ValueError(f"band bounds must increase, got {list(bounds)}")
+    names = [f"{_number(a)}-{_number(b)}" for a, b in zip(bounds, bounds[1:], strict=False)]
+    return [*names, f">={_number(bounds[-1])}"]
+
+
+def band_of(value: float | None, bounds: Sequence[float]) -> str:
+    if value is None:
+        return NO_BAND
+    names = band_names(bounds)
+    return names[max(0, bisect.bisect_right(bounds, value) - 1)]
+
+
+def band_counts(sentences: Iterable[SentenceCounts], bounds: Sequence[float]) -> Counts:
+    """Counts per band (every band present, zero when empty), plus ``all``."""
+    counts: Counts = {
+        f"{PREFIX}/{band}/{kind}": 0 for band in [*band_names(bounds), "all"] for kind in KINDS
+    }
+    for sentence in sentences:
+        band = band_of(sentence.agreement, bounds)
+        for key in (band, "all"):
+            counts[f"{PREFIX}/{key}/sentences"] = counts.get(f"{PREFIX}/{key}/sentences", 0) + 1
+            for kind in ("correct", "gold", "system"):
+                name = f"{PREFIX}/{key}/{kind}"
+                counts[name] = counts.get(name, 0) + getattr(sentence, kind)
+    return counts
+
+
+def score_bands(counts: Mapping[str, float], bounds: Sequence[float]) -> dict[str, Any]:
+    """Per band: sentences, counts, precision, recall and F1 from summed counts."""
+    scores: dict[str, Any] = {}
+    bands = [*band_names(bounds), *([NO_BAND] if f"{PREFIX}/{NO_BAND}/sentences" in counts else [])]
+    for band in [*bands, "all"]:
+        correct, gold, system, sentences = (
+            counts.get(f"{PREFIX}/{band}/{kind}", 0)
+            for kind in ("correct", "gold", "system", "sentences")
+        )
+        scores[band] = {
+            "sentences": int(sentences),
+            "correct": correct,
+            "gold": gold,
+            "system": system,
+            "precision": safe_div(correct, system),
+            "recall": safe_div(correct, gold),
+            "f1": safe_div(2 * correct, gold + system),
+        }
+    return scores

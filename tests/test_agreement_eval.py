@@ -1,0 +1,136 @@
+"""eval.agreement.v1: accuracy by agreement band, and the band arithmetic under it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cassis
+import pytest
+
+from casflow.components.combine.dependencies import (
+    CombineDependencies,
+    CombineDependenciesConfig,
+)
+from casflow.components.evaluators.agreement import AgreementEvaluator, AgreementEvaluatorConfig
+from casflow.components.metrics.agreement import (
+    SentenceCounts,
+    band_counts,
+    band_names,
+    band_of,
+    score_bands,
+)
+from casflow.pipeline.component import RunContext
+from casflow.pipeline.counts import add_counts
+from casflow.typesystem import GENE_MENTION, SENTENCE, SENTENCE_AGREEMENT, load_typesystem
+from tests.test_combine_dependencies import GOLD_HEADS, LABELS, TEXT, add_parse
+
+BOUNDS = [0.0, 0.5, 1.0]
+
+
+def test_bands_and_additive_counts() -> None:
+    assert band_names(BOUNDS) == ["0-0.5", "0.5-1", ">=1"]
+    assert [band_of(v, BOUNDS) for v in (0.2, 0.5, 0.99, 1.0, None, -1)] == [
+        "0-0.5",
+        "0.5-1",
+        "0.5-1",
+        ">=1",
+        "none",
+        "0-0.5",
+    ]
+    first = band_counts([SentenceCounts(1.0, 4, 4, 4), SentenceCounts(0.3, 1, 4, 4)], BOUNDS)
+    second = band_counts([SentenceCounts(1.0, 2, 3, 3), SentenceCounts(None, 0, 2, 2)], BOUNDS)
+    scores = score_bands(add_counts(dict(first), second), BOUNDS)
+    assert scores[">=1"]["sentences"] == 2 and scores[">=1"]["f1"] == pytest.approx(6 / 7)
+    assert scores["0-0.5"]["f1"] == pytest.approx(0.25)
+    assert scores["0.5-1"]["sentences"] == 0
+    assert scores["none"]["sentences"] == 1
+    assert scores["all"]["sentences"] == 4 and scores["all"]["gold"] == 13
+    with pytest.raises(ValueError, match="must increase"):
+        band_names([0.5, 0.5])
+
+
+def combined_cas(tmp_path: Path) -> cassis.Cas:
+    cas = cassis.Cas(typesystem=load_typesystem())
+    cas.sofa_string = TEXT
+    add_parse(cas, "gold", GOLD_HEADS, LABELS)
+    # sentence 1: all members agree with gold; sentence 2: they disagree, and err
+    add_parse(cas, "p1", [2, 0, 2, 2, 0, 5, 6], LABELS)
+    add_parse(cas, "p2", [2, 0, 2, 2, 0, 5, 5], LABELS)
+    add_parse(cas, "p3", [2, 0, 2, 2, 6, 0, 5], LABELS)
+    target = cas.create_view("combined")
+    target.sofa_string = TEXT
+    CombineDependencies(
+        CombineDependenciesConfig(members=["p1", "p2", "p3"]), RunContext(output_dir=tmp_path)
+    ).process(target)
+    return cas
+
+
+def test_dependency_accuracy_by_band(tmp_path: Path) -> None:
+    cas = combined_cas(tmp_path)
+    evaluator = AgreementEvaluator(
+        AgreementEvaluatorConfig(
+            layer="dependencies", bands=BOUNDS, system_views=["combined"], metric="uas"
+        ),
+        RunContext(output_dir=tmp_path),
+    )
+    result = evaluator.evaluate(cas.get_view("gold"), cas.get_view("combined"))
+    scores = evaluator.score(result.counts)
+    assert scores[">=1"]["sentences"] == 1 and scores[">=1"]["f1"] == 1.0
+    assert scores["0.5-1"]["sentences"] == 1
+    assert scores["0.5-1"]["f1"] < 1.0
+    columns = evaluator.summary(scores)
+    assert columns["majority_share >=1: sentences"] == 1
+    assert columns["majority_share >=1: UAS"] == 100.0
+    assert columns["all: sentences"] == 2
+
+
+def test_members_agreeing_as_the_measure(tmp_path: Path) -> None:
+    cas = combined_cas(tmp_path)
+    evaluator = AgreementEvaluator(
+        AgreementEvaluatorConfig(
+            layer="dependencies",
+            measure="members_agreeing",
+            bands=[0, 1, 2, 3],
+            system_views=["combined"],
+        ),
+        RunContext(output_dir=tmp_path),
+    )
+    scores = evaluator.score(
+        evaluator.evaluate(cas.get_view("gold"), cas.get_view("combined")).counts
+    )
+    assert scores[">=3"]["sentences"] == 1  # sentence 1: all three members equal the result
+
+
+def test_mentions_by_band_and_outside_any_sentence(tmp_path: Path) -> None:
+    ts = load_typesystem()
+    cas = cassis.Cas(typesystem=ts)
+    cas.sofa_string = "Pax6 and Sox2. Shh too."
+    gold = cas.create_view("gold")
+    gold.sofa_string = cas.sofa_string
+    system = cas.create_view("combined")
+    system.sofa_string = cas.sofa_string
+    gene = ts.get_type(GENE_MENTION)
+    gold.add_all([gene(begin=0, end=4), gene(begin=9, end=13), gene(begin=15, end=18)])
+    system.add_all([gene(begin=0, end=4), gene(begin=15, end=19)])
+    agreement = ts.get_type(SENTENCE_AGREEMENT)
+    system.add_all(
+        [
+            agreement(begin=0, end=14, layer="mentions", majorityShare=1.0),
+            agreement(begin=0, end=14, layer="dependencies", majorityShare=0.1),
+        ]
+    )
+    system.add(ts.get_type(SENTENCE)(begin=15, end=23))
+    evaluator = AgreementEvaluator(
+        AgreementEvaluatorConfig(
+            layer="mentions", type="GeneMention", bands=BOUNDS, system_views=["combined"]
+        ),
+        RunContext(output_dir=tmp_path),
+    )
+    scores = evaluator.score(evaluator.evaluate(gold, system).counts)
+    assert (scores[">=1"]["correct"], scores[">=1"]["gold"], scores[">=1"]["system"]) == (1, 2, 1)
+    assert scores["0-0.5"]["sentences"] == 0  # the dependencies agreement is not read
+    assert (scores["none"]["gold"], scores["none"]["system"], scores["none"]["correct"]) == (
+        1,
+        1,
+        0,
+    )
