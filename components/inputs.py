@@ -46,6 +46,8 @@ def read_document_bytes(path: str) -> bytes:
 
 
 def resolve_input(input_spec: str, base_dir: Path | None = None) -> str:
+    if input_spec.startswith("@"):  # a list file is found as any other path is
+        return "@" + resolve_input(input_spec[1:], base_dir)
     path = Path(input_spec).expanduser()
     if not path.is_absolute() and base_dir is not None and not path.exists():
         # Relative inputs are taken from the working directory first, then from

@@ -377,10 +377,122 @@ def test_check_config_reports_missing_folders_and_files(tmp_path: Path, corpus_c
     problems = CraftReader.check_config(
         CraftReaderConfig(corpus=str(corpus_copy), ontologies=["CHEBI"]), context
     )
-    assert len(problems) == 1 and "no CHEBI concept file" in problems[0]
+    assert len(problems) == 2 and "no CHEBI concept file" in problems[0]
+    assert "give the layers [structure, sentences," in problems[1]
     (corpus_copy / "concept-annotation" / "SO" / "SO" / "SO.obo").unlink()
     problems = CraftReader.check_config(CraftReaderConfig(corpus=str(corpus_copy)), context)
     assert len(problems) == 1 and "gene_so_descendants" in problems[0]
+
+
+# ----------------------------------------------------------------------------- other copies
+
+
+def article_ids(reader: CraftReader) -> list[str]:
+    return [ref.doc_id for ref in reader.iter_documents()]
+
+
+def reads_tokens(reader: CraftReader, ref: DocumentRef) -> int:
+    cas = cassis.Cas(typesystem=load_typesystem())
+    reader.load(ref, cas)
+    return len(cas.select(T.TOKEN))
+
+
+def test_a_copy_without_sections_and_typography_names_what_is_missing(
+    tmp_path: Path, corpus_copy: Path
+) -> None:
+    # As the CRAFT test articles come: every layer but the sections-and-typography files.
+    shutil.rmtree(corpus_copy / "structural-annotation" / "sections-and-typography")
+    context = RunContext(output_dir=tmp_path)
+    problems = CraftReader.check_config(CraftReaderConfig(corpus=str(corpus_copy)), context)
+    assert len(problems) == 2, problems
+    assert problems[0].startswith("1 of 1 article(s) have no sections-and-typography file")
+    assert "needed by the layer(s) structure" in problems[0]
+    assert problems[1].startswith(
+        "the files that are there give the layers [sentences, tokens, pos, lemmas, "
+        "constituents, dependencies, concepts] and the annotation sets [PR, SO, UBERON, CL, GO_CC]"
+    )
+    layers = ["sentences", "tokens", "pos", "lemmas", "constituents", "dependencies", "concepts"]
+    config = CraftReaderConfig(corpus=str(corpus_copy), layers=layers)
+    assert CraftReader.check_config(config, context) == []
+    cas = cassis.Cas(typesystem=load_typesystem())
+    reader = CraftReader(config, context)
+    (ref,) = reader.iter_documents()
+    reader.load(ref, cas)
+    assert cas.select(T.DEPENDENCY) and cas.select(T.GENE_MENTION) and not cas.select(T.SECTION)
+    assert len(cas.select(T.TOKEN)) == len(load().select(T.TOKEN))
+
+
+def test_input_names_texts_in_a_craft_folder(tmp_path: Path, corpus_copy: Path) -> None:
+    context = RunContext(output_dir=tmp_path, workflow_dir=tmp_path)
+    text = corpus_copy / "articles" / "txt" / f"{PMID}.txt"
+    (tmp_path / "list.txt").write_text(f"craft/articles/txt/{PMID}.txt\n")
+    # a file, the txt folder, the CRAFT folder itself, a glob, an @list (relative to it)
+    for given in (
+        str(text),
+        str(text.parent),
+        str(corpus_copy),
+        str(text.parent / "9*.txt"),
+        f"@{tmp_path / 'list.txt'}",
+        [str(text)],
+    ):
+        config = CraftReaderConfig(input=given)
+        assert CraftReader.check_config(config, context) == [], given
+        reader = CraftReader(config, context)
+        (ref,) = reader.iter_documents()
+        assert ref.doc_id == PMID and Path(ref.uri) == text
+        assert reads_tokens(reader, ref) == len(load().select(T.TOKEN))
+
+
+def test_input_reads_a_flat_folder_of_own_annotations_through_folders(tmp_path: Path) -> None:
+    flat = tmp_path / "mine"
+    flat.mkdir()
+    for source in (
+        FIXTURE / "articles" / "txt" / f"{PMID}.txt",
+        FIXTURE / "structural-annotation" / "treebank" / "penn" / f"{PMID}.tree",
+        FIXTURE / "structural-annotation" / "dependency" / "conllu" / f"{PMID}.conllu",
+    ):
+        shutil.copy(source, flat)
+    context = RunContext(output_dir=tmp_path)
+    config = CraftReaderConfig(input=str(flat), layers=["tokens", "dependencies", "concepts"])
+    problems = CraftReader.check_config(config, context)
+    assert problems[0].startswith(
+        "no folder for the treebank, CoNLL-U, PR concept, SO concept, UBERON concept, "
+        "CL concept, GO_CC concept files: the texts are not in a CRAFT folder"
+    ), problems
+    assert "give the layers [] (the text only)" in problems[1]
+    config = CraftReaderConfig(
+        input=str(flat),
+        layers=["tokens", "dependencies"],
+        folders={"treebank": str(flat), "conllu": str(flat)},
+    )
+    assert CraftReader.check_config(config, context) == []
+    reader = CraftReader(config, context)
+    (ref,) = reader.iter_documents()
+    cas = cassis.Cas(typesystem=load_typesystem())
+    reader.load(ref, cas)
+    assert len(cas.select(T.DEPENDENCY)) == len(load().select(T.DEPENDENCY)) > 0
+
+
+def test_ids_file_test_split_and_id_errors(tmp_path: Path, corpus_copy: Path) -> None:
+    context = RunContext(output_dir=tmp_path, workflow_dir=tmp_path)
+    (tmp_path / "ids.txt").write_text(f"# mine\n{PMID}\n")
+    reader = CraftReader(CraftReaderConfig(corpus=str(corpus_copy), ids_file="ids.txt"), context)
+    assert article_ids(reader) == [PMID]
+    (corpus_copy / "articles" / "ids" / "craft-ids-test.txt").write_text(f"{PMID}\n")
+    assert article_ids(make_reader(corpus_copy, split="test")) == [PMID]
+    problems = CraftReader.check_config(CraftReaderConfig(corpus=str(FIXTURE), split="test"), context)
+    assert problems == [
+        f"the test id list {FIXTURE.resolve()}/articles/ids/craft-ids-test.txt does not exist; "
+        "check 'corpus', or give 'ids', 'ids_file' or 'input'"
+    ]
+    problems = CraftReader.check_config(
+        CraftReaderConfig(input=str(FIXTURE), ids=["12345"]), context
+    )
+    assert problems == ["ids not among the 'input' texts: 12345"]
+    with pytest.raises(ValidationError, match="not both"):
+        CraftReaderConfig(ids=[PMID], ids_file="ids.txt")
+    with pytest.raises(ValidationError, match="unknown folder key 'tree' \\(did you mean 'treebank'\\?\\)"):
+        CraftReaderConfig(folders={"tree": "x"})
 
 
 def test_workflow_reads_into_gold_view_and_writes_xmi(tmp_path: Path) -> None:

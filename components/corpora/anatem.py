@@ -1,7 +1,8 @@
 """AnatEM 1.0.2: ``anatem.reader.v1``, one document per NERsuite file.
 
 The document id is the file stem (``PMC-1044634-sec-01``), the documents those of
-``splits/<split>-documents.list``. The text is rebuilt from the NERsuite offsets
+``splits/<split>-documents.list`` (without that list, the files of ``nersuite/<split>/``),
+or the files ``input`` names (a copy laid out otherwise, a subset, the test portion). The text is rebuilt from the NERsuite offsets
 (each token at its offsets, every gap filled with spaces; with
 ``sentence_break: "\\n"`` the first gap character after each sentence is a
 newline; see :mod:`casflow.components.formats.anatem.parse`). Loaded:
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 import cassis
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from casflow.components.corpora import locations
 from casflow.components.formats.anatem import parse as anatem
@@ -32,13 +33,13 @@ from casflow.components.formats.cas_builders import (
     set_text,
 )
 from casflow.components.formats.common import FormatError
-from casflow.components.inputs import resolve_input
+from casflow.components.inputs import InputNotFoundError, iter_input_files, resolve_input
 from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
 from casflow.typesystem import ANATOMY_MENTION, POS, SENTENCE, TOKEN
 
 
 class AnatemDataError(ValueError):
-    hint = "check the reader's 'corpus' and 'split' and the named file"
+    hint = "check the reader's 'corpus', 'split' or 'input' and the named file"
 
 
 def default_corpus() -> str:
@@ -52,10 +53,22 @@ class AnatemReaderConfig(ComponentConfig):
         description="The AnatEM folder (holding nersuite/ and splits/); default "
         f"{locations.describe_default('anatem')}.",
     )
-    split: Literal["train", "devel"] = Field(
-        "devel", description="Documents of splits/<split>-documents.list."
+    split: Literal["train", "devel", "test"] = Field(
+        "devel",
+        description="Documents of splits/<split>-documents.list (where that list is missing, "
+        "every file of nersuite/<split>/). Not used when 'input' is given.",
     )
-    ids: list[str] | None = Field(None, description="Only these document ids (of the split).")
+    input: str | list[str] | None = Field(
+        None,
+        description="NERsuite files to read instead of a split: a <id>.nersuite file, a folder, "
+        "a glob or @list.txt (or a list of these); the id is the file stem.",
+    )
+    ids: list[str] | None = Field(
+        None, description="Only these document ids (of the split or the input), in their order."
+    )
+    ids_file: str | None = Field(
+        None, description="A file of document ids, one a line ('#' comments allowed), as 'ids'."
+    )
     limit: int | None = Field(None, ge=1, description="Read only the first N documents.")
     pos: bool = Field(
         False, description="Add POS (PosValue) from the NERsuite POS column (tagger output)."
@@ -63,6 +76,12 @@ class AnatemReaderConfig(ComponentConfig):
     sentence_break: Literal[" ", "\n"] = Field(
         " ", description="First gap character after each sentence in the rebuilt text."
     )
+
+    @model_validator(mode="after")
+    def _one_id_list(self) -> AnatemReaderConfig:
+        if self.ids is not None and self.ids_file is not None:
+            raise ValueError("give 'ids' or 'ids_file', not both")
+        return self
 
 
 def corpus_root(config: AnatemReaderConfig, context: RunContext) -> Path:
@@ -73,20 +92,57 @@ def nersuite_path(root: Path, split: str, doc_id: str) -> Path:
     return root / "nersuite" / split / f"{doc_id}.nersuite"
 
 
-def _document_ids(config: AnatemReaderConfig, root: Path) -> list[str]:
-    try:
-        ids = anatem.document_ids(root, config.split)
-    except (FormatError, OSError) as exc:
-        raise AnatemDataError(
-            f"cannot read the {config.split} document list of {root}: {exc}"
-        ) from exc
-    if config.ids is not None:
-        unknown = sorted(set(config.ids) - set(ids))
+def documents(config: AnatemReaderConfig, context: RunContext) -> list[tuple[str, Path]]:
+    """(id, NERsuite file) of the documents the configuration selects, in reading order."""
+    if config.input is not None:
+        found: dict[str, Path] = {}
+        for spec in [config.input] if isinstance(config.input, str) else config.input:
+            try:
+                files = [p for p, _ in iter_input_files(resolve_input(spec, context.workflow_dir), "**/*.nersuite")]
+            except InputNotFoundError as exc:
+                raise AnatemDataError(f"{exc}; 'input' names NERsuite files") from exc
+            for path in files:
+                if path.stem in found:
+                    raise AnatemDataError(
+                        f"document {path.stem} is given twice: {found[path.stem]} and {path}"
+                    )
+                found[path.stem] = path
+        listed = list(found.items())
+        origin = "the 'input' files"
+    else:
+        root = corpus_root(config, context)
+        folder = root / "nersuite" / config.split
+        if (root / "splits" / f"{config.split}-documents.list").is_file() or not folder.is_dir():
+            try:
+                ids = anatem.document_ids(root, config.split)
+            except (FormatError, OSError) as exc:
+                raise AnatemDataError(
+                    f"cannot read the {config.split} document list of {root}: {exc}; set "
+                    "'corpus' to the AnatEM folder (holding nersuite/ and splits/), or give 'input'"
+                ) from exc
+        else:  # a copy without splits/: the split's folder is the list
+            ids = sorted(path.stem for path in folder.glob("*.nersuite"))
+        listed = [(doc_id, nersuite_path(root, config.split, doc_id)) for doc_id in ids]
+        origin = f"the {config.split} split"
+    wanted = _wanted_ids(config, context)
+    if wanted is not None:
+        by_id = dict(listed)
+        unknown = [doc_id for doc_id in wanted if doc_id not in by_id]
         if unknown:
-            raise AnatemDataError(f"ids not in the {config.split} split: {', '.join(unknown[:5])}")
-        wanted = set(config.ids)
-        ids = [i for i in ids if i in wanted]
-    return ids[: config.limit]
+            raise AnatemDataError(f"ids not in {origin}: {', '.join(unknown[:5])}")
+        listed = [(doc_id, by_id[doc_id]) for doc_id in wanted]
+    return listed[: config.limit]
+
+
+def _wanted_ids(config: AnatemReaderConfig, context: RunContext) -> list[str] | None:
+    if config.ids_file is None:
+        return config.ids
+    path = Path(resolve_input(config.ids_file, context.workflow_dir))
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise AnatemDataError(f"cannot read the ids_file {path}: {exc}") from exc
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
 class AnatemReader(Reader):
@@ -98,10 +154,6 @@ class AnatemReader(Reader):
 
     config: AnatemReaderConfig
 
-    def __init__(self, config: AnatemReaderConfig, context: RunContext) -> None:
-        super().__init__(config, context)
-        self.root = corpus_root(config, context)
-
     @classmethod
     def requirements(cls, config: AnatemReaderConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
         produces = [SENTENCE, TOKEN, ANATOMY_MENTION]
@@ -111,22 +163,19 @@ class AnatemReader(Reader):
 
     @classmethod
     def check_config(cls, config: AnatemReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
-        root = corpus_root(config, context)
         try:
-            ids = _document_ids(config, root)
+            listed = documents(config, context)
         except AnatemDataError as exc:
-            return [f"{exc}; set 'corpus' to the AnatEM folder (holding nersuite/ and splits/)"]
-        missing = [i for i in ids if not nersuite_path(root, config.split, i).is_file()]
+            return [str(exc)]
+        if not listed:
+            return ["the configuration selects no document; check 'corpus', 'split' or 'input'"]
+        missing = [path for _, path in listed if not path.is_file()]
         if missing:
-            return [
-                f"{len(missing)} document(s) have no NERsuite file, e.g. "
-                f"{nersuite_path(root, config.split, missing[0])}"
-            ]
+            return [f"{len(missing)} document(s) have no NERsuite file, e.g. {missing[0]}"]
         return []
 
     def iter_documents(self) -> Iterator[DocumentRef]:
-        for doc_id in _document_ids(self.config, self.root):
-            path = nersuite_path(self.root, self.config.split, doc_id)
+        for doc_id, path in documents(self.config, self.context):
             try:
                 size = path.stat().st_size
             except OSError as exc:

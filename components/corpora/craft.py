@@ -73,16 +73,17 @@ treat the text between the pieces as part of the mention.
 
 from __future__ import annotations
 
+import difflib
 import re
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import cassis
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from casflow.cas.metadata import set_document_metadata
 from casflow.components.corpora.locations import craft_ontology, describe_default
@@ -100,7 +101,7 @@ from casflow.components.formats.penn.alignment import (
     align_trees,
     build_tree_layers,
 )
-from casflow.components.inputs import resolve_input
+from casflow.components.inputs import InputNotFoundError, iter_input_files, resolve_input
 from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
 from casflow.typesystem import (
     ABSTRACT,
@@ -187,12 +188,37 @@ class CraftReaderConfig(ComponentConfig):
         None,
         description=f"The CRAFT folder; default {describe_default('craft')}.",
     )
-    split: Literal["train", "dev", "all"] = Field(
+    split: Literal["train", "dev", "test", "all"] = Field(
         "all",
-        description="Articles of articles/ids/craft-ids-{train,dev}.txt; all = train then dev.",
+        description="Articles of articles/ids/craft-ids-<split>.txt; all = train then dev. "
+        "Not used when 'input', 'ids' or 'ids_file' is given.",
+    )
+    input: str | list[str] | None = Field(
+        None,
+        description="Article texts to read instead of a split: a <id>.txt file, a folder, a "
+        "glob or @list.txt (or a list of these); the id is the file stem. Their layer files "
+        "are looked for under 'corpus' when it is set, else in the CRAFT folder the texts are "
+        "in (<root>/articles/txt/), else only in 'folders'.",
     )
     ids: list[str] | None = Field(
-        None, description="Explicit PMIDs to read, in this order (overrides split)."
+        None,
+        description="Explicit PMIDs to read, in this order (instead of split); with 'input', "
+        "only these of its texts.",
+    )
+    ids_file: str | None = Field(
+        None, description="A file of PMIDs, one a line ('#' comments allowed), used as 'ids'."
+    )
+    folders: dict[str, str] = Field(
+        default_factory=dict,
+        description="A folder per kind of file, for copies not laid out as CRAFT is: keys "
+        "text (<id>.txt), treebank (<id>.tree), conllu (<id>.conllu), sections "
+        "(sections-and-typography <id>.txt.knowtator.xml) or an annotation set such as PR "
+        "(<id>.txt.knowtator.xml); default the CRAFT layout under the corpus folder.",
+    )
+    so_ontology: str | None = Field(
+        None,
+        description="The SO ontology (.obo or .obo.zip) for gene_so_descendants; default "
+        "concept-annotation/SO/SO/SO.obo.zip of the corpus folder.",
     )
     layers: list[Layer] = Field(
         default_factory=lambda: list(ALL_LAYERS),
@@ -227,6 +253,21 @@ class CraftReaderConfig(ComponentConfig):
                 raise ValueError(f"ids listed more than once: {', '.join(repeated)}")
         return ids
 
+    @model_validator(mode="after")
+    def _one_id_list_and_known_folders(self) -> CraftReaderConfig:
+        if self.ids is not None and self.ids_file is not None:
+            raise ValueError("give 'ids' or 'ids_file', not both")
+        for key in self.folders:
+            if key not in FILE_KINDS and key not in self.ontologies:
+                close = difflib.get_close_matches(key, [*FILE_KINDS, *self.ontologies], n=1)
+                raise ValueError(
+                    f"unknown folder key {key!r}"
+                    + (f" (did you mean {close[0]!r}?)" if close else "")
+                    + f": use {', '.join(FILE_KINDS)} or an annotation set of 'ontologies' "
+                    f"({', '.join(self.ontologies) or 'none'})"
+                )
+        return self
+
     @field_validator("ontologies")
     @classmethod
     def _ontology_names(cls, names: list[str]) -> list[str]:
@@ -255,47 +296,106 @@ def expanded_layers(layers: Iterable[str]) -> frozenset[str]:
 # ----------------------------------------------------------------------------- corpus paths
 
 
+#: Kinds of per-article file besides the concept sets, and where CRAFT keeps them.
+FILE_KINDS: dict[str, str] = {
+    "text": "articles/txt",
+    "treebank": "structural-annotation/treebank/penn",
+    "conllu": "structural-annotation/dependency/conllu",
+    "sections": "structural-annotation/sections-and-typography/knowtator",
+}
+_FILE_NAMES = {
+    "text": "{}.txt",
+    "treebank": "{}.tree",
+    "conllu": "{}.conllu",
+    "sections": "{}.txt.knowtator.xml",
+}
+#: What a kind of file is called in messages.
+_KIND_NAMES = {
+    "text": "text",
+    "treebank": "treebank",
+    "conllu": "CoNLL-U",
+    "sections": "sections-and-typography",
+}
+
+
 @dataclass(frozen=True)
 class CraftPaths:
-    """Where the files of one CRAFT folder are."""
+    """Where the files of one CRAFT copy are: the CRAFT layout under ``root``, each kind
+    of file replaced by a folder of ``folders`` (keys of :data:`FILE_KINDS` or an
+    annotation set name). Without a root, only ``folders`` has files."""
 
-    root: Path
+    root: Path | None
+    folders: dict[str, Path] = field(default_factory=dict)
+    so_file: Path | None = None
+
+    def folder(self, kind: str) -> Path | None:
+        """The folder holding the files of ``kind`` (a file kind or an annotation set)."""
+        if kind in self.folders:
+            return self.folders[kind]
+        if self.root is None:
+            return None
+        if kind in FILE_KINDS:
+            return self.root / FILE_KINDS[kind]
+        ontology = kind.split("+", 1)[0]
+        return self.root / "concept-annotation" / ontology / kind / "knowtator"
+
+    def file(self, kind: str, pmid: str) -> Path:
+        folder = self.folder(kind)
+        if folder is None:
+            raise CraftDataError(
+                f"article {pmid}: no folder for its {describe_kind(kind)} files: the texts are "
+                f"not in a CRAFT folder (<root>/articles/txt/); set 'corpus' or "
+                f"'folders: {{{kind}: ...}}'"
+            )
+        return folder / _FILE_NAMES.get(kind, "{}.txt.knowtator.xml").format(pmid)
 
     @property
     def ids_dir(self) -> Path:
+        if self.root is None:
+            raise CraftDataError("no CRAFT folder: set 'corpus', or give 'input' or 'ids_file'")
         return self.root / "articles" / "ids"
 
     def ids_file(self, split: str) -> Path:
         return self.ids_dir / f"craft-ids-{split}.txt"
 
     def text(self, pmid: str) -> Path:
-        return self.root / "articles" / "txt" / f"{pmid}.txt"
+        return self.file("text", pmid)
 
     def tree(self, pmid: str) -> Path:
-        return self.root / "structural-annotation" / "treebank" / "penn" / f"{pmid}.tree"
+        return self.file("treebank", pmid)
 
     def conllu(self, pmid: str) -> Path:
-        return self.root / "structural-annotation" / "dependency" / "conllu" / f"{pmid}.conllu"
+        return self.file("conllu", pmid)
 
     def sections(self, pmid: str) -> Path:
-        return (
-            self.root
-            / "structural-annotation"
-            / "sections-and-typography"
-            / "knowtator"
-            / f"{pmid}.txt.knowtator.xml"
-        )
+        return self.file("sections", pmid)
 
-    def concept_dir(self, annotation_set: str) -> Path:
-        ontology = annotation_set.split("+", 1)[0]
-        return self.root / "concept-annotation" / ontology / annotation_set / "knowtator"
+    def concept_dir(self, annotation_set: str) -> Path | None:
+        return self.folder(annotation_set)
 
     def concepts(self, annotation_set: str, pmid: str) -> Path:
-        return self.concept_dir(annotation_set) / f"{pmid}.txt.knowtator.xml"
+        return self.file(annotation_set, pmid)
 
     def so_ontology(self) -> Path | None:
+        if self.so_file is not None:
+            return self.so_file if self.so_file.is_file() else None
+        if self.root is None:
+            return None
         path = craft_ontology(self.root, "SO")
         return path if path.is_file() else None
+
+
+def describe_kind(kind: str) -> str:
+    """``treebank``, ``CoNLL-U``, ``PR concept``: a kind of file as messages name it."""
+    return _KIND_NAMES.get(kind, f"{kind} concept")
+
+
+def layout_root(text_path: Path) -> Path | None:
+    """The CRAFT folder a text file is in (``<root>/articles/txt/<id>.txt``), if any."""
+    parent = text_path.parent
+    if parent.name == "txt" and parent.parent.name == "articles":
+        return parent.parent.parent
+    return None
 
 
 def read_id_list(path: Path) -> list[str]:
@@ -664,9 +764,11 @@ class CraftReader(Reader):
 
     def __init__(self, config: CraftReaderConfig, context: RunContext) -> None:
         super().__init__(config, context)
-        self.paths = CraftPaths(_corpus_root(config, context))
+        self.locations = _Locations.of(config, context)
+        #: The corpus folder's paths (where articles are found without 'input').
+        self.paths = self.locations.paths_for(None)
         self.layers = expanded_layers(config.layers)
-        self._gene_so_classes: frozenset[str] | None = None
+        self._gene_so_classes: dict[Path | None, frozenset[str]] = {}
 
     @classmethod
     def requirements(cls, config: CraftReaderConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
@@ -686,75 +788,62 @@ class CraftReader(Reader):
 
     @classmethod
     def check_config(cls, config: CraftReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
-        paths = CraftPaths(_corpus_root(config, context))
-        if not paths.root.is_dir():
+        locations = _Locations.of(config, context)
+        root = locations.paths_for(None).root
+        if config.input is None and root is not None and not root.is_dir():
             return [
-                f"CRAFT folder {paths.root} does not exist; set 'corpus' or CASFLOW_CORPORA "
-                "(the folder holding craft/)"
+                f"CRAFT folder {root} does not exist; set 'corpus' or CASFLOW_CORPORA "
+                "(the folder holding craft/), or give 'input'"
             ]
-        problems = []
         try:
-            ids = _document_ids(config, paths)
-        except CraftDataError as exc:
+            articles = locations.articles()
+        except (CraftDataError, InputNotFoundError) as exc:
             return [str(exc)]
-        layers = expanded_layers(config.layers)
-        needed = [("text", paths.text)]
-        if layers & _TREEBANK_LAYERS:
-            needed.append(("treebank", paths.tree))
-        if layers & _CONLLU_LAYERS:
-            needed.append(("CoNLL-U", paths.conllu))
-        if "structure" in layers:
-            needed.append(("sections-and-typography", paths.sections))
-        if "concepts" in layers:
-            for annotation_set in config.ontologies:
-                needed.append(
-                    (
-                        f"{annotation_set} concept",
-                        lambda pmid, s=annotation_set: paths.concepts(s, pmid),
-                    )
-                )
-        for what, path_of in needed:
-            missing = [pmid for pmid in ids if not path_of(pmid).is_file()]
-            if missing:
-                problems.append(
-                    f"{len(missing)} article(s) have no {what} file, e.g. {path_of(missing[0])}; "
-                    "check 'corpus', 'ids', 'layers' and 'ontologies'"
-                )
+        if not articles:
+            return ["the configuration selects no article; check 'input', 'split' or 'ids'"]
+        problems = _missing_layer_files(config, articles)
         if (
-            "concepts" in layers
+            "concepts" in expanded_layers(config.layers)
             and config.gene_so_descendants
             and any(s.split("+", 1)[0] == "SO" for s in config.ontologies)
-            and paths.so_ontology() is None
         ):
-            problems.append(
-                f"gene_so_descendants needs {paths.root}/concept-annotation/SO/SO/SO.obo.zip, "
-                "which does not exist; set gene_so_descendants: false to use gene_so_classes as listed"
-            )
+            without = [a.pmid for a in articles if a.paths.so_ontology() is None]
+            if without:
+                problems.append(
+                    f"gene_so_descendants needs the SO ontology (concept-annotation/SO/SO/"
+                    f"SO.obo.zip of the CRAFT folder, or 'so_ontology'), which article "
+                    f"{without[0]} has not; set so_ontology, or gene_so_descendants: false to "
+                    "use gene_so_classes as listed"
+                )
         return problems
 
     def iter_documents(self) -> Iterator[DocumentRef]:
-        for pmid in _document_ids(self.config, self.paths):
-            path = self.paths.text(pmid)
-            yield DocumentRef(pmid, str(path), size=path.stat().st_size if path.exists() else 0)
+        for article in self.locations.articles():
+            path = article.text
+            yield DocumentRef(
+                article.pmid, str(path), size=path.stat().st_size if path.exists() else 0
+            )
 
-    def gene_so_classes(self) -> frozenset[str]:
+    def gene_so_classes(self, paths: CraftPaths | None = None) -> frozenset[str]:
         """The SO class ids whose mentions become GeneMentions (read once per process)."""
-        if self._gene_so_classes is None:
+        paths = paths or self.paths
+        obo = paths.so_ontology() if self.config.gene_so_descendants else None
+        if obo not in self._gene_so_classes:
             roots = set(self.config.gene_so_classes)
             if self.config.gene_so_descendants:
-                obo = self.paths.so_ontology()
                 if obo is None:
                     raise CraftDataError(
-                        f"no SO.obo.zip under {self.paths.root}/concept-annotation/SO/SO for "
-                        "gene_so_descendants; set gene_so_descendants: false"
+                        f"no SO ontology (SO.obo.zip under {paths.root}/concept-annotation/SO/SO, "
+                        "or 'so_ontology') for gene_so_descendants; set so_ontology, or "
+                        "gene_so_descendants: false"
                     )
                 try:
                     parents = is_a_parents(read_obo(obo))
                 except FormatError as exc:
                     raise CraftDataError(str(exc)) from exc
                 roots = descendants(parents, roots)
-            self._gene_so_classes = frozenset(roots)
-        return self._gene_so_classes
+            self._gene_so_classes[obo] = frozenset(roots)
+        return self._gene_so_classes[obo]
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
         pmid = ref.doc_id
@@ -769,28 +858,32 @@ class CraftReader(Reader):
         cas.sofa_mime = "text/plain"
         title = next((line.strip() for line in text.split("\n") if line.strip()), None)
         set_document_metadata(cas, pmid, str(text_path), title=title, language="en")
-        cas.add_all(self.annotations(pmid, text, cas.typesystem))
+        paths = self.locations.paths_for(text_path) if self.config.input else self.paths
+        cas.add_all(self.annotations(pmid, text, cas.typesystem, paths))
 
-    def annotations(self, pmid: str, text: str, typesystem: cassis.TypeSystem) -> list[Any]:
+    def annotations(
+        self, pmid: str, text: str, typesystem: cassis.TypeSystem, paths: CraftPaths | None = None
+    ) -> list[Any]:
         """All annotations of the configured layers for one article (not yet in a CAS)."""
+        paths = paths or self.paths
         layers = self.layers
         types = _Types.of(typesystem)
         out: list[Any] = []
         trees: list[AlignedTree] = []
         if layers & _TREEBANK_LAYERS:
-            trees = read_aligned_trees(self.paths.tree(pmid), text, pmid)
+            trees = read_aligned_trees(paths.tree(pmid), text, pmid)
         tokens = build_tree_layers(trees, layers, types, out)
         if "tokens" in layers and layers & _CONLLU_LAYERS:
-            conllu_path = self.paths.conllu(pmid)
+            conllu_path = paths.conllu(pmid)
             document = parse_conllu(_read_text(conllu_path, pmid), str(conllu_path))
             _build_conllu_layers(document, conllu_path, pmid, text, tokens, layers, types, out)
         if "structure" in layers:
-            path = self.paths.sections(pmid)
+            path = paths.sections(pmid)
             _build_structure(_knowtator(path), path, text, trees, types, out)
         if "concepts" in layers:
-            gene_so = self.gene_so_classes() if self._needs_so_classes() else frozenset()
+            gene_so = self.gene_so_classes(paths) if self._needs_so_classes() else frozenset()
             for annotation_set in self.config.ontologies:
-                path = self.paths.concepts(annotation_set, pmid)
+                path = paths.concepts(annotation_set, pmid)
                 value = self.config.mention_values.get(annotation_set, annotation_set)
                 _build_concepts(
                     annotation_set, _knowtator(path), path, text, gene_so, value, types, out
@@ -801,23 +894,184 @@ class CraftReader(Reader):
         return any(s.split("+", 1)[0] == "SO" for s in self.config.ontologies)
 
 
-def _corpus_root(config: CraftReaderConfig, context: RunContext) -> Path:
-    return Path(resolve_input(config.corpus or default_corpus(), context.workflow_dir)).resolve()
+# ----------------------------------------------------------------------------- which articles
 
 
-def _document_ids(config: CraftReaderConfig, paths: CraftPaths) -> list[str]:
-    if config.ids is not None:
-        return list(config.ids)
-    splits = ("train", "dev") if config.split == "all" else (config.split,)
+@dataclass(frozen=True)
+class _Article:
+    pmid: str
+    text: Path
+    paths: CraftPaths
+
+
+@dataclass(frozen=True)
+class _Locations:
+    """The configuration's file options, resolved against the workflow's folder."""
+
+    config: CraftReaderConfig
+    corpus: Path | None  # 'corpus' as given (None: not given)
+    standard_corpus: Path  # the default corpus folder
+    folders: dict[str, Path]
+    so_file: Path | None
+    ids_file: Path | None
+    base: Path | None
+
+    @classmethod
+    def of(cls, config: CraftReaderConfig, context: RunContext) -> _Locations:
+        def resolve(path: str) -> Path:
+            return Path(resolve_input(path, context.workflow_dir)).resolve()
+
+        return cls(
+            config,
+            resolve(config.corpus) if config.corpus else None,
+            resolve(default_corpus()),
+            {kind: resolve(folder) for kind, folder in config.folders.items()},
+            resolve(config.so_ontology) if config.so_ontology else None,
+            resolve(config.ids_file) if config.ids_file else None,
+            context.workflow_dir,
+        )
+
+    def paths_for(self, text: Path | None) -> CraftPaths:
+        """Where the layer files of the article ``text`` are (``None``: a corpus article)."""
+        if text is None:
+            root: Path | None = self.corpus or self.standard_corpus
+        else:
+            root = self.corpus or layout_root(text.resolve())
+        return CraftPaths(root, self.folders, self.so_file)
+
+    def wanted_ids(self) -> list[str] | None:
+        if self.ids_file is not None:
+            if not self.ids_file.is_file():
+                raise CraftDataError(f"the ids_file {self.ids_file} does not exist")
+            ids = read_id_list(self.ids_file)
+            repeated = sorted({i for i in ids if ids.count(i) > 1})
+            if repeated:
+                raise CraftDataError(f"{self.ids_file}: ids listed more than once: {repeated}")
+            return ids
+        return list(self.config.ids) if self.config.ids is not None else None
+
+    def articles(self) -> list[_Article]:
+        """The selected articles in reading order, each with where its files are."""
+        wanted = self.wanted_ids()
+        if self.config.input is None:
+            paths = self.paths_for(None)
+            ids = wanted if wanted is not None else _split_ids(self.config.split, paths)
+            return [_Article(pmid, paths.text(pmid), paths) for pmid in ids]
+        specs = [self.config.input] if isinstance(self.config.input, str) else self.config.input
+        articles: dict[str, _Article] = {}
+        for spec in specs:
+            for path in _text_files(resolve_input(spec, self.base)):
+                if path.stem in articles:
+                    raise CraftDataError(
+                        f"article {path.stem} is given twice: {articles[path.stem].text} and "
+                        f"{path}; 'input' must name each article once"
+                    )
+                articles[path.stem] = _Article(path.stem, path, self.paths_for(path))
+        if wanted is None:
+            return list(articles.values())
+        unknown = [pmid for pmid in wanted if pmid not in articles]
+        if unknown:
+            raise CraftDataError(
+                f"ids not among the 'input' texts: {', '.join(unknown[:5])}"
+                + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+            )
+        return [articles[pmid] for pmid in wanted]
+
+
+def _text_files(spec: str) -> Iterator[Path]:
+    """The ``.txt`` files of one 'input' entry; a CRAFT folder stands for its articles/txt."""
+    folder = Path(spec)
+    if (folder / "articles" / "txt").is_dir():
+        spec = str(folder / "articles" / "txt")
+    for path, _ in iter_input_files(spec, "**/*.txt"):
+        yield path
+
+
+def _split_ids(split: str, paths: CraftPaths) -> list[str]:
+    splits = ("train", "dev") if split == "all" else (split,)
     ids: list[str] = []
-    for split in splits:
-        path = paths.ids_file(split)
+    for name in splits:
+        path = paths.ids_file(name)
         if not path.is_file():
             raise CraftDataError(
-                f"the {split} id list {path} does not exist; check 'corpus' or give 'ids'"
+                f"the {name} id list {path} does not exist; check 'corpus', or give 'ids', "
+                "'ids_file' or 'input'"
             )
         ids.extend(read_id_list(path))
     return ids
+
+
+def _layer_kinds(layer: str) -> tuple[str, ...]:
+    """The kinds of file a layer (other than concepts) is read from."""
+    if layer == "structure":
+        return ("treebank", "sections")
+    if layer in _CONLLU_LAYERS:
+        return ("treebank", "conllu")
+    return ("treebank",)
+
+
+def _missing_layer_files(config: CraftReaderConfig, articles: Sequence[_Article]) -> list[str]:
+    """A problem per kind of file the configured layers need and some article lacks, then
+    which layers and annotation sets the files that are there can give."""
+    layers = expanded_layers(config.layers)
+    kinds = [*FILE_KINDS, *config.ontologies]
+    missing: dict[str, list[_Article]] = {
+        kind: [a for a in articles if not _has_file(a.paths, kind, a.pmid)] for kind in kinds
+    }
+    missing["text"] = [a for a in articles if not a.text.is_file()]
+    needed = {"text"}
+    for layer in layers - {"concepts"}:
+        needed.update(_layer_kinds(layer))
+    if "concepts" in layers:
+        needed.update(config.ontologies)
+    problems = []
+    unplaced = []  # kinds with no folder at all: one problem for all of them
+    for kind in kinds:
+        if kind not in needed or not missing[kind]:
+            continue
+        lacking = missing[kind]
+        if kind != "text" and lacking[0].paths.folder(kind) is None:
+            unplaced.append(kind)
+            continue
+        users = sorted(
+            layer
+            for layer in layers
+            if (kind in _layer_kinds(layer) and layer != "concepts")
+            or (layer == "concepts" and kind in config.ontologies)
+        )
+        example = lacking[0].text if kind == "text" else lacking[0].paths.file(kind, lacking[0].pmid)
+        problems.append(
+            f"{len(lacking)} of {len(articles)} article(s) have no {describe_kind(kind)} file "
+            f"(e.g. {example})"
+            + (f", needed by the layer(s) {', '.join(users)}" if users else "")
+        )
+    if unplaced:
+        problems.append(
+            f"no folder for the {', '.join(describe_kind(k) for k in unplaced)} files: the "
+            "texts are not in a CRAFT folder (<root>/articles/txt/); set 'corpus' to the "
+            f"folder laid out as CRAFT, or 'folders' (keys {', '.join(unplaced)})"
+        )
+    if problems and not missing["text"]:
+        readable = [
+            layer
+            for layer in ALL_LAYERS
+            if layer != "concepts" and not any(missing[k] for k in _layer_kinds(layer))
+        ]
+        sets = [s for s in config.ontologies if not missing[s]]
+        if sets:
+            readable.append("concepts")
+        problems.append(
+            "the files that are there give the layers "
+            + (f"[{', '.join(readable)}]" if readable else "[] (the text only)")
+            + (f" and the annotation sets [{', '.join(sets)}]" if sets else "")
+            + "; set 'layers' (and 'ontologies') to those, or point 'corpus' or 'folders' "
+            "at the missing files"
+        )
+    return problems
+
+
+def _has_file(paths: CraftPaths, kind: str, pmid: str) -> bool:
+    return paths.folder(kind) is not None and paths.file(kind, pmid).is_file()
 
 
 def _read_bytes(path: Path, pmid: str) -> bytes:
