@@ -20,7 +20,6 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from casflow.pipeline.component import (
-    INITIAL_VIEW,
     Component,
     ComponentConfig,
     EvaluatorConfig,
@@ -237,6 +236,29 @@ def _unknown_type_names(names: tuple[str, ...]) -> list[str]:
     return bad
 
 
+class _Anything(set[str]):
+    """The contents of a view written by a step with its own error: any type."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+    def __bool__(self) -> bool:  # not empty, though it lists nothing
+        return True
+
+
+class _UnknownViews(dict[str, set[str]]):
+    """The views of an invalid reader: any view, each holding any type."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def get(self, key: str, default: Any = None) -> set[str]:  # type: ignore[override]
+        return self.setdefault(key)
+
+    def setdefault(self, key: str, default: Any = None) -> set[str]:  # type: ignore[override]
+        return super().setdefault(key, _Anything())
+
+
 def _check_requirements(
     reader: ResolvedStep | None,
     processors: list[ResolvedStep],
@@ -289,8 +311,9 @@ def _check_requirements(
         ).items():  # type: ignore[attr-defined]
             available.setdefault(view, set()).update(produces)
     else:
-        # The reader has its own error; still check the rest as if it wrote the text.
-        available[INITIAL_VIEW] = set()
+        # The reader has its own error, reported where it is: what it writes is unknown,
+        # so no later step is reported for reading a view or a type it may have written.
+        available = _UnknownViews()
     for step in processors:
         requires, produces = declare(step)
         check(step, requires, step.spec.view, "reads")
@@ -315,6 +338,32 @@ def _check_requirements(
                 )
             else:
                 check(step, requires, view, "reads")
+
+
+def _reader_for_chain_check(raw: Any) -> ResolvedStep | None:
+    """An invalid reader whose only errors are unknown config keys, with them left out:
+    what it writes is then known and the rest of the chain is checked against it. With
+    any other error what it writes is unknown, and None makes the chain check skip it."""
+    try:
+        spec = StepSpec.model_validate(raw)
+        cls = registry().get(spec.component)
+    except Exception:  # the reader's own error is reported already
+        return None
+    if cls.role != "reader":
+        return None
+    try:
+        cls.Config.model_validate(spec.config)
+        return None  # valid: not a case for this function
+    except ValidationError as exc:
+        errors = exc.errors()
+    unknown = {e["loc"][0] for e in errors if e["type"] == "extra_forbidden" and len(e["loc"]) == 1}
+    if len(unknown) != len(errors):
+        return None
+    config = {key: value for key, value in spec.config.items() if key not in unknown}
+    try:
+        return ResolvedStep("reader", None, spec, cls, cls.Config.model_validate(config))
+    except ValidationError:
+        return None
 
 
 def _apply_overrides(data: Any, overrides: Mapping[str, Any] | None) -> Any:
@@ -398,7 +447,12 @@ def validate_located(
         run = RunSpec()
 
     _check_requirements(
-        reader, steps["components"], steps["writers"], steps["evaluators"], located, issues
+        reader or _reader_for_chain_check(data.get("reader")),
+        steps["components"],
+        steps["writers"],
+        steps["evaluators"],
+        located,
+        issues,
     )
 
     if check_resources:

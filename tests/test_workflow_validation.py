@@ -148,3 +148,25 @@ def test_cli_validate_exit_status(
     assert main(["validate", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "2 problems" in err and f"{bad}:3:" in err and f"{bad}:5:" in err
+
+
+def test_an_invalid_reader_setting_is_reported_once(inputs: Path, test_components: None) -> None:
+    # The reader's error is the root cause: the views it would have written are not
+    # reported again for every later step.
+    errors = _errors(
+        """\
+        reader:
+          component: craft.reader.v1
+          view: gold
+          config: {split: tset, layers: [tokens]}
+        components:
+          - component: test.constant_tagger.v1
+            view: gold
+        evaluators:
+          - component: eval.tokens.v1
+            config: {gold_view: gold, system_views: [gold]}
+        """,
+        inputs,
+    )
+    assert len(errors) == 1, errors
+    assert errors[0].startswith("wf.yaml:4: reader -> config -> split:"), errors
