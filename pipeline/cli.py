@@ -121,54 +121,125 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_components(args: argparse.Namespace) -> int:
-    from casflow.pipeline.registry import registry
-    from casflow.typesystem import short_name
+    from casflow.pipeline.registry import ComponentLoadError, UnknownComponentError, registry
 
     reg = registry()
-    names = [args.name] if args.name else reg.names()
-    listing = []
-    for name in names:
-        cls = reg.get(name)
-        fields = []
-        for field_name, info in cls.Config.model_fields.items():
-            default = (
-                info.get_default(call_default_factory=True) if not info.is_required() else None
-            )
-            fields.append(
-                {
-                    "name": field_name,
-                    "type": _type_name(info.annotation),
-                    "default": default if info.is_required() is False else "(required)",
-                    "description": info.description or "",
-                }
-            )
-        requires, produces = cls.requirements(cls.Config.model_construct())
-        listing.append(
-            {
-                "name": name,
-                "role": cls.role,
-                "origin": reg.origin(name),
-                "description": cls.description,
-                "requires": list(requires),
-                "produces": list(produces),
-                "config": fields,
-            }
-        )
+    if args.name:
+        try:
+            listing = [_describe_component(args.name, reg.get(args.name), reg.origin(args.name))]
+        except (UnknownComponentError, ComponentLoadError) as exc:
+            print(f"casflow: {exc}", file=sys.stderr)
+            return EXIT_NOT_STARTED
+    else:
+        listing = []
+        for name in reg.names():
+            try:
+                listing.append(_describe_component(name, reg.get(name), reg.origin(name)))
+            except ComponentLoadError as exc:
+                # One broken plug-in must not hide the others: it is listed, marked.
+                listing.append({"name": name, "origin": reg.origin(name), "broken": str(exc)})
     if args.json:
         print(json.dumps(listing, indent=2, default=str))
-        return 0
+        return EXIT_OK
     for item in listing:
-        print(f"{item['name']}  [{item['role']}, {item['origin']}]")
-        if item["description"]:
-            print(f"    {item['description']}")
-        print(f"    requires: {', '.join(short_name(r) for r in item['requires']) or '-'}")
-        print(f"    produces: {', '.join(short_name(p) for p in item['produces']) or '-'}")
-        for f in item["config"]:
-            print(
-                f"    config {f['name']} ({f['type']}, default {f['default']!r}): {f['description']}"
-            )
+        _print_component(item)
+    return EXIT_OK
+
+
+def _describe_component(name: str, cls: Any, origin: str) -> dict[str, Any]:
+    """The contract of one component: role, requirements and options, as ``--json`` gives it."""
+    fields = []
+    for field_name, info in cls.Config.model_fields.items():
+        required = info.is_required()
+        fields.append(
+            {
+                "name": field_name,
+                "type": _type_name(info.annotation),
+                "required": required,
+                "default": None if required else info.get_default(call_default_factory=True),
+                "allowed": _allowed_values(info.annotation),
+                "description": info.description or "",
+            }
+        )
+    requires, produces = cls.requirements(cls.Config.model_construct())
+    return {
+        "name": name,
+        "role": cls.role,
+        "origin": origin,
+        "description": cls.description,
+        "requires": list(requires),
+        "produces": list(produces),
+        "config": fields,
+        "requirements_by_option": _requirements_by_option(cls, set(requires), set(produces)),
+    }
+
+
+def _requirements_by_option(
+    cls: Any, requires: set[str], produces: set[str]
+) -> list[dict[str, Any]]:
+    """What setting one option (a flag turned on, another allowed value) changes in what the
+    component requires and produces, e.g. spacy.pipeline.v1's use_existing_tokens."""
+    changes = []
+    for field_name, info in cls.Config.model_fields.items():
+        if info.is_required():
+            continue
+        default = info.get_default(call_default_factory=True)
+        if info.annotation is bool:
+            values: list[Any] = [not default]
+        elif _allowed_values(info.annotation, scalar=True):
+            values = [v for v in _allowed_values(info.annotation) or [] if v != default]
+        else:
+            continue
+        for value in values:
+            try:
+                other = cls.requirements(cls.Config.model_construct(**{field_name: value}))
+            except Exception:  # a combination the component cannot describe alone
+                continue
+            change = {
+                "option": field_name,
+                "value": value,
+                "requires_added": sorted(set(other[0]) - requires),
+                "requires_dropped": sorted(requires - set(other[0])),
+                "produces_added": sorted(set(other[1]) - produces),
+                "produces_dropped": sorted(produces - set(other[1])),
+            }
+            if any(change[key] for key in change if key.endswith(("_added", "_dropped"))):
+                changes.append(change)
+    return changes
+
+
+def _print_component(item: dict[str, Any]) -> None:
+    from casflow.typesystem import short_name
+
+    def names(types: list[str]) -> str:
+        return ", ".join(short_name(t) for t in types)
+
+    if "broken" in item:
+        print(f"{item['name']}  [{item['origin']}]  BROKEN, cannot be used: {item['broken']}")
         print()
-    return 0
+        return
+    print(f"{item['name']}  [{item['role']}, {item['origin']}]")
+    if item["description"]:
+        print(f"    {item['description']}")
+    print(f"    requires: {names(item['requires']) or '-'}")
+    print(f"    produces: {names(item['produces']) or '-'}")
+    for change in item["requirements_by_option"]:
+        parts = [
+            f"{label} {names(change[key])}"
+            for key, label in (
+                ("requires_added", "also requires"),
+                ("requires_dropped", "no longer requires"),
+                ("produces_added", "also produces"),
+                ("produces_dropped", "no longer produces"),
+            )
+            if change[key]
+        ]
+        value = json.dumps(change["value"])
+        print(f"    with {change['option']}: {value}: {'; '.join(parts)}")
+    for f in item["config"]:
+        setting = "required" if f["required"] else f"default {json.dumps(f['default'], default=str)}"
+        print(f"    config {f['name']} ({f['type']}, {setting}): {f['description']}")
+    print()
 
 
 def cmd_check_xmi(args: argparse.Namespace) -> int:
@@ -270,14 +341,58 @@ def cmd_significance(args: argparse.Namespace) -> int:
 
 
 def _type_name(annotation: Any) -> str:
-    text = getattr(annotation, "__name__", None) or str(annotation)
-    return text.replace("typing.", "")
+    """A config field's type as a user writes it: ``list[str]``, ``int | None``, and a
+    ``Literal`` as its allowed values (``'train' | 'dev'``)."""
+    import types
+    import typing
+
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation is type(None):
+        return "None"
+    if origin is typing.Literal:
+        return " | ".join(json.dumps(a) if not isinstance(a, str) else repr(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in args)
+    if origin is typing.Annotated:
+        return _type_name(args[0])
+    if origin is not None:
+        name = getattr(origin, "__name__", str(origin))
+        return f"{name}[{', '.join(_type_name(a) for a in args)}]" if args else name
+    return getattr(annotation, "__name__", str(annotation)).replace("typing.", "")
+
+
+def _allowed_values(annotation: Any, scalar: bool = False) -> list[Any] | None:
+    """The values a ``Literal`` field (or an optional of one, or unless ``scalar`` a list
+    of one) allows, else None."""
+    import types
+    import typing
+
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal:
+        return list(args)
+    if scalar and origin not in (typing.Union, types.UnionType):
+        return None
+    for arg in args:
+        allowed = _allowed_values(arg, scalar)
+        if allowed is not None:
+            return allowed
+    return None
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("casflow")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="casflow", description="UIMA-style annotation pipelines for biomedical text."
     )
+    parser.add_argument("--version", action="version", version=f"casflow {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def workflow_args(p: argparse.ArgumentParser) -> None:

@@ -103,9 +103,10 @@ class Registry:
             cls = module
             for part in attr.split("."):
                 cls = getattr(cls, part)
-        except (ImportError, AttributeError) as exc:
+        except Exception as exc:  # whatever a plug-in's import raises, not only ImportError
             raise ComponentLoadError(
-                f"component {name!r} ({self._origins[name]}) cannot be loaded from {target!r}: {exc}"
+                f"component {name!r} ({self._origins[name]}) cannot be loaded from {target!r}: "
+                f"{type(exc).__name__}: {exc}"
             ) from exc
         if not (isinstance(cls, type) and issubclass(cls, Component)):
             raise ComponentLoadError(
