@@ -80,6 +80,8 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "sentences.spacy.sentencizer.v1": "casflow.components.spacy.segmenters:SpacySentencizer",
     "tokens.spacy.english.v1": "casflow.components.spacy.segmenters:SpacyTokens",
     "tokens.scispacy.v1": "casflow.components.spacy.segmenters:ScispacyTokens",
+    # UDPipe 1
+    "udpipe.v1": "casflow.components.udpipe.pipeline:UdpipePipeline",
     # scispaCy
     "scispacy.core.v1": "casflow.components.spacy.scispacy:ScispacyCore",
     "scispacy.ner.v1": "casflow.components.spacy.scispacy:ScispacyNer",
@@ -88,4 +90,5 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "train.spacy.syntax.v1": "casflow.components.spacy.trainer:SpacySyntaxTrainer",
     "train.crf.mentions.v1": "casflow.components.crfsuite.trainer:CrfMentionTrainer",
     "train.nltk.punkt.v1": "casflow.components.nltk.punkt:PunktSentenceTrainer",
+    "train.udpipe.v1": "casflow.components.udpipe.trainer:UdpipeTrainer",
 }

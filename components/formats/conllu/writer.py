@@ -69,89 +69,99 @@ class ConlluWriter(ViewWriter):
 
     def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
         view = self.source_view(cas, doc_id)
-        text = view.sofa_string or ""
-        features = TokenFeatures(view)
-        relations = self._relations(view, doc_id)
-        root_type = view.typesystem.get_type(DEPENDENCY_ROOT)
-        sentences = []
-        for number, (sentence, tokens) in enumerate(sentences_with_tokens(view, doc_id), start=1):
-            if not tokens:
-                continue
-            index = {(t.begin, t.end): i for i, t in enumerate(tokens, start=1)}
-            words = []
-            for i, token in enumerate(tokens, start=1):
-                pos = features.pos(token)
-                head, deprel = self._head(
-                    relations.get((token.begin, token.end)), index, root_type, view, doc_id
-                )
-                space_after = token.end >= len(text) or text[token.end].isspace()
-                words.append(
-                    ConlluWord(
-                        str(i),
-                        _field(token.get_covered_text()),
-                        _field(features.lemma(token)),
-                        _field(pos.get("coarseValue") if pos is not None else None),
-                        _field(pos.get("PosValue") if pos is not None else None),
-                        "_",
-                        head,
-                        deprel,
-                        "_",
-                        "_" if space_after else "SpaceAfter=No",
-                    )
-                )
-            begin = sentence.begin if sentence is not None else tokens[0].begin
-            end = sentence.end if sentence is not None else tokens[-1].end
-            sent_id = (sentence.get("id") if sentence is not None else None) or str(number)
-            sentence_text = " ".join(text[begin:end].split("\n"))
-            comments = [f"# sent_id = {sent_id}", f"# text = {sentence_text}"]
-            sentences.append(ConlluSentence(comments, words))
+        sentences = view_sentences(view, doc_id, root_deprel=self.config.root_deprel)
         (path,) = self.output_paths(doc_id)
         atomic_write_text(path, format_conllu(sentences))
         return [path]
 
-    @staticmethod
-    def _relations(view: cassis.Cas, doc_id: str) -> dict[tuple[int, int], Any]:
-        relations: dict[tuple[int, int], Any] = {}
-        for dependency in view.select(DEPENDENCY):
-            if (dependency.get("flavor") or "") not in BASIC_FLAVORS:
-                continue
-            dependent = dependency.get("Dependent")
-            if dependent is None:
-                raise ViewContentError(
-                    f"document {doc_id}: Dependency at ({dependency.begin}, {dependency.end}) "
-                    "has no Dependent"
-                )
-            span = (dependent.begin, dependent.end)
-            if span in relations:
-                raise ViewContentError(
-                    f"document {doc_id}: token at {span} is the Dependent of two basic "
-                    "dependencies; CoNLL-U gives a word one head"
-                )
-            relations[span] = dependency
-        return relations
 
-    def _head(
-        self,
-        dependency: Any,
-        index: dict[tuple[int, int], int],
-        root_type: Any,
-        view: cassis.Cas,
-        doc_id: str,
-    ) -> tuple[str, str]:
-        if dependency is None:
-            return "_", "_"
-        label = dependency.get("DependencyType") or ""
-        governor = dependency.get("Governor")
-        dependent = dependency.get("Dependent")
-        is_root = view.typesystem.subsumes(root_type, dependency.type) or (
-            governor is None or (governor.begin, governor.end) == (dependent.begin, dependent.end)
-        )
-        if is_root:
-            return "0", self.config.root_deprel if label == ROOT_TYPE_VALUE else _field(label)
-        head = index.get((governor.begin, governor.end))
-        if head is None:
-            raise ViewContentError(
-                f"document {doc_id}: the head of {dependent.get_covered_text()!r} at "
-                f"({dependent.begin}, {dependent.end}) is not a token of its sentence"
+def view_sentences(
+    view: cassis.Cas, doc_id: str, *, root_deprel: str = "root"
+) -> list[ConlluSentence]:
+    """The CoNLL-U sentences of a view, as ``conllu.writer.v1`` writes them (trainers that
+    learn from CoNLL-U, such as UDPipe's, use this too)."""
+    text = view.sofa_string or ""
+    features = TokenFeatures(view)
+    relations = _relations(view, doc_id)
+    root_type = view.typesystem.get_type(DEPENDENCY_ROOT)
+    sentences = []
+    for number, (sentence, tokens) in enumerate(sentences_with_tokens(view, doc_id), start=1):
+        if not tokens:
+            continue
+        index = {(t.begin, t.end): i for i, t in enumerate(tokens, start=1)}
+        words = []
+        for i, token in enumerate(tokens, start=1):
+            pos = features.pos(token)
+            head, deprel = _head(
+                relations.get((token.begin, token.end)), index, root_type, view, doc_id, root_deprel
             )
-        return str(head), _field(label)
+            space_after = token.end >= len(text) or text[token.end].isspace()
+            words.append(
+                ConlluWord(
+                    str(i),
+                    _field(token.get_covered_text()),
+                    _field(features.lemma(token)),
+                    _field(pos.get("coarseValue") if pos is not None else None),
+                    _field(pos.get("PosValue") if pos is not None else None),
+                    "_",
+                    head,
+                    deprel,
+                    "_",
+                    "_" if space_after else "SpaceAfter=No",
+                )
+            )
+        begin = sentence.begin if sentence is not None else tokens[0].begin
+        end = sentence.end if sentence is not None else tokens[-1].end
+        sent_id = (sentence.get("id") if sentence is not None else None) or str(number)
+        sentence_text = " ".join(text[begin:end].split("\n"))
+        comments = [f"# sent_id = {sent_id}", f"# text = {sentence_text}"]
+        sentences.append(ConlluSentence(comments, words))
+    return sentences
+
+
+def _relations(view: cassis.Cas, doc_id: str) -> dict[tuple[int, int], Any]:
+    relations: dict[tuple[int, int], Any] = {}
+    for dependency in view.select(DEPENDENCY):
+        if (dependency.get("flavor") or "") not in BASIC_FLAVORS:
+            continue
+        dependent = dependency.get("Dependent")
+        if dependent is None:
+            raise ViewContentError(
+                f"document {doc_id}: Dependency at ({dependency.begin}, {dependency.end}) "
+                "has no Dependent"
+            )
+        span = (dependent.begin, dependent.end)
+        if span in relations:
+            raise ViewContentError(
+                f"document {doc_id}: token at {span} is the Dependent of two basic "
+                "dependencies; CoNLL-U gives a word one head"
+            )
+        relations[span] = dependency
+    return relations
+
+
+def _head(
+    dependency: Any,
+    index: dict[tuple[int, int], int],
+    root_type: Any,
+    view: cassis.Cas,
+    doc_id: str,
+    root_deprel: str,
+) -> tuple[str, str]:
+    if dependency is None:
+        return "_", "_"
+    label = dependency.get("DependencyType") or ""
+    governor = dependency.get("Governor")
+    dependent = dependency.get("Dependent")
+    is_root = view.typesystem.subsumes(root_type, dependency.type) or (
+        governor is None or (governor.begin, governor.end) == (dependent.begin, dependent.end)
+    )
+    if is_root:
+        return "0", root_deprel if label == ROOT_TYPE_VALUE else _field(label)
+    head = index.get((governor.begin, governor.end))
+    if head is None:
+        raise ViewContentError(
+            f"document {doc_id}: the head of {dependent.get_covered_text()!r} at "
+            f"({dependent.begin}, {dependent.end}) is not a token of its sentence"
+        )
+    return str(head), _field(label)

@@ -1,0 +1,171 @@
+"""The UDPipe side of the wrapper: loading a model file, tokenizing with exact character
+ranges, tagging and parsing words given as strings. Knows nothing of the CAS.
+
+UDPipe's tokenizer, with its ``ranges`` option, puts ``TokenRange=BEGIN:END`` (Unicode
+characters, as Python counts them, from the start of the document: the tokenizer is
+reset before each text) in each token's MISC, so tokens map back to the text exactly;
+each range is checked against the token's form. A multiword token (``1-2``; English models have none) is one surface
+token: its words share its range.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from casflow.components.segmenters import import_library, missing_library
+
+LIBRARY = ("ufal.udpipe", "ufal.udpipe")
+MODEL_FILE = "model.udpipe"
+
+
+def udpipe_missing() -> str | None:
+    return missing_library(*LIBRARY)
+
+
+def udpipe_module() -> Any:
+    return import_library(*LIBRARY)
+
+
+def model_file(model: str, base_dir: Path | None = None) -> Path:
+    """The model file ``model`` names: the file, or a folder holding ``model.udpipe``."""
+    path = Path(model).expanduser()
+    if not path.exists() and not path.is_absolute() and base_dir is not None:
+        path = base_dir / path
+    if path.is_dir():
+        path = path / MODEL_FILE
+    return path
+
+
+@functools.lru_cache(maxsize=4)
+def load_model(path: str) -> Any:
+    """A UDPipe model, loaded once per process and path."""
+    udpipe = udpipe_module()
+    if not Path(path).is_file():
+        raise FileNotFoundError(
+            f"no UDPipe model at {path}; give a .udpipe file, or the model folder written by "
+            "casflow train (train.udpipe.v1)"
+        )
+    model = udpipe.Model.load(path)
+    if model is None:
+        raise ValueError(f"{path} is not a UDPipe 1 model file (ufal.udpipe could not load it)")
+    return model
+
+
+@dataclass
+class Analysed:
+    """One word of a tagged/parsed sentence; ``head`` is a word index (0-based) or None."""
+
+    begin: int
+    end: int
+    form: str
+    lemma: str
+    upos: str
+    xpos: str
+    head: int | None
+    deprel: str
+
+
+def _token_range(misc: str) -> tuple[int, int] | None:
+    for item in misc.split("|"):
+        key, _, value = item.partition("=")
+        if key == "TokenRange":
+            begin, _, end = value.partition(":")
+            return int(begin), int(end)
+    return None
+
+
+class UdpipeModel:
+    """Tokenize, tag and parse with one model file."""
+
+    def __init__(self, path: Path) -> None:
+        self.udpipe = udpipe_module()
+        self.path = path
+        self.model = load_model(str(path))
+        self._tokenizer = self.model.newTokenizer("ranges")
+
+    @property
+    def has_tokenizer(self) -> bool:
+        return self._tokenizer is not None
+
+    def tokenize(self, text: str) -> list[list[tuple[int, int]]]:
+        """Sentences of ``text``, each a list of token spans (offsets into ``text``)."""
+        if self._tokenizer is None:
+            raise ValueError(
+                f"the UDPipe model {self.path} has no tokenizer; set use_existing_tokens and "
+                "use_existing_sentences to tag and parse the view's tokens"
+            )
+        udpipe = self.udpipe
+        # TokenRange counts from the start of the document: without a reset, offsets
+        # would go on from the previous text.
+        self._tokenizer.resetDocument()
+        self._tokenizer.setText(text)
+        error = udpipe.ProcessingError()
+        sentences: list[list[tuple[int, int]]] = []
+        sentence = udpipe.Sentence()
+        while self._tokenizer.nextSentence(sentence, error):
+            spans = self._sentence_spans(sentence, text)
+            if spans:
+                sentences.append(spans)
+            sentence = udpipe.Sentence()
+        if error.occurred():
+            raise RuntimeError(f"UDPipe tokenizer: {error.message}")
+        return sentences
+
+    @staticmethod
+    def _sentence_spans(sentence: Any, text: str) -> list[tuple[int, int]]:
+        words = list(sentence.words)[1:]  # word 0 is UDPipe's technical root
+        ranges: list[tuple[int, int] | None] = [_token_range(w.misc) for w in words]
+        in_multiword = set()
+        for token in sentence.multiwordTokens:
+            span = _token_range(token.misc)
+            for word_id in range(token.idFirst, token.idLast + 1):
+                ranges[word_id - 1] = span
+                in_multiword.add(word_id - 1)
+        spans = []
+        for i, (word, span) in enumerate(zip(words, ranges, strict=True)):
+            if span is None:
+                raise RuntimeError(
+                    f"UDPipe gave the word {word.form!r} no TokenRange; the tokenizer must run "
+                    "with the 'ranges' option"
+                )
+            if i not in in_multiword and text[span[0] : span[1]] != word.form:
+                raise RuntimeError(
+                    f"UDPipe's TokenRange {span[0]}:{span[1]} holds "
+                    f"{text[span[0] : span[1]]!r}, not the token {word.form!r}"
+                )
+            spans.append(span)
+        return spans
+
+    def analyse(
+        self, text: str, spans: list[tuple[int, int]], *, tag: bool, parse: bool
+    ) -> list[Analysed]:
+        """Tag (and parse) one sentence given as token spans of ``text``.
+
+        Tokens sharing a span (the words of a multiword token) are one word each.
+        """
+        udpipe = self.udpipe
+        sentence = udpipe.Sentence()
+        for begin, end in spans:
+            sentence.addWord(text[begin:end])
+        if tag or parse:
+            self.model.tag(sentence, udpipe.Model.DEFAULT)
+        if parse:
+            self.model.parse(sentence, udpipe.Model.DEFAULT)
+        result = []
+        for (begin, end), word in zip(spans, list(sentence.words)[1:], strict=True):
+            result.append(
+                Analysed(
+                    begin,
+                    end,
+                    word.form,
+                    word.lemma if tag else "",
+                    word.upostag if tag else "",
+                    word.xpostag if tag else "",
+                    (word.head - 1 if word.head > 0 else None) if parse else None,
+                    word.deprel if parse else "",
+                )
+            )
+        return result

@@ -1,0 +1,312 @@
+"""``udpipe.v1``: a UDPipe 1 model (tokenizer, tagger, parser) over a CAS view.
+
+Any UDPipe model file works (the UD models people download, or one trained by
+``casflow train`` with ``train.udpipe.v1``). Written as DKPro types with exact
+offsets: Sentence; Token; POS with XPOS as ``PosValue`` and UPOS as
+``coarseValue``, linked from ``Token.pos``; Lemma linked from ``Token.lemma``;
+basic Dependency, the root a ``ROOT`` whose Governor is its Dependent and whose
+DependencyType is "ROOT" (as ``spacy.pipeline.v1`` and ``conllu.import.v1``).
+
+- The tokenizer gets one structure block at a time (as the other segmenters,
+  :mod:`casflow.components.segmenters`), so no sentence crosses a heading,
+  paragraph or blank line.
+- ``use_existing_sentences``: each Sentence of the view is tokenized on its own
+  and becomes one UDPipe sentence (no Sentence is written).
+- ``use_existing_tokens``: the view's tokens are the words (no Token is
+  written); POS, Lemma and dependencies attach to them. Sentences are the
+  view's (with ``use_existing_sentences``) or the UDPipe tokenizer's sentence
+  ends, each sentence taking the tokens that start inside it.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import cassis
+from pydantic import Field, model_validator
+
+from casflow.components.rules.sentences import structure_breaks, text_blocks
+from casflow.components.segmenters import SegmenterConfig
+from casflow.components.spacy.mapping import add_annotations
+from casflow.components.udpipe.model import Analysed, UdpipeModel, model_file, udpipe_missing
+from casflow.pipeline.component import ComponentConfig, Processor, RunContext
+from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, LEMMA, POS, SENTENCE, TOKEN
+
+UdpipeLayer = Literal["sentences", "tokens", "pos", "lemma", "dependencies"]
+ALL_LAYERS: tuple[UdpipeLayer, ...] = ("sentences", "tokens", "pos", "lemma", "dependencies")
+ROOT_LABEL = "ROOT"
+BASIC_FLAVOR = "basic"
+
+Span = tuple[int, int]
+
+
+class UdpipeConfig(SegmenterConfig):
+    model: str = Field(
+        description="UDPipe model file (.udpipe), or the model folder written by casflow train "
+        "(train.udpipe.v1); relative paths also from the workflow's folder."
+    )
+    layers: list[UdpipeLayer] = Field(
+        default_factory=lambda: list(ALL_LAYERS),
+        description=f"Layers to write, from: {', '.join(ALL_LAYERS)}.",
+    )
+    use_existing_tokens: bool = Field(
+        False, description="Tag and parse the view's Token annotations (no Token is written)."
+    )
+    use_existing_sentences: bool = Field(
+        False, description="Take the view's Sentence annotations as the sentences (none written)."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> UdpipeConfig:
+        needs_tokens = {"pos", "lemma", "dependencies"} & set(self.layers)
+        if needs_tokens and "tokens" not in self.layers and not self.use_existing_tokens:
+            raise ValueError(
+                f"layers {sorted(needs_tokens)} attach to tokens: add 'tokens' to layers "
+                "or set use_existing_tokens: true"
+            )
+        return self
+
+    def written_layers(self) -> set[str]:
+        skip = set()
+        if self.use_existing_tokens:
+            skip.add("tokens")
+        if self.use_existing_sentences:
+            skip.add("sentences")
+        return set(self.layers) - skip
+
+
+class UdpipePipeline(Processor):
+    name = "udpipe.v1"
+    description = (
+        "Runs a UDPipe 1 model: sentences, tokens, POS (XPOS and UPOS), lemmas, DKPro "
+        "dependencies; can take the view's sentences and tokens."
+    )
+    Config = UdpipeConfig
+
+    config: UdpipeConfig
+
+    def __init__(self, config: UdpipeConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        self.model = UdpipeModel(model_file(config.model, context.workflow_dir))
+        layers = config.written_layers()
+        self.tag = bool({"pos", "lemma"} & layers)
+        self.parse = "dependencies" in layers
+        needs_tokenizer = not config.use_existing_tokens or not config.use_existing_sentences
+        if needs_tokenizer and not self.model.has_tokenizer:
+            raise ValueError(
+                f"the UDPipe model {self.model.path} has no tokenizer; set use_existing_tokens "
+                "and use_existing_sentences to tag and parse the view's tokens and sentences"
+            )
+
+    @classmethod
+    def requirements(cls, config: ComponentConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        assert isinstance(config, UdpipeConfig)
+        requires = []
+        if config.use_existing_tokens:
+            requires.append(TOKEN)
+        if config.use_existing_sentences:
+            requires.append(SENTENCE)
+        layers = config.written_layers()
+        produces: list[str] = []
+        if "sentences" in layers:
+            produces.append(SENTENCE)
+        if "tokens" in layers:
+            produces.append(TOKEN)
+        if "pos" in layers:
+            produces += [POS, f"{TOKEN}:pos"]
+        if "lemma" in layers:
+            produces += [LEMMA, f"{TOKEN}:lemma"]
+        if "dependencies" in layers:
+            produces += [DEPENDENCY, DEPENDENCY_ROOT]
+        return tuple(requires), tuple(produces)
+
+    @classmethod
+    def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:
+        assert isinstance(config, UdpipeConfig)
+        problem = udpipe_missing()
+        if problem:
+            return [f"{cls.name}: {problem}"]
+        path = model_file(config.model, context.workflow_dir)
+        if not path.is_file():
+            return [
+                f"model {config.model!r}: no UDPipe model at {path}; give a .udpipe file or the "
+                "model folder of casflow train (train.udpipe.v1)"
+            ]
+        return []
+
+    # -- sentences as token spans ------------------------------------------------------------
+
+    def _regions(self, view: cassis.Cas) -> list[Span]:
+        text = view.sofa_string or ""
+        if self.config.use_existing_sentences:
+            return sorted((s.begin, s.end) for s in view.select(SENTENCE))
+        source = view.get_view(self.config.structure_view) if self.config.structure_view else view
+        return text_blocks(
+            text,
+            structure_breaks(source, self.config.structure_types),
+            split_at_blank_lines=self.config.split_at_blank_lines,
+            split_at_newlines=self.config.split_at_newlines,
+        )
+
+    def _tokenized(self, text: str, regions: Sequence[Span]) -> list[list[Span]]:
+        """Sentences as token spans from UDPipe's tokenizer, region by region."""
+        sentences: list[list[Span]] = []
+        for start, end in regions:
+            piece = text[start:end]
+            if not piece.strip():
+                continue
+            found = [
+                [(start + b, start + e) for b, e in spans] for spans in self.model.tokenize(piece)
+            ]
+            if self.config.use_existing_sentences:
+                found = [[span for spans in found for span in spans]] if found else []
+            sentences.extend(found)
+        return sentences
+
+    def _existing(self, view: cassis.Cas, regions: Sequence[Span]) -> list[list[Any]]:
+        """The view's tokens grouped into sentences (the view's, or UDPipe's sentence ends)."""
+        text = view.sofa_string or ""
+        tokens = sorted(
+            (t for t in view.select(TOKEN) if t.end > t.begin), key=lambda t: (t.begin, t.end)
+        )
+        if self.config.use_existing_sentences:
+            bounds = list(regions)
+        else:
+            bounds = [(s[0][0], s[-1][1]) for s in self._tokenized(text, regions)]
+        starts = [b for b, _ in bounds]
+        grouped: list[list[Any]] = [[] for _ in bounds]
+        loose: list[Any] = []
+        for token in tokens:
+            i = bisect.bisect_right(starts, token.begin) - 1
+            if i >= 0 and token.begin < bounds[i][1]:
+                grouped[i].append(token)
+            else:
+                loose.append(token)
+        result = [g for g in grouped if g]
+        if loose and not self.config.use_existing_sentences:
+            # Tokens starting where UDPipe's tokenizer saw only space join the sentence before.
+            result = _attach_loose(result, loose)
+        elif loose:
+            result += [[t] for t in loose]  # outside every sentence: one-token sentences
+        return sorted(result, key=lambda g: g[0].begin)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def process(self, view: cassis.Cas) -> None:
+        text = view.sofa_string or ""
+        if not text.strip():
+            return
+        regions = self._regions(view)
+        layers = self.config.written_layers()
+        ts = view.typesystem
+        make_token, make_pos, make_lemma = ts.get_type(TOKEN), ts.get_type(POS), ts.get_type(LEMMA)
+        make_dep, make_root = ts.get_type(DEPENDENCY), ts.get_type(DEPENDENCY_ROOT)
+        make_sentence = ts.get_type(SENTENCE)
+        if self.config.use_existing_tokens:
+            groups = self._existing(view, regions)
+            sentences = [([(t.begin, t.end) for t in g], g) for g in groups]
+        else:
+            sentences = [(spans, None) for spans in self._tokenized(text, regions)]
+        # Everything is analysed before the view is touched: a failure leaves it unchanged.
+        analysed = [
+            self.model.analyse(text, spans, tag=self.tag, parse=self.parse)
+            for spans, _ in sentences
+        ]
+        new: list[Any] = []
+        for (spans, existing), words in zip(sentences, analysed, strict=True):
+            tokens: list[Any] = []
+            for i, word in enumerate(words):
+                if (
+                    existing is None
+                    and tokens
+                    and (word.begin, word.end)
+                    == (
+                        tokens[-1].begin,
+                        tokens[-1].end,
+                    )
+                ):
+                    # a later word of a multiword token: one Token, the first word's analysis
+                    tokens.append(tokens[-1])
+                    continue
+                pos = lemma = None
+                if "pos" in layers and (word.xpos or word.upos):
+                    pos = make_pos(
+                        begin=word.begin,
+                        end=word.end,
+                        PosValue=_value(word.xpos),
+                        coarseValue=_value(word.upos),
+                    )
+                    new.append(pos)
+                if "lemma" in layers and _value(word.lemma):
+                    lemma = make_lemma(begin=word.begin, end=word.end, value=word.lemma)
+                    new.append(lemma)
+                if existing is not None:
+                    token = existing[i]
+                    if pos is not None:
+                        token.pos = pos
+                    if lemma is not None:
+                        token.lemma = lemma
+                else:
+                    token = make_token(begin=word.begin, end=word.end, pos=pos, lemma=lemma)
+                    if "tokens" in layers:
+                        new.append(token)
+                tokens.append(token)
+            if "dependencies" in layers:
+                new.extend(_dependencies(words, tokens, make_dep, make_root))
+            if "sentences" in layers:
+                new.append(make_sentence(begin=spans[0][0], end=spans[-1][1]))
+        add_annotations(view, new)
+
+
+def _value(value: str) -> str | None:
+    # UDPipe writes "_" for a column it does not fill.
+    return value if value and value != "_" else None
+
+
+def _dependencies(
+    words: Sequence[Analysed], tokens: Sequence[Any], make_dep: Any, make_root: Any
+) -> list[Any]:
+    relations = []
+    seen: set[int] = set()
+    for i, word in enumerate(words):
+        token = tokens[i]
+        if id(token) in seen:
+            continue  # a later word of a multiword token: the surface token has its relation
+        seen.add(id(token))
+        head = tokens[word.head] if word.head is not None else token
+        if head is token:
+            relations.append(
+                make_root(
+                    begin=token.begin,
+                    end=token.end,
+                    Governor=token,
+                    Dependent=token,
+                    DependencyType=ROOT_LABEL,
+                    flavor=BASIC_FLAVOR,
+                )
+            )
+        else:
+            relations.append(
+                make_dep(
+                    begin=token.begin,
+                    end=token.end,
+                    Governor=head,
+                    Dependent=token,
+                    DependencyType=word.deprel,
+                    flavor=BASIC_FLAVOR,
+                )
+            )
+    return relations
+
+
+def _attach_loose(groups: list[list[Any]], loose: Sequence[Any]) -> list[list[Any]]:
+    if not groups:
+        return [list(loose)]
+    starts = [g[0].begin for g in groups]
+    for token in loose:
+        i = max(bisect.bisect_right(starts, token.begin) - 1, 0)
+        groups[i].append(token)
+        groups[i].sort(key=lambda t: (t.begin, t.end))
+    return groups

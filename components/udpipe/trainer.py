@@ -1,0 +1,300 @@
+"""``train.udpipe.v1``: a UDPipe 1 model (tokenizer, tagger, parser) from gold CAS views.
+
+Each gold view is written as CoNLL-U by casflow's own CoNLL-U code (what
+``conllu.writer.v1`` writes: FORM, LEMMA, UPOS, XPOS, HEAD, DEPREL and
+``SpaceAfter=No``, from which UDPipe's tokenizer learns where tokens and
+sentences end), and UDPipe's ``Trainer`` trains the chosen parts in-process
+(``morphodita_parsito``). The development documents are UDPipe's heldout data
+(``heldout: true``), which its tagger and parser use to keep the best iteration.
+Training is deterministic for a seed (UDPipe's ``seed`` option of each part is
+set from it). A finished model is reused when the settings, seed and data are
+unchanged. The model is scored from raw text, one structure block at a time as
+``udpipe.v1`` runs it, with casflow's evaluators.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import cassis
+from pydantic import Field
+
+from casflow.components.formats.conllu.parse import format_conllu
+from casflow.components.formats.conllu.writer import view_sentences
+from casflow.components.metrics.dependency import (
+    DepWord,
+    dependency_counts,
+    full_deprel,
+    score_dependencies,
+)
+from casflow.components.metrics.pos import TaggedToken, pos_counts, score_pos
+from casflow.components.metrics.segmentation import score_segmentation, segmentation_counts
+from casflow.components.rules.sentences import structure_breaks, text_blocks
+from casflow.components.spacy.gold import GoldSyntaxDocument
+from casflow.components.spacy.gold_cas import gold_syntax_from_view
+from casflow.components.udpipe.model import (
+    MODEL_FILE,
+    UdpipeModel,
+    udpipe_missing,
+    udpipe_module,
+)
+from casflow.pipeline.component import ComponentConfig, RunContext, Trainer
+from casflow.pipeline.counts import Counts, add_counts
+from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
+from casflow.typesystem import BLOCK_STRUCTURE_TYPES, DEPENDENCY, LEMMA, POS, SENTENCE, TOKEN
+
+METHOD = "morphodita_parsito"
+#: The columns casflow's CAS does not keep are neither used nor predicted.
+TAGGER_COLUMNS = "use_feats=0;provide_feats=0"
+
+
+@dataclass
+class UdpipeExample:
+    """One gold document: its syntax for scoring, its CoNLL-U for UDPipe (picklable)."""
+
+    gold: GoldSyntaxDocument
+    conllu: str
+    breaks: list[int] = field(default_factory=list)
+
+
+class UdpipeTrainerConfig(ComponentConfig):
+    tokenizer: str = Field(
+        "epochs=20;dimension=24;batch_size=50;learning_rate=0.005;dropout=0.1",
+        description="UDPipe tokenizer options (name=value;...), used when the layers include "
+        "tokens or sentences.",
+    )
+    tagger: str = Field(
+        "iterations=20;guesser_suffix_rules=8",
+        description="UDPipe tagger options, used for the pos and lemma layers (FEATS are "
+        "never used).",
+    )
+    parser: str = Field(
+        "iterations=10;hidden_layer=200;embedding_form=50;embedding_lemma=0;embedding_feats=0",
+        description="UDPipe parser options, used for the dependencies layer.",
+    )
+    heldout: bool = Field(
+        True, description="Give the development documents to UDPipe as heldout data."
+    )
+
+
+class UdpipeTrainer(Trainer):
+    name = "train.udpipe.v1"
+    Config = UdpipeTrainerConfig
+    description = (
+        "UDPipe 1 tokenizer, tagger (XPOS, UPOS, lemma) and parser trained in-process from "
+        "gold views written as CoNLL-U."
+    )
+    layers: ClassVar[dict[str, tuple[str, ...]]] = {
+        "tokens": (TOKEN,),
+        "sentences": (SENTENCE,),
+        "pos": (TOKEN, POS),
+        "lemma": (TOKEN, LEMMA),
+        "dependencies": (TOKEN, DEPENDENCY),
+    }
+    config: UdpipeTrainerConfig
+
+    def __init__(self, config: UdpipeTrainerConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        self.seed = getattr(context, "seed", 0)
+        self.chosen = tuple(getattr(context, "layers", ()) or self.layers)
+
+    @classmethod
+    def check_layers(cls, config: ComponentConfig, layers: Sequence[str]) -> list[str]:
+        problems = []
+        if "dependencies" in layers and "pos" not in layers:
+            problems.append("the UDPipe parser uses the tagger's tags: learn pos too")
+        if ("tokens" in layers) != ("sentences" in layers):
+            problems.append("UDPipe's tokenizer learns tokens and sentences together: learn both")
+        return problems
+
+    @classmethod
+    def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:
+        problem = udpipe_missing()
+        return [f"{cls.name}: {problem}"] if problem else []
+
+    def example(self, view: cassis.Cas, doc_id: str) -> UdpipeExample:
+        gold = gold_syntax_from_view(
+            view, doc_id, pos="pos" in self.chosen, dependencies="dependencies" in self.chosen
+        )
+        sentences = view_sentences(view, doc_id)
+        if sentences:
+            # Document and paragraph starts tell UDPipe's tokenizer where a text begins.
+            sentences[0].comments[:0] = [f"# newdoc id = {doc_id}", "# newpar"]
+        return UdpipeExample(
+            gold, format_conllu(sentences), structure_breaks(view, BLOCK_STRUCTURE_TYPES)
+        )
+
+    def _options(self) -> tuple[str, str, str]:
+        seed = f"seed={self.seed}"
+        chosen = set(self.chosen)
+        tokenizer = (
+            _join(self.config.tokenizer, seed) if {"tokens", "sentences"} & chosen else "none"
+        )
+        if {"pos", "lemma"} & chosen:
+            columns = [TAGGER_COLUMNS]
+            if "lemma" not in chosen:
+                columns.append("use_lemma=0;provide_lemma=0")
+            tagger = _join(self.config.tagger, *columns)
+        else:
+            tagger = "none"
+        parser = _join(self.config.parser, seed) if "dependencies" in chosen else "none"
+        return tokenizer, tagger, parser
+
+    def train(
+        self,
+        train: Sequence[UdpipeExample],
+        dev: Sequence[UdpipeExample],
+        output_dir: Path,
+        log: Callable[[str], None],
+    ) -> Path:
+        udpipe = udpipe_module()
+        output_dir = Path(output_dir)
+        data = output_dir / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        train_file = data / "train.conllu"
+        dev_file = data / "dev.conllu"
+        train_file.write_text("".join(e.conllu for e in train), encoding="utf-8")
+        heldout = dev if self.config.heldout else []
+        dev_file.write_text("".join(e.conllu for e in heldout), encoding="utf-8")
+        options = self._options()
+        model = output_dir / "model"
+        marker = output_dir / "done.json"
+        key = fingerprint(
+            self.config.model_dump(mode="json"),
+            list(options),
+            self.seed,
+            files=[train_file, dev_file],
+        )
+        if step_status(marker, key, model / MODEL_FILE) == "done":
+            log(f"UDPipe model already trained with these settings and data ({model}); reused")
+            return model
+        forget(marker)
+        train_sentences = _read_conllu(udpipe, train_file)
+        dev_sentences = _read_conllu(udpipe, dev_file)
+        log(
+            f"UDPipe: training on {len(train_sentences)} sentences "
+            f"({len(dev_sentences)} heldout); tokenizer: {options[0]}; tagger: {options[1]}; "
+            f"parser: {options[2]} (UDPipe reports its progress on stderr)"
+        )
+        error = udpipe.ProcessingError()
+        trained = udpipe.Trainer.train(METHOD, train_sentences, dev_sentences, *options, error)
+        if error.occurred() or not trained:
+            raise RuntimeError(f"UDPipe training failed: {error.message.strip()}")
+        if model.exists():
+            shutil.rmtree(model)
+        model.mkdir(parents=True)
+        (model / MODEL_FILE).write_bytes(trained)
+        mark_done(marker, key)
+        log(f"UDPipe model: {model / MODEL_FILE} ({len(trained) / 1e6:.1f} MB)")
+        return model
+
+    def evaluate(self, model_dir: Path, examples: Sequence[UdpipeExample]) -> dict[str, float]:
+        model = UdpipeModel(Path(model_dir) / MODEL_FILE)
+        chosen = set(self.chosen)
+        counts: Counts = {}
+        for example in examples:
+            gold = example.gold
+            text = gold.text
+            sentences: list[list[tuple[int, int]]] = []
+            for start, end in text_blocks(text, example.breaks):
+                if text[start:end].strip():
+                    sentences += [
+                        [(start + b, start + e) for b, e in spans]
+                        for spans in model.tokenize(text[start:end])
+                    ]
+            words = [
+                model.analyse(
+                    text,
+                    spans,
+                    tag=bool({"pos", "lemma"} & chosen),
+                    parse="dependencies" in chosen,
+                )
+                for spans in sentences
+            ]
+            add_counts(
+                counts,
+                segmentation_counts(
+                    text,
+                    gold.sentences,
+                    [(s[0][0], s[-1][1]) for s in sentences],
+                    gold.tokens,
+                    [span for s in sentences for span in s],
+                ).counts,
+            )
+            if "pos" in chosen:
+                add_counts(
+                    counts,
+                    pos_counts(
+                        [
+                            TaggedToken(b, e, t)
+                            for (b, e), t in zip(gold.tokens, gold.tags, strict=True)
+                        ],
+                        [TaggedToken(w.begin, w.end, w.xpos) for s in words for w in s],
+                    ).counts,
+                )
+            if "dependencies" in chosen:
+                from casflow.components.spacy.evaluate_syntax import gold_dependencies
+
+                system = [
+                    [
+                        DepWord(
+                            w.begin,
+                            w.end,
+                            None if w.head is None else (s[w.head].begin, s[w.head].end),
+                            w.deprel,
+                            xpos=w.xpos,
+                        )
+                        for w in s
+                    ]
+                    for s in words
+                ]
+                add_counts(
+                    counts,
+                    dependency_counts(
+                        gold_dependencies(gold), system, label_key=full_deprel
+                    ).counts,
+                )
+        scores: dict[str, float] = {}
+        segmentation = score_segmentation(counts)
+        for key, name in (("token", "tokens_f"), ("sentence", "sentences_f")):
+            if key in segmentation:
+                scores[name] = segmentation[key]["f1"]
+        if "pos/aligned" in counts:
+            scores["xpos"] = score_pos(counts)["accuracy"]
+        if "uas/gold" in counts:
+            dependencies = score_dependencies(counts)
+            scores["uas"] = dependencies["uas"]["f1"]
+            scores["las"] = dependencies["las"]["f1"]
+        return {k: round(100 * float(v), 2) for k, v in scores.items()}
+
+    def describe(self) -> str:
+        return (
+            "UDPipe 1 (morphodita_parsito): a GRU tokenizer and sentence splitter, a "
+            "MorphoDiTa averaged-perceptron tagger (XPOS, UPOS, lemma) and a Parsito "
+            "transition-based neural parser, trained in-process from the gold views written "
+            "as CoNLL-U; the options are UDPipe's own (see its training manual). Scores are "
+            "casflow's evaluators on whole texts from raw text: token and sentence F, XPOS "
+            "accuracy, UAS and LAS (CoNLL 2018 alignment, full labels)."
+        )
+
+
+def _join(*options: str) -> str:
+    return ";".join(o.strip(";") for o in options if o.strip(";"))
+
+
+def _read_conllu(udpipe: Any, path: Path) -> Any:
+    sentences = udpipe.Sentences()
+    reader = udpipe.InputFormat.newConlluInputFormat()
+    reader.setText(path.read_text(encoding="utf-8"))
+    error = udpipe.ProcessingError()
+    sentence = udpipe.Sentence()
+    while reader.nextSentence(sentence, error):
+        sentences.push_back(sentence)
+        sentence = udpipe.Sentence()
+    if error.occurred():
+        raise ValueError(f"{path}: UDPipe cannot read this CoNLL-U: {error.message}")
+    return sentences

@@ -1,0 +1,256 @@
+"""UDPipe 1: ``udpipe.v1`` on a tiny model that ``casflow train`` (``train.udpipe.v1``)
+trains once per session from hand-written gold views, on the real ufal.udpipe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cassis
+import pytest
+
+from casflow.pipeline.component import RunContext
+from casflow.pipeline.registry import registry
+from casflow.typesystem import (
+    DEPENDENCY,
+    DEPENDENCY_ROOT,
+    HEADING,
+    LEMMA,
+    PARAGRAPH,
+    POS,
+    SENTENCE,
+    TOKEN,
+    load_typesystem,
+)
+from tests.spacy_fixtures import SENTENCES, TAG_MAP, sentence_text
+
+pytest.importorskip("ufal.udpipe", reason="ufal.udpipe is in the tools extra")
+
+TINY_OPTIONS = {
+    "tokenizer": "epochs=6;dimension=16;batch_size=10;learning_rate=0.01;dropout=0",
+    "tagger": "iterations=4;guesser_suffix_rules=2",
+    "parser": "iterations=15;hidden_layer=32;embedding_form=16;embedding_upostag=8;"
+    "embedding_xpostag=8;embedding_lemma=0;embedding_feats=0;embedding_deprel=8",
+}
+
+
+def gold_document(rotation: int) -> cassis.Cas:
+    """All hand-written sentences (rotated) as one paragraph, gold in view ``gold``."""
+    ts = load_typesystem()
+    order = SENTENCES[rotation:] + SENTENCES[:rotation]
+    text = " ".join(sentence_text(rows) for rows, _ in order)
+    cas = cassis.Cas(typesystem=ts)
+    cas.sofa_string = text
+    view = cas.create_view("gold")
+    view.sofa_string = text
+    T, P, L, S = (ts.get_type(n) for n in (TOKEN, POS, LEMMA, SENTENCE))
+    D, R = ts.get_type(DEPENDENCY), ts.get_type(DEPENDENCY_ROOT)
+    position = 0
+    for rows, _ in order:
+        tokens = []
+        for form, tag, _, _, lemma in rows:
+            begin = text.index(form, position)
+            position = begin + len(form)
+            pos = P(begin=begin, end=position, PosValue=tag, coarseValue=TAG_MAP[tag])
+            lem = L(begin=begin, end=position, value=lemma)
+            token = T(begin=begin, end=position, pos=pos, lemma=lem)
+            view.add_all([pos, lem, token])
+            tokens.append(token)
+        view.add(S(begin=tokens[0].begin, end=tokens[-1].end))
+        for i, (token, (_, _, head, label, _)) in enumerate(zip(tokens, rows, strict=True)):
+            kind = R if head == i else D
+            view.add(
+                kind(
+                    begin=token.begin,
+                    end=token.end,
+                    Governor=tokens[head],
+                    Dependent=token,
+                    DependencyType="ROOT" if head == i else label,
+                    flavor="basic",
+                )
+            )
+    return cas
+
+
+@pytest.fixture(scope="session")
+def tiny_udpipe_training(tmp_path_factory: pytest.TempPathFactory):
+    """A UDPipe model trained by casflow train on the hand-written sentences."""
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    root = tmp_path_factory.mktemp("tiny_udpipe")
+    for split, rotations in (("train", range(12)), ("dev", [3])):
+        folder = root / split
+        folder.mkdir()
+        for k in rotations:
+            cas = gold_document(k % len(SENTENCES))
+            (folder / f"{split}{k}.xmi").write_text(cas.to_xmi(), encoding="utf-8")
+    options = "\n".join(f"    {key}: {value!r}" for key, value in TINY_OPTIONS.items())
+    workflow = root / "train.yaml"
+    workflow.write_text(
+        f"""\
+gold:
+  reader:
+    component: xmi.reader.v1
+    view: gold
+    config: {{views: {{gold: [Sentence, Token, POS, Lemma, Dependency]}}}}
+  train: {{input: {root / "train"}}}
+  dev: {{input: {root / "dev"}}}
+layers: [tokens, sentences, pos, lemma, dependencies]
+model:
+  component: train.udpipe.v1
+  config:
+{options}
+seed: 1
+output: {root / "out"}
+""",
+        encoding="utf-8",
+    )
+    result = run_training(load_training_workflow(workflow), log=lambda _: None)
+    return workflow, result
+
+
+@pytest.fixture(scope="session")
+def tiny_udpipe_model(tiny_udpipe_training) -> Path:
+    return tiny_udpipe_training[1].model_dir
+
+
+def run(name: str, view: cassis.Cas, **config: object) -> cassis.Cas:
+    cls = registry().get(name)
+    cls(cls.Config(**config), RunContext(output_dir=Path("."))).process(view)
+    return view
+
+
+def plain_view(text: str) -> cassis.Cas:
+    cas = cassis.Cas(typesystem=load_typesystem())
+    cas.sofa_string = text
+    return cas
+
+
+def assert_trees(view: cassis.Cas) -> None:
+    """One relation per token, one ROOT per sentence, heads inside the sentence."""
+    tokens = sorted((t.begin, t.end) for t in view.select(TOKEN))
+    dependents = sorted((d.Dependent.begin, d.Dependent.end) for d in view.select(DEPENDENCY))
+    assert dependents == tokens
+    for sentence in view.select(SENTENCE):
+        roots = [r for r in view.select_covered(DEPENDENCY_ROOT, sentence)]
+        assert len(roots) == 1 and roots[0].Governor is roots[0].Dependent
+        for dep in view.select_covered(DEPENDENCY, sentence):
+            assert sentence.begin <= dep.Governor.begin < sentence.end
+
+
+def test_training_report_and_model_card(tiny_udpipe_training) -> None:
+    _, result = tiny_udpipe_training
+    assert (result.model_dir / "model.udpipe").is_file()
+    scores = result.report["final"]["dev_scores"]
+    assert set(scores) == {"tokens_f", "sentences_f", "xpos", "uas", "las"}
+    # The dev document holds the training sentences: the tiny model has learned them.
+    assert scores["tokens_f"] > 90 and scores["xpos"] > 80, scores
+    card = (result.model_dir / "MODEL_CARD.md").read_text(encoding="utf-8")
+    assert "train.udpipe.v1" in card and "UDPipe 1" in card
+
+
+def test_finished_model_is_reused_when_nothing_changed(tiny_udpipe_training) -> None:
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    workflow, first = tiny_udpipe_training
+    lines: list[str] = []
+    again = run_training(load_training_workflow(workflow), log=lines.append)
+    assert any("reused" in line for line in lines), lines
+    assert (again.model_dir / "model.udpipe").read_bytes() == (
+        first.model_dir / "model.udpipe"
+    ).read_bytes()
+
+
+def test_all_layers_from_raw_text_with_exact_offsets(tiny_udpipe_model: Path) -> None:
+    rows = SENTENCES[0][0]
+    text = "  " + sentence_text(rows) + "\n\n" + sentence_text(SENTENCES[1][0]) + " "
+    view = run("udpipe.v1", plain_view(text), model=str(tiny_udpipe_model))
+    tokens = list(view.select(TOKEN))
+    assert [t.get_covered_text() for t in tokens][: len(rows)] == [r[0] for r in rows]
+    for token in tokens:
+        covered = token.get_covered_text()
+        assert covered and covered == covered.strip()
+    sentences = [s.get_covered_text() for s in view.select(SENTENCE)]
+    assert sentences == [sentence_text(rows), sentence_text(SENTENCES[1][0])]
+    first = tokens[0]
+    assert first.pos.PosValue == rows[0][1] and first.pos.coarseValue == TAG_MAP[rows[0][1]]
+    assert first.lemma.value == rows[0][4]
+    assert_trees(view)
+
+
+def test_sentences_never_cross_a_heading(tiny_udpipe_model: Path) -> None:
+    heading = "Mutations in Sox9"
+    body = sentence_text(SENTENCES[2][0])
+    view = plain_view(f"{heading}\n{body}")
+    ts = view.typesystem
+    view.add(ts.get_type(HEADING)(begin=0, end=len(heading)))
+    view.add(ts.get_type(PARAGRAPH)(begin=len(heading) + 1, end=len(view.sofa_string)))
+    run("udpipe.v1", view, model=str(tiny_udpipe_model), layers=["sentences", "tokens"])
+    assert [s.get_covered_text() for s in view.select(SENTENCE)][0] == heading
+
+
+def test_other_tools_tokens_and_sentences_tagged_and_parsed(tiny_udpipe_model: Path) -> None:
+    text = " ".join(sentence_text(rows) for rows, _ in SENTENCES[:3])
+    view = plain_view(text)
+    run("sentences.pysbd.v1", view)
+    run("tokens.syntok.v1", view, use_existing_sentences=True)
+    tokens = [(t.begin, t.end) for t in view.select(TOKEN)]
+    sentences = [(s.begin, s.end) for s in view.select(SENTENCE)]
+    run(
+        "udpipe.v1",
+        view,
+        model=str(tiny_udpipe_model),
+        use_existing_tokens=True,
+        use_existing_sentences=True,
+    )
+    assert [(t.begin, t.end) for t in view.select(TOKEN)] == tokens
+    assert [(s.begin, s.end) for s in view.select(SENTENCE)] == sentences
+    assert all(t.pos is not None and t.lemma is not None for t in view.select(TOKEN))
+    assert_trees(view)
+
+
+def test_existing_tokens_split_into_sentences_by_udpipe(tiny_udpipe_model: Path) -> None:
+    text = " ".join(sentence_text(rows) for rows, _ in SENTENCES[:2])
+    view = plain_view(text)
+    run("tokens.blingfire.v1", view)
+    count = len(list(view.select(TOKEN)))
+    run("udpipe.v1", view, model=str(tiny_udpipe_model), use_existing_tokens=True)
+    assert len(list(view.select(TOKEN))) == count
+    assert len(list(view.select(SENTENCE))) == 2
+    assert_trees(view)
+
+
+def test_requirements_and_problems_before_any_document(tmp_path: Path) -> None:
+    cls = registry().get("udpipe.v1")
+    requires, produces = cls.requirements(
+        cls.Config(model="m", use_existing_tokens=True, use_existing_sentences=True)
+    )
+    assert requires == (TOKEN, SENTENCE) and TOKEN not in produces and SENTENCE not in produces
+    assert POS in produces and DEPENDENCY_ROOT in produces
+    problems = cls.check_config(cls.Config(model="nowhere"), RunContext(output_dir=tmp_path))
+    assert problems and "no UDPipe model" in problems[0] and "train.udpipe.v1" in problems[0]
+    with pytest.raises(ValueError, match="use_existing_tokens"):
+        cls.Config(model="m", layers=["pos"])
+
+
+def test_trainer_layer_choices_are_checked() -> None:
+    cls = registry().get("train.udpipe.v1")
+    problems = cls.check_layers(cls.Config(), ["tokens", "dependencies"])
+    assert any("learn pos too" in p for p in problems)
+    assert any("learn both" in p for p in problems)
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_udpipe_tokens_on_craft_articles_are_exact(tiny_udpipe_model: Path, craft_dir) -> None:
+    from tests.test_segmenters import assert_exact_tokens, craft_view, craft_views
+
+    for pmid, text, structure in craft_views(craft_dir)[:2]:
+        view = run(
+            "udpipe.v1",
+            craft_view(text, structure),
+            model=str(tiny_udpipe_model),
+            layers=["sentences", "tokens"],
+        )
+        assert_exact_tokens(view)
+        for token in view.select(TOKEN):
+            assert not any(token.begin < b < token.end for _, b, _ in structure), pmid
