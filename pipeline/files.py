@@ -91,6 +91,23 @@ def _unquote(stem: str) -> str:
     return out.decode("utf-8")
 
 
+def ignores_case(folder: Path) -> bool:
+    """Whether ``folder``'s file system takes names that differ only in letter case for
+    the same file (macOS and Windows by default): then ids such as ``PMC1a`` and
+    ``PMC1A`` would share an output file."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".casflow-case-", suffix=".tmp", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    try:
+        name = Path(probe).name
+        return os.path.exists(Path(folder) / name.swapcase())
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(probe)
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

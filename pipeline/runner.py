@@ -51,7 +51,12 @@ from casflow.pipeline.chain import (
 )
 from casflow.pipeline.component import DocumentRef, RunContext
 from casflow.pipeline.exit_status import EXIT_NOT_STARTED, EXIT_OK, EXIT_PARTIAL
-from casflow.pipeline.files import output_folder_problem, remove_stale_temporary_files
+from casflow.pipeline.files import (
+    ignores_case,
+    output_folder_problem,
+    remove_stale_temporary_files,
+    safe_file_stem,
+)
 from casflow.pipeline.journal import (
     STATE_DIR,
     Journal,
@@ -198,13 +203,16 @@ class _Listing:
         absolute: Any,
         keep_order: bool,
         progress: Progress,
+        ignore_case: bool = False,
     ) -> None:
         self.reader = reader
+        # On a file system that ignores case, ids differing only in case share files.
+        self.ignore_case = ignore_case
         self.previous = previous
         self.absolute = absolute
         self.keep_order = keep_order
         self.progress = progress
-        self.uris: dict[str, str] = {}  # id -> the input that has it
+        self.uris: dict[str, tuple[str, str]] = {}  # output name -> (id, input) that has it
         self.order: list[str] = []
         self.count = 0
         self.digest = hashlib.sha256()
@@ -217,11 +225,12 @@ class _Listing:
         for ref in self.reader.iter_documents():
             self.count += 1
             self.digest.update(ref.doc_id.encode("utf-8") + b"\n")
-            first = self.uris.get(ref.doc_id)
+            key = safe_file_stem(ref.doc_id).lower() if self.ignore_case else ref.doc_id
+            first = self.uris.get(key)
             if first is not None:
-                self.events.append(_same_id(ref, first))
+                self.events.append(_same_id(ref, *first))
                 continue
-            self.uris[ref.doc_id] = ref.uri
+            self.uris[key] = (ref.doc_id, ref.uri)
             if self.keep_order:
                 self.order.append(ref.doc_id)
             entry = self.previous.pop(ref.doc_id, None)
@@ -241,16 +250,20 @@ class _Listing:
         self.progress.listing_done()
 
 
-def _same_id(ref: DocumentRef, first_uri: str) -> DocumentResult:
+def _same_id(ref: DocumentRef, first_id: str, first_uri: str) -> DocumentResult:
+    if first_id == ref.doc_id:
+        same = f"{ref.uri} has the same document id as {first_uri}"
+    else:
+        same = (
+            f"{ref.uri} (id {ref.doc_id!r}) and {first_uri} (id {first_id!r}) would share "
+            "output files: the output folder's file system ignores letter case"
+        )
     return DocumentResult(
         ref.doc_id,
         ref.uri,
         "failed",
         stage=LISTING_STAGE,
-        error=(
-            f"{ref.uri} has the same document id as {first_uri}; outputs are named by id, "
-            "so only the first was processed"
-        ),
+        error=f"{same}; outputs are named by id, so only the first was processed",
         hint=(
             "rename one of the two files, or set the reader's id option (e.g. id_style: "
             "relative_path) so that ids differ"
@@ -765,6 +778,7 @@ class Runner:
             self._absolute,
             keep_evaluation,
             progress,
+            ignore_case=ignores_case(self.output_dir),
         )
         tally = RunTally()
         dispatcher: Dispatcher | None = None

@@ -161,3 +161,9 @@ def test_dead_and_stuck_dask_workers_cost_one_document_each(
     assert "Dask worker thread" in stuck["error"]
     log = (out / ".casflow" / "stuck-workers.log").read_text("utf-8")
     assert "in _fault" in log and "^ the stacks above: document PMC7400003" in log
+    # Each lost worker is in the report: its batch retried, then the culprit alone.
+    replacements = report["worker_replacements"]
+    alone = {d for r in replacements if "alone" in r["what_happened"] for d in r["documents"]}
+    assert alone == {"PMC7400002", "PMC7400003"}
+    assert any("KilledWorker" in r["cause"] for r in replacements)
+    assert "workers replaced" in err

@@ -163,14 +163,17 @@ def test_workers_end_within_seconds_when_the_parent_is_killed(tmp_path: Path, ba
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_sigterm_stops_cleanly_and_the_next_run_resumes(tmp_path: Path, jobs: int) -> None:
+@pytest.mark.parametrize(("backend", "jobs"), [("loky", 1), ("loky", 2), ("dask", 2)])
+def test_sigterm_stops_cleanly_and_the_next_run_resumes(
+    tmp_path: Path, backend: str, jobs: int
+) -> None:
     (tmp_path / "in").mkdir()
     n = 40
     for i in range(n):
         (tmp_path / "in" / f"d{i:02d}.txt").write_text(f"Text {i} with the gene Pax{i} in mice.\n")
     out = tmp_path / "out"
     wf = _workflow(tmp_path, out, jobs)
+    wf.write_text(wf.read_text().replace(f"jobs: {jobs},", f"jobs: {jobs}, backend: {backend},"))
     proc = _start_and_wait_for_progress(wf, out / ".casflow" / "journal.jsonl", 6)
     os.kill(proc.pid, signal.SIGTERM)
     started = time.time()

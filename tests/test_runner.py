@@ -253,3 +253,21 @@ def test_progress_lines_when_not_a_terminal(
     line = next(x for x in err.splitlines() if "processed" in x)
     assert line.startswith("casflow: 7 of 7 processed (0 failed), 0 skipped (done before); ")
     assert line.count("failed") == 1 and "tokens/s" in line
+
+
+def test_ids_differing_in_case_fail_on_a_file_system_that_ignores_case(
+    tmp_path: Path, test_components: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from casflow.pipeline import runner
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name in ("PMC1a", "PMC1A", "PMC2"):
+        (folder / f"{name}.txt").write_text(f"text of {name}", encoding="utf-8")
+    assert not runner.ignores_case(tmp_path)  # this test machine's file system keeps case
+    monkeypatch.setattr(runner, "ignores_case", lambda folder: True)
+    report = _run(_workflow(folder, tmp_path / "out"))
+    assert report.counts["ok"] == 2 and report.counts["failed"] == 1
+    (failure,) = report.failures
+    assert failure["document"] == "PMC1a"  # listed in sorted order: PMC1A first
+    assert "ignores letter case" in failure["error"] and "PMC1A" in failure["error"]
