@@ -212,7 +212,8 @@ class _Listing:
         self.absolute = absolute
         self.keep_order = keep_order
         self.progress = progress
-        self.uris: dict[str, tuple[str, str]] = {}  # output name -> (id, input) that has it
+        self.uris: dict[str, str] = {}  # id (or output name) -> the input that has it
+        self.case_ids: dict[str, str] = {}  # output name -> id, where case is ignored
         self.order: list[str] = []
         self.count = 0
         self.digest = hashlib.sha256()
@@ -228,9 +229,11 @@ class _Listing:
             key = safe_file_stem(ref.doc_id).lower() if self.ignore_case else ref.doc_id
             first = self.uris.get(key)
             if first is not None:
-                self.events.append(_same_id(ref, *first))
+                self.events.append(_same_id(ref, self.case_ids.get(key, ref.doc_id), first))
                 continue
-            self.uris[key] = (ref.doc_id, ref.uri)
+            self.uris[key] = ref.uri
+            if self.ignore_case:
+                self.case_ids[key] = ref.doc_id
             if self.keep_order:
                 self.order.append(ref.doc_id)
             entry = self.previous.pop(ref.doc_id, None)
