@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -59,6 +60,27 @@ def test_sniff_article_ids() -> None:
     assert sniff_article_id(head, "pmcid") == "PMC2222"
     assert sniff_article_id(head, "pmid") == "111"
     assert sniff_article_id(b"<article/>") is None
+
+
+def test_id_styles_take_the_pmcid_or_the_pmid_else_the_stem(tmp_path: Path) -> None:
+    from casflow.components.formats.jats.reader import NxmlReader, NxmlReaderConfig
+    from casflow.pipeline.component import RunContext
+
+    pmid_only = re.sub(r"<article-id[^>]*pmc[^>]*>[^<]*</article-id>", "", ARTICLE)
+    assert "PMC" not in pmid_only and "111" in pmid_only
+    (tmp_path / "both.nxml").write_text(ARTICLE, encoding="utf-8")
+    (tmp_path / "pmid-only.nxml").write_text(pmid_only, encoding="utf-8")
+    (tmp_path / "neither.nxml").write_text(
+        re.sub(r"<article-id[^>]*>[^<]*</article-id>", "", ARTICLE), encoding="utf-8"
+    )
+
+    def ids(style: str) -> list[str]:
+        config = NxmlReaderConfig(input=str(tmp_path), id_style=style)
+        return [r.doc_id for r in NxmlReader(config, RunContext(output_dir=tmp_path)).iter_documents()]
+
+    assert ids("pmcid") == ["PMC2222", "neither", "111"]
+    assert ids("pmid") == ["111", "neither", "111"]
+    assert ids("stem") == ["both", "neither", "pmid-only"]
 
 
 def test_nxml_reader_structure_and_ids(tmp_path: Path) -> None:

@@ -69,6 +69,20 @@ def sniff_article_id(head: bytes, kind: str = "pmcid") -> str | None:
     return f"PMC{number}" if kind == "pmcid" else number
 
 
+#: Which article ids an id_style takes, in order of preference (the file stem last).
+_ID_PREFERENCE = {"pmcid": ("pmcid", "pmid"), "pmid": ("pmid", "pmcid")}
+
+
+def sniff_document_id(head: bytes, id_style: str) -> str | None:
+    """The id ``id_style`` (pmcid or pmid) gives an article: the preferred kind of id
+    when its head has it, else the other kind, else None (the file stem is used)."""
+    for kind in _ID_PREFERENCE[id_style]:
+        found = sniff_article_id(head, kind)
+        if found is not None:
+            return found
+    return None
+
+
 class NxmlDocumentError(DocumentFormatError):
     """A DocumentFormatError raised by the reader; its ``hint`` is the parser's."""
 
@@ -79,9 +93,11 @@ class NxmlReaderConfig(ComponentConfig):
         "**/*.{nxml,xml}",
         description="Files to take from a folder or archive (recursive glob; {a,b} for either).",
     )
-    id_style: Literal["pmcid", "stem", "relative_path"] = Field(
+    id_style: Literal["pmcid", "pmid", "stem", "relative_path"] = Field(
         "pmcid",
-        description="Document id: the article's PMCID (file stem when it has none), the stem, or the relative path.",
+        description="Document id: pmcid = the article's PMCID, else its PMID (PMID-only "
+        "articles), else the file stem; pmid = the PMID, else the PMCID, else the stem; the "
+        "stem; or the path relative to the input folder.",
     )
     back_matter: bool = Field(
         True, description="Include acknowledgements, back sections and appendices."
@@ -134,7 +150,7 @@ class NxmlReader(Reader):
                     else:
                         with open(item.path, "rb") as f:
                             head = f.read(65536)
-                    doc_id = sniff_article_id(head, self.config.id_style)
+                    doc_id = sniff_document_id(head, self.config.id_style)
                 except OSError as exc:  # vanished or unreadable since it was listed
                     error = f"{item.uri}: cannot read: {exc}"
             if doc_id is None:
