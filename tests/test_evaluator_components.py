@@ -239,26 +239,61 @@ def test_pos_accuracy_over_aligned_tokens_and_span_tag_prf() -> None:
     evaluator = _evaluator("eval.pos.v1")
     result = evaluator.evaluate(cas.get_view("gold"), cas.get_view("system"))
     scores = evaluator.score(result.counts)
+    xpos, upos = scores["xpos"], scores["upos"]
     # 11 aligned tokens, "gene" wrong: 10/11; (span, tag) items: 10 of 14 system, 12 gold.
-    assert scores["aligned"] == 11
-    assert scores["accuracy"] == pytest.approx(10 / 11)
-    assert scores["precision"] == pytest.approx(10 / 14)
-    assert scores["recall"] == pytest.approx(10 / 12)
+    assert xpos["aligned"] == 11
+    assert xpos["accuracy"] == pytest.approx(10 / 11)
+    assert xpos["precision"] == pytest.approx(10 / 14)
+    assert xpos["recall"] == pytest.approx(10 / 12)
+    # UPOS in the same run: X everywhere but punctuation, so "gene" (NN/NNS) agrees.
+    assert upos["aligned"] == 11 and upos["accuracy"] == 1.0
+    assert upos["precision"] == pytest.approx(11 / 14)
     assert result.errors == [
-        {"type": "TAG", "begin": 10, "end": 14, "gold": "NN", "system": "NNS", "text": "gene"}
+        {
+            "tagset": "xpos",
+            "type": "TAG",
+            "begin": 10,
+            "end": 14,
+            "gold": "NN",
+            "system": "NNS",
+            "text": "gene",
+        }
     ]
-    assert evaluator.summary(scores)["accuracy"] == pytest.approx(1000 / 11)
+    summary = evaluator.summary(scores)
+    assert summary["XPOS accuracy"] == pytest.approx(1000 / 11)
+    assert summary["UPOS accuracy"] == pytest.approx(100.0)
+    assert list(summary) == [
+        f"{tagset} {column}"
+        for tagset in ("XPOS", "UPOS")
+        for column in ("accuracy", "P", "R", "F")
+    ]
 
 
-def test_pos_tag_maps_and_coarse_feature() -> None:
+def test_pos_tag_maps_and_one_tagset() -> None:
     cas = _linguistic_cas()
     gold, system = cas.get_view("gold"), cas.get_view("system")
     mapped = _evaluator("eval.pos.v1", system_tag_map={"NNS": "NN"})
-    assert mapped.score(mapped.evaluate(gold, system).counts)["accuracy"] == 1.0
-    coarse = _evaluator("eval.pos.v1", feature="coarseValue")
-    # Coarse tags are X everywhere except punctuation: all 11 aligned tokens agree.
-    assert coarse.score(coarse.evaluate(gold, system).counts)["accuracy"] == 1.0
+    assert mapped.score(mapped.evaluate(gold, system).counts)["xpos"]["accuracy"] == 1.0
+    coarse = _evaluator("eval.pos.v1", tagsets=["upos"])
+    result = coarse.evaluate(gold, system)
+    assert set(coarse.score(result.counts)) == {"upos"}
+    assert all(key.startswith("upos/") for key in result.counts)
     assert {t.tag for t in tagged_tokens(gold, "coarseValue")} == {"X", "PUNCT"}
+    with pytest.raises(ValueError, match="each once"):
+        _evaluator("eval.pos.v1", tagsets=["xpos", "xpos"])
+
+
+def test_pos_leaves_a_tagset_without_gold_tags_out_of_the_table() -> None:
+    cas = _cas()
+    gold, system = cas.get_view("gold"), cas.get_view("system")
+    for view in (gold, system):
+        _tokens(view, GOLD_TOKENS, GOLD_TAGS)
+        for pos in view.select(POS):
+            pos.coarseValue = None  # a treebank without UPOS
+    evaluator = _evaluator("eval.pos.v1")
+    scores = evaluator.score(evaluator.evaluate(gold, system).counts)
+    assert scores["upos"]["gold"] == 0 and scores["xpos"]["accuracy"] == 1.0
+    assert set(evaluator.summary(scores)) == {"XPOS accuracy", "XPOS P", "XPOS R", "XPOS F"}
 
 
 def test_pos_falls_back_to_unlinked_pos_annotations() -> None:
@@ -531,8 +566,8 @@ def test_gold_sentence_without_system_tree_is_skipped() -> None:
 ALL_LAYER_CHECKS = [
     ("eval.sentences.v1", {}, "f1"),
     ("eval.tokens.v1", {}, "f1"),
-    ("eval.pos.v1", {}, "accuracy"),
-    ("eval.pos.v1", {}, "f1"),
+    ("eval.pos.v1", {}, "xpos/accuracy"),
+    ("eval.pos.v1", {}, "upos/f1"),
     ("eval.dependencies.v1", {}, "las/f1"),
     ("eval.dependencies.v1", {}, "uas/macro/f1"),
     ("eval.mentions.v1", {"criteria": ["strict", "alternatives"], "alt_eval": True}, "strict/micro/f1"),
@@ -605,7 +640,8 @@ def test_bad_annotations_name_the_document() -> None:
         ("eval.mentions.v1", {}, "strict/class/GENE/recall"),
         ("eval.dependencies.v1", {}, "las/f1"),
         ("eval.dependencies.v1", {}, "ls/macro/f1"),
-        ("eval.pos.v1", {}, "accuracy"),
+        ("eval.pos.v1", {}, "xpos/accuracy"),
+        ("eval.pos.v1", {}, "upos/recall"),
         ("eval.tokens.v1", {}, "recall"),
         ("eval.constituents.v1", {}, "f1"),
         ("eval.constituents.v1", {}, "len<=40/f1"),

@@ -1,7 +1,7 @@
 """Exact, fast conversion of spaCy ``Doc`` objects into a CAS view.
 
 Layers (each optional): Sentence; Token; POS (``tag_`` -> PosValue, ``pos_``
--> coarseValue) linked from Token.pos; Lemma linked from Token.lemma; DKPro
+-> coarseValue, or the XPOS -> UPOS map when ``pos_`` is empty) linked from Token.pos; Lemma linked from Token.lemma; DKPro
 Dependency (flavor ``basic``) and ROOT; NamedEntity or casflow GeneMention /
 AnatomyMention through a label mapping.
 
@@ -40,6 +40,7 @@ import cassis
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from casflow.components.spacy.upos import UNKNOWN_UPOS
 from casflow.typesystem import (
     ANATOMY_MENTION,
     DEPENDENCY,
@@ -201,8 +202,11 @@ class DocMapper:
         layers: Iterable[str],
         entity_mapping: Mapping[str, EntityTarget] | None = None,
         unmapped_entities: UnmappedEntities = "named_entity",
+        upos_map: Mapping[str, str] | None = None,
     ) -> None:
         self.layers = frozenset(layers)
+        # XPOS -> UPOS for tokens the pipeline gives no pos_ (see casflow...spacy.upos).
+        self.upos_map = dict(upos_map) if upos_map is not None else None
         unknown = self.layers - set(ALL_LAYERS)
         if unknown:
             raise ValueError(f"unknown layers {sorted(unknown)}; known: {', '.join(ALL_LAYERS)}")
@@ -305,6 +309,8 @@ class DocMapper:
             if want_pos:
                 tag = string(tags[i])
                 coarse = string(poses[i])
+                if not coarse and tag and self.upos_map is not None:
+                    coarse = self.upos_map.get(tag, UNKNOWN_UPOS)
                 if tag or coarse:
                     pos_fs = make_pos(
                         begin=b, end=e, PosValue=tag or None, coarseValue=coarse or None

@@ -28,6 +28,7 @@ import importlib.util
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import cassis
@@ -48,6 +49,7 @@ from casflow.components.spacy.mapping import (
     UnmappedEntities,
     produced_types,
 )
+from casflow.components.spacy.upos import model_upos_map, read_upos_map
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import (
     CAPTION,
@@ -131,6 +133,12 @@ class SpacyPipelineConfig(ComponentConfig):
         "many characters (also capped at the pipeline's nlp.max_length).",
     )
     disable: list[str] = Field(default_factory=list, description="Pipes to disable.")
+    upos_map: str | None = Field(
+        None,
+        description="TSV of 'XPOS<TAB>UPOS' lines giving the UPOS (POS.coarseValue) of tokens "
+        "the pipeline leaves without one; none: the model folder's upos.tsv when it has one "
+        "(casflow:craft_syntax does: learned from CRAFT's training treebank).",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> SpacyPipelineConfig:
@@ -355,6 +363,13 @@ def _preset_sentences(doc: Doc, offset: int, region: Any) -> Doc:
 # -- the component --------------------------------------------------------------
 
 
+def _upos_path(path: str, context: RunContext) -> Path:
+    candidate = Path(path).expanduser()
+    if candidate.is_absolute() or candidate.exists():
+        return candidate
+    return context.workflow_dir / candidate
+
+
 class SpacyPipeline(Processor):
     name = "spacy.pipeline.v1"
     description = (
@@ -383,6 +398,11 @@ class SpacyPipeline(Processor):
             config.written_layers(),
             config.entity_mapping,
             config.unmapped_entities,
+            upos_map=(
+                read_upos_map(_upos_path(config.upos_map, context))
+                if config.upos_map is not None
+                else model_upos_map(getattr(self.nlp, "path", None))
+            ),
         )
 
     @classmethod
@@ -404,6 +424,11 @@ class SpacyPipeline(Processor):
         problem = model_problem(config.model, context.workflow_dir)
         if problem:
             return [problem]
+        if config.upos_map is not None:
+            try:
+                read_upos_map(_upos_path(config.upos_map, context))
+            except (OSError, ValueError) as exc:
+                return [f"upos_map: {exc}"]
         config_path = pipeline_config_path(config.model, context.workflow_dir)
         if config_path is None:
             return []
