@@ -427,14 +427,19 @@ class LokyDispatcher(Dispatcher):
                 listing_errors.append(exc)
                 raise
 
-        def tasks(first: bool) -> Iterator[Any]:
-            if first:  # each worker loads the models while the parent lists the input
+        def tasks(warm_up: bool) -> Iterator[Any]:
+            pending = batches()
+            first_batch = next(pending, None)
+            if first_batch is None:  # nothing to do (all done before): load no models
+                return
+            if warm_up:  # each worker loads the models while the parent lists the rest
                 for _ in range(run.jobs):
                     yield delayed(prepare_worker)(resolved, context)
-            for batch in batches():
+            yield delayed(process_documents)(resolved, context, first_batch)
+            for batch in pending:
                 yield delayed(process_documents)(resolved, context, batch)
 
-        first = True
+        warm_up = True
         while True:
             parallel = Parallel(
                 return_as="generator_unordered",
@@ -444,9 +449,10 @@ class LokyDispatcher(Dispatcher):
                 n_jobs=run.jobs,
                 backend="loky",
             )
+            warming = warm_up
             try:
-                for batch_results in parallel(tasks(first)):
-                    first = False
+                for batch_results in parallel(tasks(warm_up)):
+                    warm_up = warming = False
                     if not batch_results:  # a worker made ready
                         continue
                     for res in batch_results:
@@ -462,8 +468,11 @@ class LokyDispatcher(Dispatcher):
             # a crash there names its culprit; then the rest of the input goes on.
             suspects = list(in_flight.values())
             in_flight.clear()
-            if not suspects:  # the backend failed before taking any work: retrying cannot help
-                raise failure
+            if not suspects:
+                if warming:  # it died loading models: let the documents' tasks say why
+                    warm_up = False
+                    continue
+                raise failure  # the backend failed before taking any work: retrying cannot help
             cause = replacement_cause(failure, self.runner.task_timeout(run.batch_size))
             self._replaced(cause, suspects, retried=True)
             for ref in suspects:
