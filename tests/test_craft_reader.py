@@ -488,7 +488,7 @@ def test_ids_file_test_split_and_id_errors(tmp_path: Path, corpus_copy: Path) ->
     problems = CraftReader.check_config(
         CraftReaderConfig(input=str(FIXTURE), ids=["12345"]), context
     )
-    assert problems == ["ids not among the 'input' texts: 12345"]
+    assert problems == ["ids not in the 'input' texts: 12345"]
     with pytest.raises(ValidationError, match="not both"):
         CraftReaderConfig(ids=[PMID], ids_file="ids.txt")
     with pytest.raises(ValidationError, match="unknown folder key 'tree' \\(did you mean 'treebank'\\?\\)"):

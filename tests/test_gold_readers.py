@@ -197,6 +197,30 @@ def test_bc2gm_text_mismatch_warns_by_default_and_fails_on_request(
         list(strict.iter_documents())
 
 
+def test_bc2gm_a_folder_as_distributed_and_ids(tmp_path: Path) -> None:
+    # e.g. the test portion: test.in, GENE.eval, ALTGENE.eval in one folder
+    test = write_files(
+        tmp_path / "bc2GMtest",
+        {"test.in": BC2_IN, "GENE.eval": BC2_GENES, "ALTGENE.eval": BC2_ALTERNATIVES},
+    )
+    assert problems("bc2gm.reader.v1", {"folder": str(test)}, tmp_path) == []
+    s1, _, s3 = load_all(build("bc2gm.reader.v1", {"folder": str(test)}, tmp_path))
+    assert covered(s1, GENE_MENTION) == ["p53", "MDM2", "murine double minute 2"]
+    assert covered(s3, ALTERNATIVE) == ["IL-2 receptor"]
+    (tmp_path / "ids.txt").write_text("S3\nS1\n")
+    reader = build("bc2gm.reader.v1", {"folder": str(test), "ids_file": "ids.txt"}, tmp_path)
+    assert [r.doc_id for r in reader.iter_documents()] == ["S1", "S3"]  # file order
+    reader = build("bc2gm.reader.v1", {"folder": str(test), "ids": ["S9"]}, tmp_path)
+    with pytest.raises(ValueError, match="ids not in .*test.in: S9"):
+        list(reader.iter_documents())
+    (test / "GENE.eval").unlink()  # sentences alone: no gold mentions
+    (only,) = load_all(build("bc2gm.reader.v1", {"folder": str(test), "ids": ["S1"]}, tmp_path))
+    assert covered(only, GENE_MENTION) == []
+    (test / "more.in").write_text(BC2_IN)
+    (problem,) = problems("bc2gm.reader.v1", {"folder": str(test)}, tmp_path)
+    assert "holds 2 files matching *.in" in problem and "'sentences'" in problem
+
+
 # ----------------------------------------------------------------------------- GENETAG
 
 GENETAG_TAGGED = (
@@ -233,6 +257,22 @@ def test_genetag_tokens_genes_and_alternatives(genetag_corpus: Path, tmp_path: P
     assert [a.get_covered_text() for a in large_t.alternatives.elements] == ["T antigen"]
     assert covered(second, GENE_MENTION) == ["hTAF ( II ) 100", "TBP"]
     assert sorted(covered(second, ALTERNATIVE)) == ["The", "hTAF"]  # "The" overlaps no gene
+
+
+def test_genetag_a_folder_as_distributed_and_ids(genetag_corpus: Path, tmp_path: Path) -> None:
+    folder = genetag_corpus / "devtest"
+    reader = build("genetag.reader.v1", {"folder": str(folder), "ids": ["@@2"]}, tmp_path)
+    (second,) = load_all(reader)
+    assert covered(second, GENE_MENTION) == ["hTAF ( II ) 100", "TBP"]
+    tokenized = write_files(
+        tmp_path / "round1",
+        {"TOKENIZED_CORPUS": GENETAG_TAGGED.replace("NEWGENE1", "TAG").replace("NEWGENE", "TAG")},
+    )
+    assert problems("genetag.reader.v1", {"folder": str(tokenized)}, tmp_path) == []
+    first, _ = load_all(build("genetag.reader.v1", {"folder": str(tokenized)}, tmp_path))
+    assert covered(first, TOKEN) == ["Large", "T", "antigen", "binds", "TBP", "."]
+    (problem,) = problems("genetag.reader.v1", {"folder": str(tmp_path / "none")}, tmp_path)
+    assert "TAGGED_GENE_CORPUS does not exist" in problem
 
 
 def test_genetag_pos_only_where_the_tag_is_a_part_of_speech(

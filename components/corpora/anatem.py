@@ -24,6 +24,7 @@ import cassis
 from pydantic import Field, model_validator
 
 from casflow.components.corpora import locations
+from casflow.components.corpora.selection import IdSelectionError, unknown_ids, wanted_ids
 from casflow.components.formats.anatem import parse as anatem
 from casflow.components.formats.cas_builders import (
     MentionSpec,
@@ -124,25 +125,17 @@ def documents(config: AnatemReaderConfig, context: RunContext) -> list[tuple[str
             ids = sorted(path.stem for path in folder.glob("*.nersuite"))
         listed = [(doc_id, nersuite_path(root, config.split, doc_id)) for doc_id in ids]
         origin = f"the {config.split} split"
-    wanted = _wanted_ids(config, context)
+    try:
+        wanted = wanted_ids(config.ids, config.ids_file, context.workflow_dir)
+    except IdSelectionError as exc:
+        raise AnatemDataError(str(exc)) from exc
     if wanted is not None:
         by_id = dict(listed)
-        unknown = [doc_id for doc_id in wanted if doc_id not in by_id]
-        if unknown:
-            raise AnatemDataError(f"ids not in {origin}: {', '.join(unknown[:5])}")
+        problem = unknown_ids(wanted, set(by_id), origin)
+        if problem:
+            raise AnatemDataError(problem)
         listed = [(doc_id, by_id[doc_id]) for doc_id in wanted]
     return listed[: config.limit]
-
-
-def _wanted_ids(config: AnatemReaderConfig, context: RunContext) -> list[str] | None:
-    if config.ids_file is None:
-        return config.ids
-    path = Path(resolve_input(config.ids_file, context.workflow_dir))
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise AnatemDataError(f"cannot read the ids_file {path}: {exc}") from exc
-    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
 class AnatemReader(Reader):

@@ -33,6 +33,7 @@ import cassis
 from pydantic import Field
 
 from casflow.components.corpora import locations
+from casflow.components.corpora.selection import IdSelectionError, unknown_ids, wanted_ids
 from casflow.components.formats.bc2 import parse as bc2
 from casflow.components.formats.cas_builders import (
     MentionSpec,
@@ -79,6 +80,12 @@ class Bc2gmReaderConfig(ComponentConfig):
     split: Literal["train", "devel"] = Field(
         "devel", description="Portion of the corpus: bc2-format/<split>/."
     )
+    folder: str | None = Field(
+        None,
+        description="A folder holding one portion as distributed (its one *.in file, "
+        "GENE.eval and ALTGENE.eval, the latter two read when there), e.g. the test "
+        "portion; instead of corpus and split.",
+    )
     sentences: str | None = Field(
         None,
         description="An explicit .in file instead of the corpus's; then genes and "
@@ -86,6 +93,10 @@ class Bc2gmReaderConfig(ComponentConfig):
     )
     genes: str | None = Field(None, description="An explicit GENE.eval file.")
     alternatives: str | None = Field(None, description="An explicit ALTGENE.eval file.")
+    ids: list[str] | None = Field(None, description="Only these sentence ids (in file order).")
+    ids_file: str | None = Field(
+        None, description="A file of sentence ids, one a line ('#' comments allowed), as 'ids'."
+    )
     limit: int | None = Field(
         None, ge=1, description="Read only the first N sentences (quick runs)."
     )
@@ -105,9 +116,12 @@ class GoldFileOptions(Protocol):
     """The file options of a sentence + mention-lines corpus reader's configuration."""
 
     corpus: str | None
+    folder: str | None
     sentences: str | None
     genes: str | None
     alternatives: str | None
+    ids: list[str] | None
+    ids_file: str | None
 
 
 def gold_files(
@@ -116,21 +130,54 @@ def gold_files(
     corpus: str,
     portion: str,
     names: tuple[str, str, str],
+    sentence_globs: tuple[str, ...] = (),
 ) -> tuple[Path, Path | None, Path | None]:
     """(sentences, genes, alternatives): with an explicit ``sentences`` option the explicit
-    files (genes and alternatives only when given), else ``names`` in the ``portion``
-    folder of the corpus (``corpus`` its default), each replaced by an explicit option."""
+    files (genes and alternatives only when given); with ``folder`` the files there (the
+    sentence file the first of ``sentence_globs`` that matches one file, the mention files
+    ``names[1:]`` when they exist); else ``names`` in the ``portion`` folder of the corpus
+    (``corpus`` its default). An explicit file option replaces its file in every case."""
     explicit = [
         _resolve(path, context) if path else None
         for path in (config.sentences, config.genes, config.alternatives)
     ]
     if explicit[0] is not None:
         return explicit[0], explicit[1], explicit[2]
+    if config.folder is not None:
+        given = _resolve(config.folder, context)
+        sentences = _one_match(given, sentence_globs or (names[0],))
+        genes, alternatives = (
+            path or (given / name if (given / name).is_file() else None)
+            for path, name in zip(explicit[1:], names[1:], strict=True)
+        )
+        return sentences, genes, alternatives
     folder = _resolve(config.corpus or corpus, context) / portion
     sentences, genes, alternatives = (
         path or folder / name for path, name in zip(explicit, names, strict=True)
     )
     return sentences, genes, alternatives
+
+
+def _one_match(folder: Path, globs: Sequence[str]) -> Path:
+    """The one file of ``folder`` the first matching glob names (a path that does not
+    exist, for the error, when none matches)."""
+    for pattern in globs:
+        found = sorted(p for p in folder.glob(pattern) if p.is_file())
+        if len(found) > 1:
+            raise Bc2DataError(
+                f"{folder} holds {len(found)} files matching {pattern} "
+                f"({', '.join(p.name for p in found[:3])}); name one with 'sentences'"
+            )
+        if found:
+            return found[0]
+    return folder / globs[0]
+
+
+def selected_ids(config: GoldFileOptions, context: RunContext) -> list[str] | None:
+    try:
+        return wanted_ids(config.ids, config.ids_file, context.workflow_dir)
+    except IdSelectionError as exc:
+        raise Bc2DataError(str(exc)) from exc
 
 
 def missing_files(files: Sequence[Path | None], names: Sequence[str], holding: str) -> list[str]:
@@ -154,6 +201,7 @@ def bc2gm_files(
         default_corpus(),
         f"bc2-format/{config.split}",
         (f"{config.split}.in", "GENE.eval", "ALTGENE.eval"),
+        ("*.in",),
     )
 
 
@@ -195,13 +243,22 @@ def sentence_refs(
     limit: int | None,
     value: str,
     extra: Callable[[Any], dict[str, Any]] = lambda sentence: {},
+    ids: Sequence[str] | None = None,
 ) -> Iterator[DocumentRef]:
-    """One reference per sentence (the first ``limit``), its text and gold mentions in
-    ``data`` (see :func:`encode_sentence`; ``extra(sentence)`` adds keys)."""
+    """One reference per sentence (only those of ``ids`` when given, then the first
+    ``limit``), its text and gold mentions in ``data`` (see :func:`encode_sentence`;
+    ``extra(sentence)`` adds keys)."""
     unattached: dict[str, list[Any]] = defaultdict(list)
     for alternative in corpus.orphan_alternatives:
         unattached[alternative.sentence_id].append(alternative)
-    for sentence in corpus.sentences[:limit]:
+    sentences = corpus.sentences
+    if ids is not None:
+        problem = unknown_ids(ids, {s.id for s in sentences}, str(sentences_path))
+        if problem:
+            raise Bc2DataError(problem)
+        wanted = set(ids)
+        sentences = [s for s in sentences if s.id in wanted]
+    for sentence in sentences[:limit]:
         specs, free = linked_specs(
             corpus.genes[sentence.id], unattached.get(sentence.id, []), value
         )
@@ -252,9 +309,12 @@ class Bc2gmReader(Reader):
 
     @classmethod
     def check_config(cls, config: Bc2gmReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
-        return missing_files(
-            bc2gm_files(config, context), ("sentence", "GENE.eval", "ALTGENE.eval"), "bc2-format/"
-        )
+        try:
+            files = bc2gm_files(config, context)
+            selected_ids(config, context)
+        except Bc2DataError as exc:
+            return [str(exc)]
+        return missing_files(files, ("sentence", "GENE.eval", "ALTGENE.eval"), "bc2-format/")
 
     def iter_documents(self) -> Iterator[DocumentRef]:
         sentences_path, genes_path, alternatives_path = bc2gm_files(self.config, self.context)
@@ -264,7 +324,13 @@ class Bc2gmReader(Reader):
             )
         except (FormatError, OSError) as exc:
             raise Bc2DataError(str(exc)) from exc
-        yield from sentence_refs(corpus, sentences_path, self.config.limit, self.config.value)
+        yield from sentence_refs(
+            corpus,
+            sentences_path,
+            self.config.limit,
+            self.config.value,
+            ids=selected_ids(self.config, self.context),
+        )
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
         specs, free, _ = load_sentence(ref, cas, self.config.value, self.name, Bc2DataError)
@@ -284,5 +350,6 @@ __all__ = [
     "gold_files",
     "load_sentence",
     "missing_files",
+    "selected_ids",
     "sentence_refs",
 ]

@@ -88,6 +88,12 @@ from pydantic import Field, field_validator, model_validator
 from casflow.cas.metadata import set_document_metadata
 from casflow.components.corpora.locations import craft_ontology, describe_default
 from casflow.components.corpora.locations import default_corpus as _default_corpus
+from casflow.components.corpora.selection import (
+    IdSelectionError,
+    read_id_list,
+    unknown_ids,
+    wanted_ids,
+)
 from casflow.components.formats.common import FormatError
 from casflow.components.formats.conllu.parse import ConlluDocument, parse_conllu
 from casflow.components.formats.knowtator import KnowtatorAnnotation, read_knowtator
@@ -396,16 +402,6 @@ def layout_root(text_path: Path) -> Path | None:
     if parent.name == "txt" and parent.parent.name == "articles":
         return parent.parent.parent
     return None
-
-
-def read_id_list(path: Path) -> list[str]:
-    """PMIDs of an ids file, one per line (blank lines and ``#`` comments skipped)."""
-    ids = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            ids.append(line)
-    return ids
 
 
 # ----------------------------------------------------------------------------- SO classes
@@ -940,15 +936,10 @@ class _Locations:
         return CraftPaths(root, self.folders, self.so_file)
 
     def wanted_ids(self) -> list[str] | None:
-        if self.ids_file is not None:
-            if not self.ids_file.is_file():
-                raise CraftDataError(f"the ids_file {self.ids_file} does not exist")
-            ids = read_id_list(self.ids_file)
-            repeated = sorted({i for i in ids if ids.count(i) > 1})
-            if repeated:
-                raise CraftDataError(f"{self.ids_file}: ids listed more than once: {repeated}")
-            return ids
-        return list(self.config.ids) if self.config.ids is not None else None
+        try:
+            return wanted_ids(self.config.ids, self.config.ids_file, self.base)
+        except IdSelectionError as exc:
+            raise CraftDataError(str(exc)) from exc
 
     def articles(self) -> list[_Article]:
         """The selected articles in reading order, each with where its files are."""
@@ -969,12 +960,9 @@ class _Locations:
                 articles[path.stem] = _Article(path.stem, path, self.paths_for(path))
         if wanted is None:
             return list(articles.values())
-        unknown = [pmid for pmid in wanted if pmid not in articles]
-        if unknown:
-            raise CraftDataError(
-                f"ids not among the 'input' texts: {', '.join(unknown[:5])}"
-                + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
-            )
+        problem = unknown_ids(wanted, set(articles), "the 'input' texts")
+        if problem:
+            raise CraftDataError(problem)
         return [articles[pmid] for pmid in wanted]
 
 

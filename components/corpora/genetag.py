@@ -32,10 +32,12 @@ from pydantic import Field
 
 from casflow.components.corpora.bc2gm import (
     GENE_VALUE,
+    Bc2DataError,
     corpus_folder,
     gold_files,
     load_sentence,
     missing_files,
+    selected_ids,
     sentence_refs,
 )
 from casflow.components.corpora.locations import describe_default
@@ -65,6 +67,12 @@ class GenetagReaderConfig(ComponentConfig):
         f"{describe_default('genetag')}.",
     )
     split: Literal["train", "devtest"] = Field("devtest", description="Portion: <corpus>/<split>/.")
+    folder: str | None = Field(
+        None,
+        description="A folder holding one portion as distributed (TAGGED_GENE_CORPUS, else "
+        "TOKENIZED_CORPUS; Gold.format and Correct.Data read when there), e.g. the round1 "
+        "test portion; instead of corpus and split.",
+    )
     sentences: str | None = Field(
         None,
         description="An explicit sentence file (TAGGED_GENE_CORPUS or TOKENIZED_CORPUS form) "
@@ -72,6 +80,10 @@ class GenetagReaderConfig(ComponentConfig):
     )
     genes: str | None = Field(None, description="An explicit Gold.format file.")
     alternatives: str | None = Field(None, description="An explicit Correct.Data file.")
+    ids: list[str] | None = Field(None, description="Only these sentence ids (in file order).")
+    ids_file: str | None = Field(
+        None, description="A file of sentence ids, one a line ('#' comments allowed), as 'ids'."
+    )
     limit: int | None = Field(None, ge=1, description="Read only the first N sentences.")
     value: str = Field(GENE_VALUE, description="GeneMention value (class label).")
     pos: bool = Field(
@@ -94,6 +106,7 @@ def genetag_files(
         default_corpus(),
         config.split,
         ("TAGGED_GENE_CORPUS", "Gold.format", "Correct.Data"),
+        ("TAGGED_GENE_CORPUS", "TOKENIZED_CORPUS"),
     )
 
 
@@ -122,11 +135,12 @@ class GenetagReader(Reader):
 
     @classmethod
     def check_config(cls, config: GenetagReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
-        return missing_files(
-            genetag_files(config, context),
-            ("sentence", "Gold.format", "Correct.Data"),
-            "train/ and devtest/",
-        )
+        try:
+            files = genetag_files(config, context)
+            selected_ids(config, context)
+        except Bc2DataError as exc:
+            return [str(exc)]
+        return missing_files(files, ("sentence", "Gold.format", "Correct.Data"), "train/ and devtest/")
 
     def iter_documents(self) -> Iterator[DocumentRef]:
         sentences_path, genes_path, alternatives_path = genetag_files(self.config, self.context)
@@ -137,7 +151,12 @@ class GenetagReader(Reader):
         except (FormatError, OSError) as exc:
             raise GenetagDataError(str(exc)) from exc
         yield from sentence_refs(
-            corpus, sentences_path, self.config.limit, self.config.value, _token_payload
+            corpus,
+            sentences_path,
+            self.config.limit,
+            self.config.value,
+            _token_payload,
+            ids=selected_ids(self.config, self.context),
         )
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
