@@ -10,8 +10,10 @@ components a user would run: the files are read by casflow's gold readers and
 importers into views of one CAS and scored by the evaluator components in a
 workflow. The programs themselves are not needed.
 
-The CAS-path tests also need the gold corpora (the documents' texts); the
-file-level EVALB test needs only the references.
+The CAS-path tests also need the gold corpora (the documents' texts) and take
+tens of seconds each (marked ``slow``: ``pytest -m "not slow"`` leaves them out,
+the default run and CI include them); the file-level EVALB test needs only the
+references.
 """
 
 from __future__ import annotations
@@ -150,6 +152,7 @@ def split_like_corpus(lines: list[str], sizes: list[int]) -> list[list[str]]:
 
 
 @pytest.mark.corpus
+@pytest.mark.slow
 def test_eval_constituents_equals_evalb_through_the_cas(
     scorer_references: Path, reference: dict[str, Any], corpora_dir: Path, tmp_path: Path
 ) -> None:
@@ -221,6 +224,7 @@ BC2GM_SYSTEMS = {
 
 
 @pytest.mark.corpus
+@pytest.mark.slow
 @pytest.mark.parametrize("system", sorted(BC2GM_SYSTEMS))
 def test_alt_eval_counts_equal_alt_eval_perl_on_bc2gm_devel(
     scorer_references: Path,
@@ -257,6 +261,7 @@ def test_alt_eval_counts_equal_alt_eval_perl_on_bc2gm_devel(
 
 
 @pytest.mark.corpus
+@pytest.mark.slow
 def test_genetag_output_through_its_importer_equals_alt_eval_perl(
     scorer_references: Path, reference: dict[str, Any], corpora_dir: Path, tmp_path: Path
 ) -> None:
@@ -282,3 +287,159 @@ def test_genetag_output_through_its_importer_equals_alt_eval_perl(
     printed = alt_eval_printed(scorer_references / "ref" / "genetag.gold_vs_system.txt")
     assert {k: expected[k] for k in printed} == printed
     assert_alt_eval_equal(system_scores(evaluation, "eval.mentions.v1"), expected)
+
+
+# --- conll18_ud_eval.py ------------------------------------------------------------
+
+
+def split_conllu_documents(text: str) -> dict[str, str]:
+    """A concatenation of CoNLL-U documents, cut at each '# newdoc id = ...' line."""
+    marker = "# newdoc id = "
+    pieces = text.split(marker)
+    assert not pieces[0].strip(), "the file must start with a '# newdoc id' comment"
+    return {piece.split("\n", 1)[0].strip(): marker + piece for piece in pieces[1:]}
+
+
+def assert_conll18_equal(found: dict[str, Any], expected: dict[str, Any], metric: str) -> None:
+    assert found["precision"] == pytest.approx(expected["precision"], abs=FOUR_DECIMALS), metric
+    assert found["recall"] == pytest.approx(expected["recall"], abs=FOUR_DECIMALS), metric
+    assert found["f1"] == pytest.approx(expected["f1"], abs=FOUR_DECIMALS), metric
+    if expected["aligned_accuracy"] is not None:
+        assert found["aligned_accuracy"] == pytest.approx(
+            expected["aligned_accuracy"], abs=FOUR_DECIMALS
+        ), metric
+    assert (found["correct"], found["gold"], found["system"]) == (
+        expected["correct"],
+        expected["gold_total"],
+        expected["system_total"],
+    ), metric
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_syntax_evaluators_equal_conll18_ud_eval(
+    scorer_references: Path, reference: dict[str, Any], corpora_dir: Path, tmp_path: Path
+) -> None:
+    """craft.reader.v1 gold, the system CoNLL-U by conllu.import.v1; tokens, sentences,
+    XPOS and UPOS, UAS and LAS by casflow's evaluators."""
+    system = (scorer_references / "ref" / "craft-sys.conllu").read_text(encoding="utf-8")
+    (tmp_path / "sys").mkdir()
+    documents = split_conllu_documents(system)
+    for doc_id, text in documents.items():
+        (tmp_path / "sys" / f"{doc_id}.conllu").write_text(text, encoding="utf-8")
+    ids = (scorer_references / "craft-ids.txt").read_text(encoding="utf-8").split()
+    assert list(documents) == ids
+    evaluation = run_evaluation(
+        tmp_path,
+        f"""\
+        reader:
+          component: craft.reader.v1
+          view: gold
+          config:
+            corpus: {json.dumps(str(corpora_dir / "craft"))}
+            ids: {json.dumps(ids)}
+            layers: [sentences, tokens, pos, dependencies]
+            ontologies: []
+        components:
+          - component: conllu.import.v1
+            view: system
+            config: {{path: {json.dumps(str(tmp_path / "sys" / "{doc_id}.conllu"))}}}
+        evaluators:
+          - component: eval.tokens.v1
+          - component: eval.sentences.v1
+          - component: eval.pos.v1
+          - component: eval.dependencies.v1
+            config: {{labels: full}}
+        """,
+    )
+
+    def spans(name: str) -> dict[str, Any]:
+        scores = system_scores(evaluation, name)
+        return {
+            **scores,
+            "aligned_accuracy": None,
+            "correct": scores["tp"],
+            "gold": scores["tp"] + scores["fn"],
+            "system": scores["tp"] + scores["fp"],
+        }
+
+    def tags(tagset: str) -> dict[str, Any]:
+        scores = system_scores(evaluation, "eval.pos.v1")[tagset]
+        return {**scores, "aligned_accuracy": scores["accuracy"], "correct": scores["tp"]}
+
+    dependencies = system_scores(evaluation, "eval.dependencies.v1")
+    found = {
+        "Tokens": spans("eval.tokens.v1"),
+        "Sentences": spans("eval.sentences.v1"),
+        "Words": dependencies["words"],
+        "UPOS": tags("upos"),
+        "XPOS": tags("xpos"),
+        "UAS": dependencies["uas"],
+        "LAS": dependencies["las"],
+    }
+    expected = reference["conll18"]["gold_vs_system"]
+    assert set(found) == set(expected)
+    for metric, values in expected.items():
+        assert_conll18_equal(found[metric], values, metric)
+
+
+# --- AnatEM evalbio.pl ---------------------------------------------------------------
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_mention_evaluator_equals_evalbio_on_anatem_devel(
+    scorer_references: Path, reference: dict[str, Any], corpora_dir: Path, tmp_path: Path
+) -> None:
+    """anatem.reader.v1 gold, the system BIO files by bio.import.v1, eval.mentions.v1
+    strict/left/right per class (evalbio.pl: a wrong class misses under every criterion)."""
+    gold_folder = corpora_dir / "anatem" / "conll" / "devel"
+    names = sorted(path.name for path in gold_folder.glob("*.conll"))
+    sizes = [
+        len((gold_folder / name).read_text(encoding="utf-8").split("\n")) - 1 for name in names
+    ]
+    system = (scorer_references / "ref" / "anatem-sys.conll").read_text(encoding="utf-8")
+    (tmp_path / "sys").mkdir()
+    for name, lines in zip(names, split_like_corpus(system.split("\n")[:-1], sizes), strict=True):
+        (tmp_path / "sys" / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    evaluation = run_evaluation(
+        tmp_path,
+        f"""\
+        reader:
+          component: anatem.reader.v1
+          view: gold
+          config: {{corpus: {json.dumps(str(corpora_dir / "anatem"))}, split: devel}}
+        components:
+          - component: bio.import.v1
+            view: system
+            config:
+              path: {json.dumps(str(tmp_path / "sys" / "{doc_id}.conll"))}
+              type: AnatomyMention
+              tokens: false
+        evaluators:
+          - component: eval.mentions.v1
+            config: {{type: AnatomyMention, criteria: [strict, left, right]}}
+        """,
+    )
+    scores = system_scores(evaluation, "eval.mentions.v1")
+    expected = reference["anatem"]["gold_vs_system"]
+    for ours, theirs in (("strict", "strict"), ("left", "left"), ("right", "right")):
+        groups = [(scores[ours]["micro"], expected["all"])]
+        for label, values in expected["per_class"].items():
+            # evalbio.pl prints class names cut to 22 characters.
+            (full,) = [
+                c
+                for c in scores[ours]["class"]
+                if c == label or (len(label) == 22 and c.startswith(label))
+            ]
+            groups.append((scores[ours]["class"][full], values))
+        for found, values in groups:
+            wanted = values[theirs]
+            assert (found["tp"], found["fp"], found["fn"]) == (
+                wanted["TP"],
+                wanted["FP"],
+                wanted["FN"],
+            ), (ours, values)
+            assert found["tp"] + found["fn"] == values["gold"]
+            for key, name in (("P", "precision"), ("R", "recall"), ("F", "f1")):
+                assert 100 * found[name] == pytest.approx(wanted[key], abs=PRINTED), (ours, key)
