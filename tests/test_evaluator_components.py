@@ -540,6 +540,17 @@ def test_parseval_through_the_cas() -> None:
     ]
 
 
+def test_tree_evaluators_refuse_trees_whose_tokens_have_no_pos() -> None:
+    # Without tags EVALB's deletions (punctuation by tag) cannot be applied: the
+    # scores would differ from EVALB's silently, so the document fails instead.
+    cas = _tree_cas()
+    for pos in cas.get_view("system").select(POS):
+        pos.PosValue = None
+    for name in ("eval.constituents.v1", "eval.leaf_ancestor.v1", "eval.productions.v1"):
+        with pytest.raises(ValueError, match=r"document doc1: token 'The' .* has no POS tag"):
+            _evaluator(name).evaluate(cas.get_view("gold"), cas.get_view("system"))
+
+
 def test_productions_and_leaf_ancestor_through_the_cas() -> None:
     cas = _tree_cas()
     gold, system = cas.get_view("gold"), cas.get_view("system")

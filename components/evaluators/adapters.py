@@ -221,8 +221,9 @@ def _constituent_label(node: Any, typesystem: cassis.TypeSystem) -> str:
 class _TreeBuilder:
     """Converts DKPro constituents to penn Trees (tags looked up once per view)."""
 
-    def __init__(self, view: cassis.Cas) -> None:
+    def __init__(self, view: cassis.Cas, require_tags: bool = False) -> None:
         self.view = view
+        self.require_tags = require_tags
         self.doc = document_id(view)
         self.typesystem = view.typesystem
         self.types = {
@@ -240,7 +241,16 @@ class _TreeBuilder:
             if self._fallback is None:
                 self._fallback = _pos_by_span(self.view)
             pos = self._fallback.get((token.begin, token.end))
-        return (pos.get("PosValue") if pos is not None else None) or MISSING_TAG
+        tag = pos.get("PosValue") if pos is not None else None
+        if not tag and self.require_tags:
+            raise CasInputError(
+                f"document {self.doc}: token {token.get_covered_text()!r} at ({token.begin}, "
+                f"{token.end}) of a constituent tree has no POS tag (Token.pos PosValue); "
+                "constituency scores delete punctuation and empty elements by tag, as EVALB "
+                "reads them from the tree, so give the step that writes the trees its POS "
+                "layer too (e.g. layers: [pos, constituents])"
+            )
+        return tag or MISSING_TAG
 
     def tree(self, root: Any) -> Tree:
         label = _constituent_label(root, self.typesystem)
@@ -289,9 +299,13 @@ def _tree_roots(view: cassis.Cas) -> list[Any]:
     return [c for c in constituents if id(c) not in children]
 
 
-def constituent_trees(view: cassis.Cas) -> list[tuple[Span, Tree]]:
-    """``(root span, tree)`` for every constituency tree of the view, in text order."""
-    builder = _TreeBuilder(view)
+def constituent_trees(view: cassis.Cas, require_tags: bool = False) -> list[tuple[Span, Tree]]:
+    """``(root span, tree)`` for every constituency tree of the view, in text order.
+
+    A token without a POS tag becomes the preterminal ``UNK``, or, with
+    ``require_tags``, a :class:`CasInputError` naming the token.
+    """
+    builder = _TreeBuilder(view, require_tags)
     roots = sorted(_tree_roots(view), key=lambda r: (r.begin, r.end))
     return [((root.begin, root.end), builder.tree(root)) for root in roots]
 

@@ -63,7 +63,11 @@ class _TreeEvaluator(CasEvaluator):
         """Counts and errors of one gold tree and its system tree (None: no parse)."""
 
     def compare(self, gold: cassis.Cas, system: cassis.Cas, text: str) -> EvaluationResult:
-        pairs, unpaired = pair_by_span(constituent_trees(gold), constituent_trees(system), text)
+        pairs, unpaired = pair_by_span(
+            constituent_trees(gold, require_tags=True),
+            constituent_trees(system, require_tags=True),
+            text,
+        )
         units: list[Counts] = []
         errors: list[dict[str, Any]] = []
         for span, gold_tree, test_tree in pairs:
