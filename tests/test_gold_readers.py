@@ -379,6 +379,9 @@ def test_anatem_reads_files_named_directly_without_a_layout(
     assert problems("anatem.reader.v1", {"input": str(loose), "ids": ["X"]}, tmp_path) == [
         "ids not in the 'input' files: X"
     ]
+    conll = write_files(tmp_path / "conll", {"PMID-9.conll": ANATEM_DOC1_CONLL})
+    (problem,) = problems("anatem.reader.v1", {"input": str(conll)}, tmp_path)
+    assert problem.startswith("'input' names no .nersuite file") and "CoNLL form" in problem
 
 
 def test_anatem_test_split_without_a_document_list_and_an_ids_file(

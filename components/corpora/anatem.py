@@ -161,6 +161,12 @@ class AnatemReader(Reader):
         except AnatemDataError as exc:
             return [str(exc)]
         if not listed:
+            if config.input is not None:
+                return [
+                    "'input' names no .nersuite file: the reader reads AnatEM's NERsuite form "
+                    "(nersuite/<portion>/), whose offsets keep the text's spacing; the CoNLL "
+                    "form (conll/) has no offsets"
+                ]
             return ["the configuration selects no document; check 'corpus', 'split' or 'input'"]
         missing = [path for _, path in listed if not path.is_file()]
         if missing:

@@ -1,8 +1,12 @@
 """CRAFT gold corpus reader: one CAS per article, every gold layer aligned to its text.
 
 The subject of analysis is ``articles/txt/<PMID>.txt`` as is (offsets in every CRAFT
-file refer to it); ``DocumentMetaData.documentId`` is the PMID. Layers (config
-``layers``, default all):
+file refer to it); ``DocumentMetaData.documentId`` is the PMID. The articles are a
+split's (``articles/ids/craft-ids-<split>.txt``), ``ids`` / ``ids_file``, or the texts
+``input`` names (any copy: the test articles, a subset, one's own annotations), their
+layer files found in the CRAFT layout or in ``folders``. A layer whose files are absent
+is a validation error naming the layers the files present give (the test articles come
+without sections-and-typography files). Layers (config ``layers``, default all):
 
 - ``sentences``, ``tokens``, ``pos``, ``constituents``: from the Penn treebank
   (``structural-annotation/treebank/penn/<PMID>.tree``, one tree per line). Leaves
