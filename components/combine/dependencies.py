@@ -31,7 +31,6 @@ from casflow.components.combine.base import (
 )
 from casflow.components.combine.reparse import MemberParse, combine_parses
 from casflow.components.combine.voting import weighted_choice
-from casflow.components.evaluators.adapters import CasInputError, dependency_sentences
 from casflow.typesystem import (
     DEPENDENCY,
     DEPENDENCY_ROOT,
@@ -44,6 +43,7 @@ from casflow.typesystem import (
 Span = tuple[int, int]
 ROOT_LABEL = "ROOT"
 BASIC_FLAVOR = "basic"
+BASIC_FLAVORS = frozenset({"", "basic"})
 
 
 class CombineDependenciesConfig(CombineConfig):
@@ -137,19 +137,13 @@ class CombineDependencies(Combiner):
                     )
             if self.config.agreement:
                 out.append(self.agreement_annotation(view, sentence, combined.agreement))
-        if self.config.pos and all(t.get("pos") is None for t in tokens):
+        if self.config.pos and all(t.pos is None for t in tokens):
             out.extend(self._vote_pos(view, tokens, members))
         view.add_all(out)
 
     @staticmethod
     def _arcs(member: Member, doc: str) -> dict[Span, tuple[Span | None, str]]:
-        try:
-            sentences = dependency_sentences(member.view)
-        except CasInputError as exc:
-            raise CombineInputError(f"member view {member.config.view!r}: {exc}") from exc
-        return {
-            word.span: (word.governor, word.deprel) for sentence in sentences for word in sentence
-        }
+        return member_arcs(member.view, f"document {doc}, member view {member.config.view!r}")
 
     @staticmethod
     def _vote_pos(view: cassis.Cas, tokens: list[Any], members: list[Member]) -> list[Any]:
@@ -159,11 +153,9 @@ class CombineDependencies(Combiner):
         for index, token in enumerate(tokens):
             votes = []
             for member, theirs in zip(members, member_tokens, strict=True):
-                pos = theirs[index].get("pos")
-                if pos is not None and (pos.get("PosValue") or pos.get("coarseValue")):
-                    votes.append(
-                        ((pos.get("PosValue"), pos.get("coarseValue")), member.config.weight)
-                    )
+                pos = theirs[index].pos
+                if pos is not None and (pos.PosValue or pos.coarseValue):
+                    votes.append(((pos.PosValue, pos.coarseValue), member.config.weight))
             choice = weighted_choice(votes)
             if choice is None:
                 continue
@@ -172,3 +164,44 @@ class CombineDependencies(Combiner):
             )
             out.append(token.pos)
         return out
+
+
+def member_arcs(view: cassis.Cas, where: str) -> dict[Span, tuple[Span | None, str]]:
+    """Each token's basic arc: dependent span -> (governor span, None for the root; label).
+
+    Reads what ``eval.dependencies.v1`` reads (flavor empty or ``basic``; a root is
+    a DKPro ROOT or a relation whose Governor is its Dependent), with attribute
+    access rather than ``get``: this runs over every member of every document.
+    """
+    ts = view.typesystem
+    root_type = ts.get_type(DEPENDENCY_ROOT)
+    is_root_type: dict[str, bool] = {}
+    arcs: dict[Span, tuple[Span | None, str]] = {}
+    for dependency in view.select(DEPENDENCY):
+        if (dependency.flavor or "") not in BASIC_FLAVORS:
+            continue
+        dependent = dependency.Dependent
+        if dependent is None:
+            raise CombineInputError(
+                f"{where}: Dependency at ({dependency.begin}, {dependency.end}) has no "
+                "Dependent token"
+            )
+        span = (dependent.begin, dependent.end)
+        if span in arcs:
+            raise CombineInputError(
+                f"{where}: token {span} is the Dependent of two basic Dependency relations; "
+                "a token has one head (mark extra relations with flavor 'enhanced')"
+            )
+        name = dependency.type.name
+        if name not in is_root_type:
+            is_root_type[name] = ts.subsumes(root_type, dependency.type)
+        governor = dependency.Governor
+        if (
+            is_root_type[name]
+            or governor is None
+            or (governor.begin == dependent.begin and governor.end == dependent.end)
+        ):
+            arcs[span] = (None, dependency.DependencyType or "")
+        else:
+            arcs[span] = ((governor.begin, governor.end), dependency.DependencyType or "")
+    return arcs

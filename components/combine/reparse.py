@@ -104,6 +104,32 @@ def _greedy_heads(scores: Mapping[tuple[int, int], float], n: int) -> list[int]:
     return [best[d][1] if d in best else d - 1 for d in range(1, n + 1)]
 
 
+def _maximum_spanning_tree(
+    scores: Mapping[tuple[int, int], float], n: int, members: Sequence[MemberParse]
+) -> list[int]:
+    """The best single-rooted tree over the voted arcs (plus the fallback arcs when
+    no member's parse is a complete tree)."""
+    # Larger than any tree's total vote, so one root arc fewer always wins.
+    penalty = sum(abs(s) for s in scores.values()) + 1.0
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(n + 1))
+    for (head, dependent), score in sorted(scores.items()):
+        graph.add_edge(head, dependent, weight=score - penalty if head == ROOT else score)
+    # A member whose parse is a complete tree guarantees a single-rooted spanning
+    # tree among the member arcs; only without one are the fallback arcs needed.
+    if not any(None not in m.heads and tree_problem(m.heads) is None for m in members):
+        for dependent in range(1, n + 1):
+            if not graph.has_edge(ROOT, dependent):
+                graph.add_edge(ROOT, dependent, weight=-penalty)
+            if dependent > 1 and not graph.has_edge(dependent - 1, dependent):
+                graph.add_edge(dependent - 1, dependent, weight=0.0)
+    tree = nx.maximum_spanning_arborescence(graph, attr="weight")
+    heads = [0] * n
+    for head, dependent in tree.edges():
+        heads[dependent - 1] = head
+    return heads
+
+
 def combine_parses(
     n: int, members: Sequence[MemberParse], root_label: str = "ROOT"
 ) -> CombinedParse:
@@ -132,30 +158,10 @@ def combine_parses(
                 continue
             key = (head, dependent)
             scores[key] = scores.get(key, 0.0) + member.arc_weight(label)
-    # Larger than any tree's total vote, so one root arc fewer always wins.
-    penalty = sum(abs(s) for s in scores.values()) + 1.0
-    graph = nx.DiGraph()
-    graph.add_nodes_from(range(n + 1))
-    for (head, dependent), score in sorted(scores.items()):
-        graph.add_edge(head, dependent, weight=score - penalty if head == ROOT else score)
-    fallback = set()
-    # A member whose parse is a complete tree guarantees a single-rooted spanning
-    # tree among the member arcs; only without one are the fallback arcs needed.
-    if not any(None not in m.heads and tree_problem(m.heads) is None for m in members):
-        for dependent in range(1, n + 1):
-            if not graph.has_edge(ROOT, dependent):
-                graph.add_edge(ROOT, dependent, weight=-penalty)
-                fallback.add((ROOT, dependent))
-            if dependent > 1 and not graph.has_edge(dependent - 1, dependent):
-                graph.add_edge(dependent - 1, dependent, weight=0.0)
-                fallback.add((dependent - 1, dependent))
     heads = _greedy_heads(scores, n)
     if tree_problem(heads) is not None:
         # The best head of each token does not make a tree: Chu-Liu/Edmonds.
-        tree = nx.maximum_spanning_arborescence(graph, attr="weight")
-        heads = [0] * n
-        for head, dependent in tree.edges():
-            heads[dependent - 1] = head
+        heads = _maximum_spanning_tree(scores, n, members)
     check_tree(heads)
 
     labels = []
@@ -194,9 +200,7 @@ def combine_parses(
     exact_result = {
         (h, d, label) for d, (h, label) in enumerate(zip(heads, labels, strict=True), start=1)
     }
-    used_fallback = sum(
-        1 for d, h in enumerate(heads, start=1) if (h, d) in fallback and (h, d) not in scores
-    )
+    used_fallback = sum(1 for d, h in enumerate(heads, start=1) if (h, d) not in scores)
     return CombinedParse(
         heads,
         labels,
