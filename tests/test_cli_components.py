@@ -34,7 +34,9 @@ def test_a_mistyped_name_is_one_line_with_the_closest_names(
     captured = capsys.readouterr()
     assert captured.out == ""
     (line,) = captured.err.splitlines()
-    assert line.startswith("casflow: unknown component 'spacy.pipline.v1'. Did you mean 'spacy.pipeline.v1'")
+    assert line.startswith(
+        "casflow: unknown component 'spacy.pipline.v1'. Did you mean 'spacy.pipeline.v1'"
+    )
 
 
 def test_a_broken_plugin_is_one_line_and_marked_in_the_listing(
@@ -61,7 +63,10 @@ def test_allowed_values_required_options_and_what_options_change(
     out = capsys.readouterr().out
     assert "config model (str, required):" in out
     assert "config tokenizer ('pipeline' | 'scispacy_combined', default \"pipeline\"):" in out
-    assert "config layers (list['sentences' | 'tokens' | 'pos' | 'lemma' | 'dependencies' | 'entities']" in out
+    assert (
+        "config layers (list['sentences' | 'tokens' | 'pos' | 'lemma' | 'dependencies' | 'entities']"
+        in out
+    )
     assert "with use_existing_tokens: true: also requires Token; no longer produces Token" in out
     assert main(["components", "spacy.pipeline.v1", "--json"]) == 0
     (item,) = json.loads(capsys.readouterr().out)
@@ -70,7 +75,9 @@ def test_allowed_values_required_options_and_what_options_change(
     assert fields["tokenizer"]["allowed"] == ["pipeline", "scispacy_combined"]
     changes = {(c["option"], json.dumps(c["value"])): c for c in item["requirements_by_option"]}
     existing = changes[("use_existing_sentences", "true")]
-    assert existing["requires_added"] == ["de.tudarmstadt.ukp.dkpro.core.api.segmentation.type.Sentence"]
+    assert existing["requires_added"] == [
+        "de.tudarmstadt.ukp.dkpro.core.api.segmentation.type.Sentence"
+    ]
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

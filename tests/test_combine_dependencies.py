@@ -313,3 +313,22 @@ def test_config_needs_two_distinct_members() -> None:
         members=["p1", {"view": "p2", "weight": 2, "label_weights": {"nsubj": 0.9}}]
     )
     assert config.members[1].label_weights == {"nsubj": 0.9}
+
+
+def test_a_member_with_other_sentences_votes_inside_the_views_sentences(tmp_path: Path) -> None:
+    cas = new_cas()
+    add_parse(cas, "p1", GOLD_HEADS, LABELS)
+    add_parse(cas, "p2", GOLD_HEADS, LABELS)
+    # p3 reads both sentences as one: "It" hangs on "binds", across the boundary
+    add_parse(cas, "p3", [2, 0, 2, 2, 2, 2, 6], LABELS, sentences=[(0, 25)])
+    target = cas.create_view("combined")
+    target.sofa_string = TEXT
+    target.add_all(target.typesystem.get_type(SENTENCE)(begin=b, end=e) for b, e in SENTENCES)
+    combiner(tmp_path, members=["p3", "p1", "p2"]).process(target)
+    words = [w for s in dependency_sentences(target) for w in s]
+    spans = [w.span for w in words]
+    heads = [0 if w.governor is None else spans.index(w.governor) + 1 for w in words]
+    assert heads == GOLD_HEADS
+    second = target.select(SENTENCE_AGREEMENT)[1]
+    # p3's arcs leaving the sentence are no votes: it proposes only 7 <- 6 there
+    assert second.majorityShare == 1.0 and second.membersAgreeing == 2

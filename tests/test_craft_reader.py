@@ -480,7 +480,9 @@ def test_ids_file_test_split_and_id_errors(tmp_path: Path, corpus_copy: Path) ->
     assert article_ids(reader) == [PMID]
     (corpus_copy / "articles" / "ids" / "craft-ids-test.txt").write_text(f"{PMID}\n")
     assert article_ids(make_reader(corpus_copy, split="test")) == [PMID]
-    problems = CraftReader.check_config(CraftReaderConfig(corpus=str(FIXTURE), split="test"), context)
+    problems = CraftReader.check_config(
+        CraftReaderConfig(corpus=str(FIXTURE), split="test"), context
+    )
     assert problems == [
         f"the test id list {FIXTURE.resolve()}/articles/ids/craft-ids-test.txt does not exist; "
         "check 'corpus', or give 'ids', 'ids_file' or 'input'"
@@ -491,7 +493,9 @@ def test_ids_file_test_split_and_id_errors(tmp_path: Path, corpus_copy: Path) ->
     assert problems == ["ids not in the 'input' texts: 12345"]
     with pytest.raises(ValidationError, match="not both"):
         CraftReaderConfig(ids=[PMID], ids_file="ids.txt")
-    with pytest.raises(ValidationError, match="unknown folder key 'tree' \\(did you mean 'treebank'\\?\\)"):
+    with pytest.raises(
+        ValidationError, match="unknown folder key 'tree' \\(did you mean 'treebank'\\?\\)"
+    ):
         CraftReaderConfig(folders={"tree": "x"})
 
 

@@ -358,7 +358,9 @@ def test_anatem_reads_files_named_directly_without_a_layout(
     anatem_corpus: Path, tmp_path: Path
 ) -> None:
     # e.g. AnatEM's test portion as released: NERsuite files, pointed at as they are
-    loose = write_files(tmp_path / "loose", {"b/PMID-7.nersuite": ANATEM_DOC2, "PMID-9.nersuite": ANATEM_DOC1})
+    loose = write_files(
+        tmp_path / "loose", {"b/PMID-7.nersuite": ANATEM_DOC2, "PMID-9.nersuite": ANATEM_DOC1}
+    )
     (tmp_path / "some.list").write_text("loose/PMID-9.nersuite\n")
     for given, ids in (
         (str(loose), ["PMID-9", "PMID-7"]),  # a folder, searched recursively in path order
@@ -371,7 +373,9 @@ def test_anatem_reads_files_named_directly_without_a_layout(
         assert problems("anatem.reader.v1", config, tmp_path) == [], given
         reader = build("anatem.reader.v1", config, tmp_path)
         assert [r.doc_id for r in reader.iter_documents()] == ids, given
-    (only,) = load_all(build("anatem.reader.v1", {"input": str(loose), "ids": ["PMID-7"]}, tmp_path))
+    (only,) = load_all(
+        build("anatem.reader.v1", {"input": str(loose), "ids": ["PMID-7"]}, tmp_path)
+    )
     assert [m.value for m in only.select(ANATOMY_MENTION)] == ["Tissue"]
     assert problems("anatem.reader.v1", {"input": str(tmp_path / "nope")}, tmp_path)[0].startswith(
         "input '"
@@ -387,13 +391,23 @@ def test_anatem_reads_files_named_directly_without_a_layout(
 def test_anatem_test_split_without_a_document_list_and_an_ids_file(
     anatem_corpus: Path, tmp_path: Path
 ) -> None:
-    write_files(anatem_corpus, {"nersuite/test/PMID-5.nersuite": ANATEM_DOC2, "nersuite/test/PMID-3.nersuite": ANATEM_DOC2})
+    write_files(
+        anatem_corpus,
+        {
+            "nersuite/test/PMID-5.nersuite": ANATEM_DOC2,
+            "nersuite/test/PMID-3.nersuite": ANATEM_DOC2,
+        },
+    )
     reader = build("anatem.reader.v1", {"corpus": str(anatem_corpus), "split": "test"}, tmp_path)
     assert [r.doc_id for r in reader.iter_documents()] == ["PMID-3", "PMID-5"]
     (tmp_path / "ids.txt").write_text("# two\nPMID-2\nPMID-1\n")
-    reader = build("anatem.reader.v1", {"corpus": str(anatem_corpus), "ids_file": "ids.txt"}, tmp_path)
+    reader = build(
+        "anatem.reader.v1", {"corpus": str(anatem_corpus), "ids_file": "ids.txt"}, tmp_path
+    )
     assert [r.doc_id for r in reader.iter_documents()] == ["PMID-2", "PMID-1"]
-    (problem,) = problems("anatem.reader.v1", {"corpus": str(tmp_path / "none"), "split": "test"}, tmp_path)
+    (problem,) = problems(
+        "anatem.reader.v1", {"corpus": str(tmp_path / "none"), "split": "test"}, tmp_path
+    )
     assert "cannot read the test document list" in problem and "give 'input'" in problem
 
 

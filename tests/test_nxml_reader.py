@@ -76,7 +76,9 @@ def test_id_styles_take_the_pmcid_or_the_pmid_else_the_stem(tmp_path: Path) -> N
 
     def ids(style: str) -> list[str]:
         config = NxmlReaderConfig(input=str(tmp_path), id_style=style)
-        return [r.doc_id for r in NxmlReader(config, RunContext(output_dir=tmp_path)).iter_documents()]
+        return [
+            r.doc_id for r in NxmlReader(config, RunContext(output_dir=tmp_path)).iter_documents()
+        ]
 
     assert ids("pmcid") == ["PMC2222", "neither", "111"]
     assert ids("pmid") == ["111", "neither", "111"]

@@ -57,7 +57,7 @@ class CombineConstituentsConfig(CombineConfig):
 
 
 def _children(fs: Any) -> list[Any]:
-    array = fs.get("children")
+    array = getattr(fs, "children", None)
     return list(array.elements) if array is not None and array.elements else []
 
 
@@ -104,7 +104,7 @@ class CombineConstituents(Combiner):
             for i in indices:
                 sentence_of[i] = number
         out: list[Any] = []
-        write_pos = self.config.pos and all(t.get("pos") is None for t in tokens)
+        write_pos = self.config.pos and all(t.pos is None for t in tokens)
         for number, (sentence, indices) in enumerate(zip(sentences, groups, strict=True)):
             if not indices:
                 continue
@@ -137,11 +137,12 @@ class CombineConstituents(Combiner):
     def _tags(member: Member) -> list[tuple[str | None, str | None] | None]:
         found: list[tuple[str | None, str | None] | None] = []
         for token in member.view.select(TOKEN):
-            pos = token.get("pos")
-            if pos is None or not (pos.get("PosValue") or pos.get("coarseValue")):
+            # Attributes, not get(): this runs over every member's every token.
+            pos = token.pos
+            if pos is None or not (pos.PosValue or pos.coarseValue):
                 found.append(None)
             else:
-                found.append((pos.get("PosValue"), pos.get("coarseValue")))
+                found.append((pos.PosValue, pos.coarseValue))
         return found
 
     def _brackets(
@@ -172,7 +173,7 @@ class CombineConstituents(Combiner):
                 start = bisect.bisect_left(begins, node.begin)
                 end = bisect.bisect_right(ends, node.end)
                 if start < end:  # constituents over empty elements only hold no token
-                    label = Label(node.get("constituentType") or "", node.get("syntacticFunction"))
+                    label = Label(node.constituentType or "", node.syntacticFunction)
                     found.append(Bracket(start, end, label))
             stack.extend(
                 reversed([c for c in _children(node) if ts.subsumes(constituent_type, c.type)])
