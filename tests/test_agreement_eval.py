@@ -45,6 +45,11 @@ def test_bands_and_additive_counts() -> None:
     assert scores["0.5-1"]["sentences"] == 0
     assert scores["none"]["sentences"] == 1
     assert scores["all"]["sentences"] == 4 and scores["all"]["gold"] == 13
+    # keeping only sentences with agreement >= 0.5: the two at 1.0, of four
+    assert scores["at_least"]["0.5"]["sentences"] == 2
+    assert scores["at_least"]["0.5"]["share_of_sentences"] == 0.5
+    assert scores["at_least"]["0.5"]["f1"] == pytest.approx(6 / 7)
+    assert scores["at_least"]["0"]["sentences"] == 3  # "none" is never kept
     with pytest.raises(ValueError, match="must increase"):
         band_names([0.5, 0.5])
 

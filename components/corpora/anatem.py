@@ -99,7 +99,12 @@ def documents(config: AnatemReaderConfig, context: RunContext) -> list[tuple[str
         found: dict[str, Path] = {}
         for spec in [config.input] if isinstance(config.input, str) else config.input:
             try:
-                files = [p for p, _ in iter_input_files(resolve_input(spec, context.workflow_dir), "**/*.nersuite")]
+                files = [
+                    p
+                    for p, _ in iter_input_files(
+                        resolve_input(spec, context.workflow_dir), "**/*.nersuite"
+                    )
+                ]
             except InputNotFoundError as exc:
                 raise AnatemDataError(f"{exc}; 'input' names NERsuite files") from exc
             for path in files:

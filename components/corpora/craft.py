@@ -1031,11 +1031,12 @@ def _missing_layer_files(config: CraftReaderConfig, articles: Sequence[_Article]
             if (kind in _layer_kinds(layer) and layer != "concepts")
             or (layer == "concepts" and kind in config.ontologies)
         )
-        example = lacking[0].text if kind == "text" else lacking[0].paths.file(kind, lacking[0].pmid)
+        example = (
+            lacking[0].text if kind == "text" else lacking[0].paths.file(kind, lacking[0].pmid)
+        )
         problems.append(
             f"{len(lacking)} of {len(articles)} article(s) have no {describe_kind(kind)} file "
-            f"(e.g. {example})"
-            + (f", needed by the layer(s) {', '.join(users)}" if users else "")
+            f"(e.g. {example})" + (f", needed by the layer(s) {', '.join(users)}" if users else "")
         )
     if unplaced:
         problems.append(

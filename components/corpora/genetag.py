@@ -140,7 +140,9 @@ class GenetagReader(Reader):
             selected_ids(config, context)
         except Bc2DataError as exc:
             return [str(exc)]
-        return missing_files(files, ("sentence", "Gold.format", "Correct.Data"), "train/ and devtest/")
+        return missing_files(
+            files, ("sentence", "Gold.format", "Correct.Data"), "train/ and devtest/"
+        )
 
     def iter_documents(self) -> Iterator[DocumentRef]:
         sentences_path, genes_path, alternatives_path = genetag_files(self.config, self.context)

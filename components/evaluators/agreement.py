@@ -222,7 +222,7 @@ class AgreementEvaluator(CasEvaluator):
         )
         columns: dict[str, float] = {}
         for band, values in scores.items():
-            if band == NO_BAND and not values["sentences"]:
+            if band == "at_least" or (band == NO_BAND and not values["sentences"]):
                 continue
             name = "all" if band == "all" else f"{self.config.measure} {band}"
             columns[f"{name}: sentences"] = int(values["sentences"])

@@ -72,7 +72,11 @@ def band_counts(sentences: Iterable[SentenceCounts], bounds: Sequence[float]) ->
 
 
 def score_bands(counts: Mapping[str, float], bounds: Sequence[float]) -> dict[str, Any]:
-    """Per band: sentences, counts, precision, recall and F1 from summed counts."""
+    """Per band: sentences, counts, precision, recall and F1 from summed counts.
+
+    ``at_least`` answers "what if I keep only the sentences with agreement >= b":
+    for each bound, the share of the sentences kept and their scores.
+    """
     scores: dict[str, Any] = {}
     bands = [*band_names(bounds), *([NO_BAND] if f"{PREFIX}/{NO_BAND}/sentences" in counts else [])]
     for band in [*bands, "all"]:
@@ -87,6 +91,20 @@ def score_bands(counts: Mapping[str, float], bounds: Sequence[float]) -> dict[st
             "system": system,
             "precision": safe_div(correct, system),
             "recall": safe_div(correct, gold),
+            "f1": safe_div(2 * correct, gold + system),
+        }
+    names = band_names(bounds)
+    everything = scores["all"]["sentences"]
+    scores["at_least"] = {}
+    for index, bound in enumerate(bounds):
+        kept = [scores[name] for name in names[index:]]
+        correct, gold, system = (
+            sum(band[k] for band in kept) for k in ("correct", "gold", "system")
+        )
+        sentences = sum(band["sentences"] for band in kept)
+        scores["at_least"][_number(bound)] = {
+            "sentences": sentences,
+            "share_of_sentences": safe_div(sentences, everything),
             "f1": safe_div(2 * correct, gold + system),
         }
     return scores
