@@ -130,3 +130,13 @@ def test_members_with_other_tokens_are_refused(tmp_path: Path) -> None:
     cas = make_cas(tmp_path, members)
     with pytest.raises(CombineInputError, match="member view 'c3' has other tokens"):
         combine(cas, tmp_path)
+
+
+def test_a_member_with_no_output_abstains(tmp_path: Path) -> None:
+    cas = make_cas(tmp_path, {"c1": MEMBERS["c1"], "c2": MEMBERS["c2"]})
+    empty = cas.create_view("c3")
+    empty.sofa_string = TEXT
+    target = combine(cas, tmp_path, members=["c3", "c1", "c2"])
+    trees = [format_tree(tree) for _, tree in constituent_trees(target)]
+    # c1 and c2 are two of three: what both say is kept; on SBJ they tie, c1 first
+    assert trees[0] == "( (S (NP-SBJ (NN Pax6)) (VP (VBZ binds) (NP (NN DNA))) (. .)) )"

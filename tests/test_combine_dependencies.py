@@ -332,3 +332,19 @@ def test_a_member_with_other_sentences_votes_inside_the_views_sentences(tmp_path
     second = target.select(SENTENCE_AGREEMENT)[1]
     # p3's arcs leaving the sentence are no votes: it proposes only 7 <- 6 there
     assert second.majorityShare == 1.0 and second.membersAgreeing == 2
+
+
+def test_a_member_with_no_output_abstains(tmp_path: Path) -> None:
+    cas = new_cas()
+    add_parse(cas, "p1", GOLD_HEADS, LABELS, tags=["NN"] * 7)
+    add_parse(cas, "p2", GOLD_HEADS, LABELS, tags=["NN"] * 7)
+    empty = cas.create_view("p3")  # the third parser failed on this document
+    empty.sofa_string = TEXT
+    target = cas.create_view("combined")
+    target.sofa_string = TEXT
+    combiner(tmp_path, members=["p3", "p1", "p2"]).process(target)
+    words = [w for s in dependency_sentences(target) for w in s]
+    spans = [w.span for w in words]
+    assert [0 if w.governor is None else spans.index(w.governor) + 1 for w in words] == GOLD_HEADS
+    agreement = target.select(SENTENCE_AGREEMENT)[0]
+    assert (agreement.members, agreement.membersAgreeing, agreement.majorityShare) == (3, 2, 1.0)

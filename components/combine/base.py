@@ -132,20 +132,27 @@ class Combiner(Processor):
         return found
 
     def shared_tokens(self, view: cassis.Cas, members: Sequence[Member]) -> list[Any]:
-        """The target view's tokens (copied from the first member when it has none),
-        after checking that every member has exactly these tokens."""
+        """The target view's tokens (copied from the first member that has some when it
+        has none), after checking that every member has exactly these tokens.
+
+        A member without any token produced nothing for this document (a tool that
+        failed on it, an import with ``missing: empty``): it abstains, and the others
+        are combined."""
         doc = self.document(view)
         tokens = list(view.select(TOKEN))
         source = view_name(view)
         if not tokens:
-            source = members[0].config.view
+            first = next((m for m in members if m.view.select(TOKEN)), None)
+            if first is None:
+                return []
+            source = first.config.view
             token_type = view.typesystem.get_type(TOKEN)
-            tokens = [token_type(begin=t.begin, end=t.end) for t in members[0].view.select(TOKEN)]
+            tokens = [token_type(begin=t.begin, end=t.end) for t in first.view.select(TOKEN)]
             view.add_all(tokens)
         spans = [(t.begin, t.end) for t in tokens]
         for member in members:
             theirs = [(t.begin, t.end) for t in member.view.select(TOKEN)]
-            if theirs == spans:
+            if theirs == spans or not theirs:
                 continue
             where = next(
                 (i for i, (a, b) in enumerate(zip(spans, theirs, strict=False)) if a != b),

@@ -97,7 +97,7 @@ class CombineConstituents(Combiner):
         begins = [t.begin for t in tokens]
         ends = [t.end for t in tokens]
         brackets = [self._brackets(view, member, begins, ends) for member in members]
-        tags = [self._tags(member) for member in members]
+        tags = [self._tags(member) or [None] * len(tokens) for member in members]
         sentence_of = [-1] * len(tokens)
         groups = group_by_sentence(begins, sentences)
         for number, indices in enumerate(groups):

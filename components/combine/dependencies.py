@@ -153,6 +153,8 @@ class CombineDependencies(Combiner):
         for index, token in enumerate(tokens):
             votes = []
             for member, theirs in zip(members, member_tokens, strict=True):
+                if not theirs:  # an abstaining member
+                    continue
                 pos = theirs[index].pos
                 if pos is not None and (pos.PosValue or pos.coarseValue):
                     votes.append(((pos.PosValue, pos.coarseValue), member.config.weight))
