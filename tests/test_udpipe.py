@@ -1,5 +1,6 @@
 """UDPipe 1: ``udpipe.v1`` on a tiny model that ``casflow train`` (``train.udpipe.v1``)
-trains once per session from hand-written gold views, on the real ufal.udpipe."""
+trains once per session from hand-written gold views, on the real ufal.udpipe (the
+tests that use it are ``slow``: they train)."""
 
 from __future__ import annotations
 
@@ -137,6 +138,7 @@ def assert_trees(view: cassis.Cas) -> None:
             assert sentence.begin <= dep.Governor.begin < sentence.end
 
 
+@pytest.mark.slow
 def test_training_report_and_model_card(tiny_udpipe_training) -> None:
     _, result = tiny_udpipe_training
     assert (result.model_dir / "model.udpipe").is_file()
@@ -148,6 +150,7 @@ def test_training_report_and_model_card(tiny_udpipe_training) -> None:
     assert "train.udpipe.v1" in card and "UDPipe 1" in card
 
 
+@pytest.mark.slow
 def test_finished_model_is_reused_when_nothing_changed(tiny_udpipe_training) -> None:
     from casflow.pipeline.training import load_training_workflow, run_training
 
@@ -160,6 +163,7 @@ def test_finished_model_is_reused_when_nothing_changed(tiny_udpipe_training) -> 
     ).read_bytes()
 
 
+@pytest.mark.slow
 def test_all_layers_from_raw_text_with_exact_offsets(tiny_udpipe_model: Path) -> None:
     rows = SENTENCES[0][0]
     text = "  " + sentence_text(rows) + "\n\n" + sentence_text(SENTENCES[1][0]) + " "
@@ -177,6 +181,7 @@ def test_all_layers_from_raw_text_with_exact_offsets(tiny_udpipe_model: Path) ->
     assert_trees(view)
 
 
+@pytest.mark.slow
 def test_sentences_never_cross_a_heading(tiny_udpipe_model: Path) -> None:
     heading = "Mutations in Sox9"
     body = sentence_text(SENTENCES[2][0])
@@ -188,6 +193,7 @@ def test_sentences_never_cross_a_heading(tiny_udpipe_model: Path) -> None:
     assert [s.get_covered_text() for s in view.select(SENTENCE)][0] == heading
 
 
+@pytest.mark.slow
 def test_other_tools_tokens_and_sentences_tagged_and_parsed(tiny_udpipe_model: Path) -> None:
     text = " ".join(sentence_text(rows) for rows, _ in SENTENCES[:3])
     view = plain_view(text)
@@ -208,6 +214,7 @@ def test_other_tools_tokens_and_sentences_tagged_and_parsed(tiny_udpipe_model: P
     assert_trees(view)
 
 
+@pytest.mark.slow
 def test_existing_tokens_split_into_sentences_by_udpipe(tiny_udpipe_model: Path) -> None:
     text = " ".join(sentence_text(rows) for rows, _ in SENTENCES[:2])
     view = plain_view(text)
@@ -254,3 +261,30 @@ def test_udpipe_tokens_on_craft_articles_are_exact(tiny_udpipe_model: Path, craf
         assert_exact_tokens(view)
         for token in view.select(TOKEN):
             assert not any(token.begin < b < token.end for _, b, _ in structure), pmid
+
+
+@pytest.mark.slow
+def test_trainer_scores_equal_the_evaluators_on_the_component(tiny_udpipe_training) -> None:
+    """What casflow train reports is what casflow's evaluators say of udpipe.v1's output."""
+    _, result = tiny_udpipe_training
+    cas = gold_document(3)  # the dev document
+    system = cas.create_view("system")
+    system.sofa_string = cas.sofa_string
+    run("udpipe.v1", system, model=str(result.model_dir))
+    gold = cas.get_view("gold")
+    found = {}
+    for name, config, pick in (
+        ("eval.tokens.v1", {}, lambda s: {"tokens_f": s["f1"]}),
+        ("eval.sentences.v1", {}, lambda s: {"sentences_f": s["f1"]}),
+        ("eval.pos.v1", {}, lambda s: {"xpos": s["xpos"]["accuracy"]}),
+        (
+            "eval.dependencies.v1",
+            {"labels": "full"},
+            lambda s: {"uas": s["uas"]["f1"], "las": s["las"]["f1"]},
+        ),
+    ):
+        cls = registry().get(name)
+        evaluator = cls(cls.Config(**config), RunContext(output_dir=Path(".")))
+        scores = evaluator.score(evaluator.evaluate(gold, system).counts)
+        found.update({k: round(100 * v, 2) for k, v in pick(scores).items()})
+    assert found == result.report["final"]["dev_scores"]
