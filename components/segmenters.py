@@ -255,14 +255,37 @@ class SegmenterConfig(ComponentConfig):
 class TokenizerConfig(SegmenterConfig):
     use_existing_sentences: bool = Field(
         False,
-        description="Tokenize each Sentence of the view on its own (tokens never cross them); "
-        "else each structure block.",
+        description="Tokenize each Sentence of the view on its own (tokens never cross them; "
+        "text outside every sentence is tokenized on its own too); else each structure block.",
     )
     keep_dropped_characters: bool = Field(
         True,
         description="Non-whitespace characters the tool leaves out of every token become "
         "tokens of their own.",
     )
+
+
+def structure_type_problems(config: SegmenterConfig) -> list[str]:
+    typesystem = load_typesystem()
+    return [
+        f"structure_types: the type system has no type {name!r}"
+        for name in config.structure_types
+        if not typesystem.contains_type(name)
+    ]
+
+
+def with_gaps(regions: Sequence[Span], text: str) -> list[Span]:
+    """``regions`` (sorted, e.g. sentences) plus the stretches between them that hold
+    more than whitespace, so text outside every sentence is still tokenized."""
+    result: list[Span] = []
+    pos = 0
+    for begin, end in [*regions, (len(text), len(text))]:
+        if begin > pos and text[pos:begin].strip():
+            result.append((pos, begin))
+        if end > begin:
+            result.append((max(begin, pos), end))
+        pos = max(pos, end)
+    return [(b, e) for b, e in result if e > b]
 
 
 class _Segmenter(Processor):
@@ -279,13 +302,7 @@ class _Segmenter(Processor):
             if problem:
                 problems.append(f"{cls.name}: {problem}")
         assert isinstance(config, SegmenterConfig)
-        typesystem = load_typesystem()
-        problems += [
-            f"structure_types: the type system has no type {name!r}"
-            for name in config.structure_types
-            if not typesystem.contains_type(name)
-        ]
-        return problems
+        return problems + structure_type_problems(config)
 
     def blocks(self, view: cassis.Cas) -> list[Span]:
         text = view.sofa_string or ""
@@ -349,7 +366,8 @@ class Tokenizer(_Segmenter):
     def process(self, view: cassis.Cas) -> None:
         text = view.sofa_string or ""
         if self.config.use_existing_sentences:
-            regions: list[Span] = sorted((s.begin, s.end) for s in view.select(SENTENCE))
+            sentences = sorted((s.begin, s.end) for s in view.select(SENTENCE))
+            regions: list[Span] = with_gaps(sentences, text)
         else:
             regions = self.blocks(view)
         make = view.typesystem.get_type(TOKEN)

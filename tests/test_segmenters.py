@@ -213,6 +213,18 @@ def test_treebank_tokenizes_within_existing_sentences() -> None:
     assert covered(alone, TOKEN)[:2] == ["Cells", "died."]
 
 
+def test_text_outside_every_sentence_is_tokenized_too() -> None:
+    from casflow.components.segmenters import with_gaps
+
+    text = "Cells died. Table 1 Mice grew."
+    assert with_gaps([(0, 11), (20, 30)], text) == [(0, 11), (11, 20), (20, 30)]
+    view = make_view(text, structure=False)
+    view.add(view.typesystem.get_type(SENTENCE)(begin=0, end=11))
+    view.add(view.typesystem.get_type(SENTENCE)(begin=20, end=30))
+    run("tokens.nltk.treebank.v1", view)
+    assert covered(view, TOKEN) == ["Cells", "died", ".", "Table", "1", "Mice", "grew", "."]
+
+
 def test_dropped_characters_can_be_left_out() -> None:
     view = run(
         "tokens.syntok.v1", make_view("K-12 cells", structure=False), keep_dropped_characters=False
@@ -339,6 +351,40 @@ def test_syntok_tokens_in_pysbd_sentences_tagged_by_spacy(tiny_spacy_model: Path
     assert dependents == sorted(tokens_before)  # one relation per token, ROOTs included
 
 
+def tag_with_shipped_model(view: cassis.Cas) -> None:
+    run(
+        "spacy.pipeline.v1",
+        view,
+        model="casflow:craft_syntax",
+        layers=["pos", "dependencies"],
+        use_existing_tokens=True,
+        use_existing_sentences=True,
+    )
+
+
+def assert_tagged_and_parsed(view: cassis.Cas, tokens: list[tuple[int, int]]) -> None:
+    from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT
+
+    assert [(t.begin, t.end) for t in view.select(TOKEN)] == tokens
+    assert all(t.pos is not None and t.pos.PosValue for t in view.select(TOKEN))
+    dependents = sorted((d.Dependent.begin, d.Dependent.end) for d in view.select(DEPENDENCY))
+    assert dependents == sorted(tokens)
+    for sentence in view.select(SENTENCE):
+        assert len(view.select_covered(DEPENDENCY_ROOT, sentence)) == 1
+
+
+def test_blingfire_sentences_and_syntok_tokens_tagged_by_the_shipped_model() -> None:
+    text = "BRCA2 binds RAD51 in the nucleus. Mutant mice (K-12) died early."
+    view = make_view(text, structure=False)
+    run("sentences.blingfire.v1", view)
+    run("tokens.syntok.v1", view, use_existing_sentences=True)
+    tokens = [(t.begin, t.end) for t in view.select(TOKEN)]
+    tag_with_shipped_model(view)
+    assert_tagged_and_parsed(view, tokens)
+    tags = {t.get_covered_text(): t.pos.PosValue for t in view.select(TOKEN)}
+    assert tags["binds"] == "VBZ" and tags["died"] == "VBD" and tags["nucleus"] == "NN"
+
+
 # -- the real CRAFT articles -------------------------------------------------------------------
 
 
@@ -416,3 +462,16 @@ def test_sentences_on_craft_articles_respect_structure(name: str, craft_articles
             previous = end
             inner = [o for o in boundaries if begin < o < end]
             assert not inner, f"{pmid}: {name} sentence at {begin} crosses a structure boundary"
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_craft_article_segmented_by_two_tools_tagged_by_the_shipped_model(craft_articles) -> None:
+    pmid, text, structure = craft_articles[1]
+    view = craft_view(text, structure)
+    run("sentences.pysbd.v1", view)
+    run("tokens.blingfire.v1", view, use_existing_sentences=True)
+    tokens = [(t.begin, t.end) for t in view.select(TOKEN)]
+    assert len(tokens) > 1000, pmid
+    tag_with_shipped_model(view)
+    assert_tagged_and_parsed(view, tokens)

@@ -28,7 +28,7 @@ import cassis
 from pydantic import Field, model_validator
 
 from casflow.components.rules.sentences import structure_breaks, text_blocks
-from casflow.components.segmenters import SegmenterConfig
+from casflow.components.segmenters import SegmenterConfig, structure_type_problems
 from casflow.components.spacy.mapping import add_annotations
 from casflow.components.udpipe.model import Analysed, UdpipeModel, model_file, udpipe_missing
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
@@ -128,6 +128,9 @@ class UdpipePipeline(Processor):
         problem = udpipe_missing()
         if problem:
             return [f"{cls.name}: {problem}"]
+        problems = structure_type_problems(config)
+        if problems:
+            return problems
         path = model_file(config.model, context.workflow_dir)
         if not path.is_file():
             return [
