@@ -21,7 +21,7 @@ from _common import craft_nxml_files, replicate, write_workflow
 from casflow.components.formats.jats.parse import read_jats
 from casflow.components.spacy.loading import load_pipeline
 from casflow.pipeline.runner import RunOptions, run_workflow
-from casflow.pipeline.validation import load_workflow
+from casflow.pipeline.workflow import load_workflow
 
 
 def main() -> None:

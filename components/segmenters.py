@@ -29,7 +29,7 @@ import importlib.util
 from abc import abstractmethod
 from collections.abc import Iterable, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import cassis
 from pydantic import Field
@@ -288,11 +288,18 @@ def with_gaps(regions: Sequence[Span], text: str) -> list[Span]:
     return [(b, e) for b, e in result if e > b]
 
 
-class _Segmenter(Processor):
+SegmenterConfigT = TypeVar("SegmenterConfigT", bound=SegmenterConfig)
+TokenizerConfigT = TypeVar("TokenizerConfigT", bound=TokenizerConfig)
+
+
+class _Segmenter(Processor[SegmenterConfigT]):
     #: (module, PyPI package) the tool needs; checked before any document is read.
     library: tuple[str, str] | None = None
 
-    config: SegmenterConfig
+    @classmethod
+    def views_read(cls, config: SegmenterConfigT) -> dict[str, tuple[str, ...]]:
+        # Structure types are optional there: a view without headings has no breaks.
+        return {config.structure_view: ()} if config.structure_view else {}
 
     @classmethod
     def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:
@@ -316,7 +323,7 @@ class _Segmenter(Processor):
         )
 
 
-class SentenceSplitter(_Segmenter):
+class SentenceSplitter(_Segmenter[SegmenterConfigT]):
     """A tool that splits a block of text into sentences; writes Sentence annotations."""
 
     produces = (SENTENCE,)
@@ -338,10 +345,8 @@ class SentenceSplitter(_Segmenter):
         view.add_all([make(begin=b, end=e) for b, e in spans])
 
 
-class Tokenizer(_Segmenter):
+class Tokenizer(_Segmenter[TokenizerConfigT]):
     """A tool that tokenizes a block of text; writes Token annotations."""
-
-    config: TokenizerConfig
 
     @classmethod
     def requirements(cls, config: ComponentConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:

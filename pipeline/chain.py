@@ -43,7 +43,7 @@ from casflow.pipeline.component import (
 )
 from casflow.pipeline.journal import STATE_DIR
 from casflow.pipeline.registry import registry
-from casflow.pipeline.validation import LoadedWorkflow, ResolvedStep, load_resolved
+from casflow.pipeline.workflow import LoadedWorkflow, ResolvedStep, load_resolved
 from casflow.typesystem import DOCUMENT_METADATA, TOKEN, load_typesystem
 
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from casflow.pipeline.exit_status import EXIT_NOT_STARTED, EXIT_OK, RUN_EXIT_STATUS
 
 if TYPE_CHECKING:
-    from casflow.pipeline.validation import LoadedWorkflow, WorkflowValidationError
+    from casflow.pipeline.validation import WorkflowValidationError
+    from casflow.pipeline.workflow import LoadedWorkflow
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -49,10 +50,11 @@ def _load(args: argparse.Namespace) -> LoadedWorkflow | int:
     except YamlLoadError as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_NOT_STARTED
-    from casflow.pipeline.validation import WorkflowValidationError, validate_located
+    from casflow.pipeline.validation import WorkflowValidationError
+    from casflow.pipeline.workflow import load_located
 
     try:
-        return validate_located(located, _overrides(args))
+        return load_located(located, _overrides(args))
     except WorkflowValidationError as exc:
         return _print_invalid(exc)
 

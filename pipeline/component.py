@@ -13,6 +13,11 @@ declared ``requires`` / ``produces`` written as type-system names (``Type`` or
 
 Components are built once per worker process (models load in ``__init__``) and
 never cross a process boundary: workers receive :class:`DocumentRef` objects.
+
+A component is generic in its configuration class and declares it once, in its
+base: ``class SpacyPipeline(Processor[SpacyPipelineConfig])`` sets
+``SpacyPipeline.Config`` and types ``self.config``. Everything the engine reads
+from a component is declared here; the engine never looks for other attributes.
 """
 
 from __future__ import annotations
@@ -21,12 +26,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
 
 import cassis
 from pydantic import BaseModel, ConfigDict, Field
 
 from casflow.pipeline.counts import Counts, EvaluationResult
+
+if TYPE_CHECKING:
+    from casflow.pipeline.significance import Metric
 
 INITIAL_VIEW = "_InitialView"
 
@@ -43,6 +51,27 @@ class ComponentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+DEFAULT_SIGNIFICANCE_ITERATIONS = 10_000
+DEFAULT_SIGNIFICANCE_SEED = 0
+
+
+class SignificanceSettings(ComponentConfig):
+    """Paired approximate randomization between every two system views, in the report."""
+
+    metric: str = Field(
+        description="Path into this evaluator's scores, e.g. 'strict/micro/f1' or 'las/f1'."
+    )
+    iterations: int = Field(DEFAULT_SIGNIFICANCE_ITERATIONS, ge=1, description="Shuffles.")
+    seed: int = Field(
+        DEFAULT_SIGNIFICANCE_SEED, description="Random seed (fixed so that reruns agree)."
+    )
+    units: Literal["documents", "sentences"] = Field(
+        "documents",
+        description="What is shuffled: documents, or sentences where the evaluator splits "
+        "its counts by sentence (documents otherwise).",
+    )
+
+
 class EvaluatorConfig(ComponentConfig):
     """Views an evaluator compares; every evaluator config extends this."""
 
@@ -51,6 +80,15 @@ class EvaluatorConfig(ComponentConfig):
         default_factory=lambda: ["system"],
         description="Views holding system output, each scored against gold_view.",
     )
+    significance: SignificanceSettings | None = Field(
+        None,
+        description="Test every pair of system views for a significant difference "
+        "(table in evaluation.md); none: no test.",
+    )
+
+
+ConfigT = TypeVar("ConfigT", bound=ComponentConfig)
+EvaluatorConfigT = TypeVar("EvaluatorConfigT", bound=EvaluatorConfig)
 
 
 @dataclass(frozen=True)
@@ -79,11 +117,24 @@ class RunContext:
     overwrite: bool = False
 
 
-class Component(ABC):
+def _declared_config(cls: type) -> type[ComponentConfig] | None:
+    """The config class a component names in its base (``Processor[FooConfig]``)."""
+    for base in cls.__dict__.get("__orig_bases__", ()):
+        origin = get_origin(base)
+        if not (isinstance(origin, type) and issubclass(origin, Component)):
+            continue
+        for arg in get_args(base):
+            if isinstance(arg, type) and issubclass(arg, ComponentConfig):
+                return arg
+    return None
+
+
+class Component(ABC, Generic[ConfigT]):
     """Base of all components.
 
     Class attributes declare the contract; ``requirements`` may refine it from
     the configuration (e.g. a spaCy wrapper produces only the layers it writes).
+    ``Config`` comes from the base's type argument (``Processor[FooConfig]``).
     """
 
     name: ClassVar[str]
@@ -93,17 +144,51 @@ class Component(ABC):
     produces: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
 
-    def __init__(self, config: ComponentConfig, context: RunContext) -> None:
+    config: ConfigT
+    context: RunContext
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        inherited = super(cls, cls).Config
+        declared = _declared_config(cls)
+        written = cls.__dict__.get("Config")
+        if declared is not None and written is not None and written is not declared:
+            raise TypeError(
+                f"{cls.__qualname__} names {declared.__name__} in its base and sets Config = "
+                f"{written.__name__}; declare the config class once, in the base"
+            )
+        config = declared or written
+        if config is None:
+            return
+        if not issubclass(config, inherited):
+            # A preset (class ScispacyCore(SpacyPipeline)) may narrow its parent's config
+            # (new defaults), never replace it: the parent's code reads its fields.
+            raise TypeError(
+                f"{cls.__qualname__}.Config ({config.__name__}) must extend its parent's "
+                f"config class {inherited.__name__}"
+            )
+        cls.Config = config
+
+    def __init__(self, config: ConfigT, context: RunContext | None = None) -> None:
+        # Components that use no run setting can be built in plain Python:
+        # ``Foo(Foo.Config())``; the engine always passes the run's context.
         self.config = config
-        self.context = context
+        self.context = context if context is not None else RunContext(output_dir=Path.cwd())
 
     @classmethod
-    def requirements(cls, config: ComponentConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def requirements(cls, config: ConfigT) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """``(requires, produces)`` for this configuration."""
         return cls.requires, cls.produces
 
     @classmethod
-    def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:
+    def views_read(cls, config: ConfigT) -> dict[str, tuple[str, ...]]:
+        """Views other than its own step's view that the component reads, each with the
+        type names it needs there (e.g. a copy's source view; an evaluator's gold and
+        system views). The validator checks that an earlier step writes each of them."""
+        return {}
+
+    @classmethod
+    def check_config(cls, config: ConfigT, context: RunContext) -> list[str]:
         """Problems found before any document is read (missing files, models).
 
         Each string is one error message; the workflow validator attaches the
@@ -115,13 +200,13 @@ class Component(ABC):
         """Release resources; called once per process when the chain is done."""
 
 
-class Reader(Component):
+class Reader(Component[ConfigT]):
     """Lists documents (in the parent) and loads one into a CAS (in a worker)."""
 
     role: ClassVar[Role] = "reader"
 
     @classmethod
-    def views_written(cls, config: ComponentConfig, view: str) -> dict[str, tuple[str, ...]]:
+    def views_written(cls, config: ConfigT, view: str) -> dict[str, tuple[str, ...]]:
         """Types the reader writes per view; by default its ``produces`` into its one view.
 
         Readers of whole CAS files (XMI) override this to declare the views the
@@ -142,7 +227,7 @@ class Reader(Component):
         """
 
 
-class Processor(Component):
+class Processor(Component[ConfigT]):
     """Adds annotations to one view of a CAS."""
 
     role: ClassVar[Role] = "processor"
@@ -157,10 +242,17 @@ class Processor(Component):
             self.process(view)
 
 
-class Writer(Component):
+class Writer(Component[ConfigT]):
     """Persists a CAS. Writes must be atomic (see ``casflow.pipeline.files``)."""
 
     role: ClassVar[Role] = "writer"
+
+    def __init__(self, config: ConfigT, context: RunContext) -> None:
+        if context is None:
+            raise TypeError(
+                f"{type(self).__name__} writes into the run's output folder: pass a RunContext"
+            )
+        super().__init__(config, context)
 
     @abstractmethod
     def output_paths(self, doc_id: str) -> list[Path]:
@@ -175,10 +267,22 @@ class Writer(Component):
         return []
 
 
-class Evaluator(Component):
-    """Compares a gold view with one or more system views; returns counts."""
+class Evaluator(Component[EvaluatorConfigT]):
+    """Compares a gold view with one or more system views; returns counts.
+
+    The engine reads, besides ``evaluate`` and ``score``: ``summary`` (the Markdown
+    table's columns), ``summary_decimals`` and ``batch_metric`` (significance tests).
+    """
 
     role: ClassVar[Role] = "evaluator"
+    Config: ClassVar[type[ComponentConfig]] = EvaluatorConfig
+    #: Decimals of the Markdown table; None: whole numbers as ints, others 4 decimals.
+    summary_decimals: ClassVar[int | None] = None
+
+    @classmethod
+    def views_read(cls, config: EvaluatorConfigT) -> dict[str, tuple[str, ...]]:
+        requires = cls.requirements(config)[0]
+        return {view: requires for view in [config.gold_view, *config.system_views]}
 
     @abstractmethod
     def evaluate(self, gold: cassis.Cas, system: cassis.Cas) -> EvaluationResult:
@@ -188,13 +292,18 @@ class Evaluator(Component):
     def score(self, counts: Counts) -> dict[str, Any]:
         """Scores from counts summed over all documents (computed once)."""
 
-    Config: ClassVar[type[ComponentConfig]] = EvaluatorConfig
-
     def summary(self, scores: dict[str, Any]) -> dict[str, float]:
         """Columns of the Markdown table for one system (default: every numeric score)."""
         from casflow.pipeline.evaluation_report import flatten_scores
 
         return flatten_scores(scores)
+
+    def batch_metric(self, path: str) -> Metric | None:
+        """A fast metric for ``path`` computed directly from counts (significance tests).
+
+        None means: score the counts and look the path up (always correct, slower).
+        """
+        return None
 
 
 @dataclass
@@ -205,21 +314,28 @@ class TrainingContext(RunContext):
     layers: tuple[str, ...] = ()
 
 
-class Trainer(Component):
+class Trainer(Component[ConfigT]):
     """Learns a model from gold views (``casflow train``).
 
     The driver reads the gold documents with an ordinary reader; the trainer turns
     each gold view into a picklable training example (never a CAS), trains on lists
     of examples and scores a trained model from raw text with casflow's evaluators.
     ``layers`` maps each layer a trainer can learn to the type-system names it needs
-    in the gold view; the workflow chooses among them.
+    in the gold view; the workflow chooses among them. ``libraries`` names the
+    distributions whose versions the training report and model card record.
     """
 
     role: ClassVar[Role] = "trainer"
     layers: ClassVar[dict[str, tuple[str, ...]]] = {}
+    libraries: ClassVar[tuple[str, ...]] = ()
+
+    context: TrainingContext
+
+    def __init__(self, config: ConfigT, context: TrainingContext) -> None:
+        super().__init__(config, context)
 
     @classmethod
-    def check_layers(cls, config: ComponentConfig, layers: Sequence[str]) -> list[str]:
+    def check_layers(cls, config: ConfigT, layers: Sequence[str]) -> list[str]:
         """Problems with this choice of layers (beyond unknown names); default none."""
         return []
 
@@ -245,11 +361,3 @@ class Trainer(Component):
     def describe(self) -> str:
         """Markdown for the model card: model kind and what the settings mean."""
         return ""
-
-
-class ComponentError(Exception):
-    """A component failed on a document; carries the stage for the run report."""
-
-    def __init__(self, stage: str, message: str) -> None:
-        super().__init__(message)
-        self.stage = stage

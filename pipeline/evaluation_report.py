@@ -17,14 +17,16 @@ Written into the output folder:
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from casflow.pipeline import significance_report
 from casflow.pipeline.chain import DocumentResult
 from casflow.pipeline.component import Evaluator, RunContext
 from casflow.pipeline.counts import add_counts
 from casflow.pipeline.files import atomic_write_text
-from casflow.pipeline.validation import LoadedWorkflow
+from casflow.pipeline.workflow import LoadedWorkflow
 
 
 def flatten_scores(scores: Any, prefix: str = "") -> dict[str, float]:
@@ -44,7 +46,7 @@ def flatten_scores(scores: Any, prefix: str = "") -> dict[str, float]:
 
 
 def _fmt(value: float, decimals: int | None = None) -> str:
-    # An evaluator may fix its table's decimals (``summary_decimals``); ints stay ints.
+    # An evaluator may fix its table's decimals (``Evaluator.summary_decimals``); ints stay ints.
     if decimals is not None:
         return str(value) if isinstance(value, int) else f"{value:.{decimals}f}"
     if float(value).is_integer() and abs(value) >= 1:
@@ -52,96 +54,116 @@ def _fmt(value: float, decimals: int | None = None) -> str:
     return f"{value:.4f}"
 
 
+MARKDOWN_FILE = "evaluation.md"
+DOCUMENTS_FILE = "evaluation-documents.json"
+ERRORS_FILE = "evaluation-errors.jsonl"
+
+
+@dataclass
+class _EvaluatorResults:
+    """One evaluator's results over the run: per system view, summed and per document."""
+
+    systems: dict[str, Any] = field(default_factory=dict)
+    per_document: dict[str, dict[str, Any]] = field(default_factory=dict)
+    count_lines: list[str] = field(default_factory=list)
+    error_lines: list[str] = field(default_factory=list)
+
+
+def _collect(
+    label: str, evaluator: Evaluator[Any], evaluated: list[DocumentResult]
+) -> _EvaluatorResults:
+    """Counts summed per system view (scored once), per-document scores, count and error lines."""
+    out = _EvaluatorResults()
+    for system in evaluator.config.system_views:
+        total: dict[str, float] = {}
+        n_docs = 0
+        out.per_document[system] = {}
+        for res in evaluated:
+            entry = res.evaluation.get(label, {}).get(system)
+            if entry is None:
+                continue
+            n_docs += 1
+            add_counts(total, entry["counts"])
+            out.per_document[system][res.doc_id] = evaluator.score(entry["counts"])
+            where = {"evaluator": label, "system": system, "document": res.doc_id}
+            out.count_lines.append(
+                json.dumps({**where, "counts": entry["counts"], "units": entry.get("units")})
+            )
+            for error in entry.get("errors") or []:
+                out.error_lines.append(json.dumps({**where, **error}, ensure_ascii=False))
+        scores = evaluator.score(total)
+        out.systems[system] = {"documents": n_docs, "counts": total, "scores": scores}
+    return out
+
+
+def _failed_note(results: list[DocumentResult]) -> list[str]:
+    missing = [r.doc_id for r in results if r.status not in {"ok", "skipped"}]
+    if not missing:
+        return []
+    return [
+        f"**{len(missing)} document(s) failed and are not in these scores:** "
+        + ", ".join(missing[:20])
+        + (" ..." if len(missing) > 20 else ""),
+        "",
+    ]
+
+
+def _significance_tests(
+    label: str, evaluator: Evaluator, evaluated: list[DocumentResult], systems: list[str]
+) -> list[dict[str, Any]] | None:
+    """Paired tests between the system views when the evaluator's config asks for them."""
+    settings = evaluator.config.significance
+    if settings is None or len(systems) < 2:
+        return None
+    return significance_report.pairwise(
+        evaluator,
+        significance_report.documents_from_results(evaluated, label),
+        systems,
+        settings.metric,
+        iterations=settings.iterations,
+        seed=settings.seed,
+        units=settings.units,
+    )
+
+
 def write_evaluation_reports(
     workflow: LoadedWorkflow, results: list[DocumentResult], output_dir: Path, context: RunContext
 ) -> dict[str, Any]:
+    """Write the evaluation files (see the module docstring); return the summary."""
     summary: dict[str, Any] = {}
     per_document: dict[str, Any] = {}
     error_lines: list[str] = []
     count_lines: list[str] = []
     markdown = [f"# Evaluation: {workflow.spec.name or Path(workflow.source).name}", ""]
+    markdown += _failed_note(results)
     evaluated = [r for r in results if r.status in {"ok", "skipped"}]
-    missing = [r.doc_id for r in results if r.status not in {"ok", "skipped"}]
-    if missing:
-        markdown += [
-            f"**{len(missing)} document(s) failed and are not in these scores:** "
-            + ", ".join(missing[:20])
-            + (" ..." if len(missing) > 20 else ""),
-            "",
-        ]
     for step in workflow.evaluators:
         label = step.spec.label()
-        evaluator: Evaluator = step.component_class(step.config, context)  # type: ignore[assignment]
-        systems: dict[str, Any] = {}
-        docs_for_label: dict[str, Any] = {}
-        for system in step.config.system_views:  # type: ignore[attr-defined]
-            total: dict[str, float] = {}
-            n_docs = 0
-            docs_for_label[system] = {}
-            for res in evaluated:
-                entry = res.evaluation.get(label, {}).get(system)
-                if entry is None:
-                    continue
-                n_docs += 1
-                add_counts(total, entry["counts"])
-                docs_for_label[system][res.doc_id] = evaluator.score(entry["counts"])
-                count_lines.append(
-                    json.dumps(
-                        {
-                            "evaluator": label,
-                            "system": system,
-                            "document": res.doc_id,
-                            "counts": entry["counts"],
-                            "units": entry.get("units"),
-                        }
-                    )
-                )
-                for error in entry.get("errors") or []:
-                    error_lines.append(
-                        json.dumps(
-                            {"evaluator": label, "system": system, "document": res.doc_id, **error},
-                            ensure_ascii=False,
-                        )
-                    )
-            scores = evaluator.score(total)
-            systems[system] = {"documents": n_docs, "counts": total, "scores": scores}
+        evaluator = step.build(Evaluator, context)
+        collected = _collect(label, evaluator, evaluated)
+        count_lines += collected.count_lines
+        error_lines += collected.error_lines
+        per_document[label] = collected.per_document
         summary[label] = {
             "component": step.spec.component,
-            "gold_view": step.config.gold_view,  # type: ignore[attr-defined]
+            "gold_view": evaluator.config.gold_view,
             "config": step.config.model_dump(mode="json"),
-            "systems": systems,
+            "systems": collected.systems,
         }
-        per_document[label] = docs_for_label
-        markdown += _markdown_table(label, step.spec.component, evaluator, systems)
-        settings = getattr(step.config, "significance", None)
-        if settings is not None and len(systems) > 1:
-            from casflow.pipeline import significance_report as sig
-
-            tests = sig.pairwise(
-                evaluator,
-                sig.documents_from_results(evaluated, label),
-                list(systems),
-                settings.metric,
-                iterations=settings.iterations,
-                seed=settings.seed,
-                units=settings.units,
-            )
+        markdown += _markdown_table(label, step.spec.component, evaluator, collected.systems)
+        tests = _significance_tests(label, evaluator, evaluated, list(collected.systems))
+        if tests is not None:
             summary[label]["significance"] = tests
-            markdown += sig.markdown_table(tests)
-    atomic_write_text(
-        output_dir / "evaluation.json", json.dumps(summary, indent=2, ensure_ascii=False)
-    )
-    atomic_write_text(
-        output_dir / "evaluation-documents.json",
-        json.dumps(per_document, indent=1, ensure_ascii=False),
-    )
-    atomic_write_text(
-        output_dir / "evaluation-errors.jsonl", "".join(line + "\n" for line in error_lines)
-    )
-    atomic_write_text(
-        output_dir / "evaluation-counts.jsonl", "".join(line + "\n" for line in count_lines)
-    )
-    atomic_write_text(output_dir / "evaluation.md", "\n".join(markdown) + "\n")
+            markdown += significance_report.markdown_table(tests)
+    files = {
+        significance_report.SUMMARY_FILE: json.dumps(summary, indent=2, ensure_ascii=False),
+        DOCUMENTS_FILE: json.dumps(per_document, indent=1, ensure_ascii=False),
+        ERRORS_FILE: "".join(line + "\n" for line in error_lines),
+        significance_report.COUNTS_FILE: "".join(line + "\n" for line in count_lines),
+    }
+    for name, text in files.items():
+        atomic_write_text(output_dir / name, text)
+    atomic_write_text(output_dir / MARKDOWN_FILE, "\n".join(markdown) + "\n")
     return summary
 
 
@@ -160,8 +182,7 @@ def _markdown_table(
     lines.append("| system | documents | " + " | ".join(columns) + " |")
     lines.append("|---|---:|" + "---:|" * len(columns))
     for name, row in rows.items():
-        decimals = getattr(evaluator, "summary_decimals", None)
-        cells = [_fmt(row[c], decimals) if c in row else "" for c in columns]
+        cells = [_fmt(row[c], evaluator.summary_decimals) if c in row else "" for c in columns]
         lines.append(f"| {name} | {systems[name]['documents']} | " + " | ".join(cells) + " |")
     lines.append("")
     return lines

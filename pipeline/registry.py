@@ -134,7 +134,3 @@ def registry() -> Registry:
             reg.register(name, target)
         _REGISTRY = reg
     return _REGISTRY
-
-
-def get_component(name: str) -> type[Component]:
-    return registry().get(name)

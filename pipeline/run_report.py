@@ -19,7 +19,7 @@ from casflow.pipeline.chain import DocumentResult
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.exit_status import EXIT_OK, EXIT_PARTIAL
 from casflow.pipeline.files import atomic_write_text
-from casflow.pipeline.validation import LoadedWorkflow
+from casflow.pipeline.workflow import LoadedWorkflow
 
 RUN_REPORT_NAME = "run-report.json"
 

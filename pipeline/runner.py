@@ -68,8 +68,7 @@ from casflow.pipeline.journal import (
 from casflow.pipeline.progress import Progress
 from casflow.pipeline.registry import registry
 from casflow.pipeline.run_report import RunReport, RunTally, write_run_outputs
-from casflow.pipeline.validation import LoadedWorkflow
-from casflow.pipeline.workflow import RunSpec, dump_resolved
+from casflow.pipeline.workflow import LoadedWorkflow, RunSpec, dump_resolved
 
 __all__ = [
     "EXIT_NOT_STARTED",

@@ -20,7 +20,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
-from casflow.components.evaluators.base import lookup
 from casflow.pipeline.component import Evaluator, RunContext
 from casflow.pipeline.counts import Counts, sum_counts
 from casflow.pipeline.significance import (
@@ -40,14 +39,32 @@ class SignificanceError(ValueError):
     """The test cannot run on these inputs; the message says what to change."""
 
 
+def lookup(scores: Mapping[str, Any], path: str) -> float:
+    """The number at ``a/b/c`` in nested scores; KeyError lists what is there instead."""
+    node: Any = scores
+    walked: list[str] = []
+    for part in path.split("/"):
+        if not isinstance(node, Mapping) or part not in node:
+            here = sorted(node) if isinstance(node, Mapping) else []
+            where = "/".join(walked) or "the top level"
+            raise KeyError(
+                f"metric path {path!r}: no {part!r} under {where}"
+                + (f"; available: {', '.join(map(str, here))}" if here else "")
+            )
+        node = node[part]
+        walked.append(part)
+    if isinstance(node, bool) or not isinstance(node, (int, float)):
+        raise KeyError(f"metric path {path!r} leads to a {type(node).__name__}, not a number")
+    return float(node)
+
+
 def metric_for(evaluator: Evaluator, path: str, example: Counts) -> Metric:
     """Metric at ``path``; checked on ``example`` counts so a bad path fails early."""
     try:
         lookup(evaluator.score(example), path)
     except KeyError as exc:
         raise SignificanceError(str(exc.args[0])) from exc
-    fast = getattr(evaluator, "batch_metric", None)
-    metric = fast(path) if fast is not None else None
+    metric = evaluator.batch_metric(path)
     if metric is not None:
         return metric
 

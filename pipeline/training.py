@@ -48,16 +48,16 @@ from casflow.pipeline.chain import read_document
 from casflow.pipeline.component import Reader, Trainer, TrainingContext
 from casflow.pipeline.files import atomic_write_text
 from casflow.pipeline.fingerprints import fingerprint, mark_done, read_marker, step_status
+from casflow.pipeline.registry import registry
 from casflow.pipeline.validation import (
-    ResolvedStep,
     WorkflowIssue,
     WorkflowValidationError,
-    _pydantic_issues,
-    _resolve_step,
-    _satisfied,
-    _workflow_dir,
+    issue_at,
+    pydantic_issues,
+    requirement_met,
 )
-from casflow.pipeline.yaml_lines import LocatedYaml, YamlLoadError, load_located_yaml_file
+from casflow.pipeline.workflow import ResolvedStep, read_located, resolve_step, workflow_dir
+from casflow.pipeline.yaml_lines import LocatedYaml
 from casflow.typesystem import load_typesystem, short_name
 
 REPORT_FILE = "training-report.json"
@@ -127,6 +127,45 @@ def validate_training(
     located: LocatedYaml, overrides: Mapping[str, Any] | None = None
 ) -> LoadedTraining:
     """Check a training workflow, reporting every problem with its YAML line."""
+    data = _training_data(located, overrides)
+    try:
+        spec = TrainingSpec.model_validate(data)
+    except ValidationError as exc:
+        raise WorkflowValidationError(
+            located.source, pydantic_issues(exc, (), located, TrainingSpec)
+        ) from None
+    issues: list[WorkflowIssue] = []
+    train_reader, dev_reader = _resolve_readers(data["gold"]["reader"], spec, located, issues)
+    trainer = resolve_step(data["model"], "model", None, located, issues)
+    trainer_cls = _trainer_class(data["model"])
+    if trainer_cls is not None:
+        _check_layers(trainer_cls, trainer, train_reader, spec.layers, located, issues)
+    _check_training_resources(
+        _context(spec, located.source), train_reader, dev_reader, trainer, located, issues
+    )
+    if issues:
+        raise WorkflowValidationError(located.source, issues)
+    assert train_reader is not None and trainer is not None
+    resolved = {
+        **({"name": spec.name} if spec.name else {}),
+        "gold": {
+            "train": train_reader.dump(with_id=False),
+            **({"dev": dev_reader.dump(with_id=False)} if dev_reader is not None else {}),
+        },
+        "layers": list(spec.layers),
+        "model": {
+            "component": trainer.spec.component,
+            "config": trainer.config.model_dump(mode="json"),
+        },
+        "cross_validation": spec.cross_validation.model_dump(),
+        "seed": spec.seed,
+        "output": spec.output,
+    }
+    return LoadedTraining(located.source, spec, train_reader, dev_reader, trainer, resolved)
+
+
+def _training_data(located: LocatedYaml, overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The workflow's data with command-line overrides; refuses what is not one."""
     data = located.data
     if not isinstance(data, Mapping):
         raise WorkflowValidationError(
@@ -152,65 +191,82 @@ def validate_training(
             data["cross_validation"] = {**(data.get("cross_validation") or {}), "folds": value}
         else:
             data[key] = value
-    issues: list[WorkflowIssue] = []
-    try:
-        spec = TrainingSpec.model_validate(data)
-    except ValidationError as exc:
-        issues.extend(_pydantic_issues(exc, (), located, TrainingSpec))
-        raise WorkflowValidationError(located.source, issues) from None
+    return data
 
-    raw_reader = data["gold"]["reader"]
+
+def _resolve_readers(
+    raw_reader: Any, spec: TrainingSpec, located: LocatedYaml, issues: list[WorkflowIssue]
+) -> tuple[ResolvedStep | None, ResolvedStep | None]:
+    """The gold reader with the training documents' settings, and with the dev ones."""
     at = ("gold", "reader")
-    train_reader = _resolve_step(
+    train_reader = resolve_step(
         _merged_reader(raw_reader, spec.gold.train), "reader", None, located, issues, at
     )
-    dev_reader = None
-    if spec.gold.dev is not None:
-        dev_issues: list[WorkflowIssue] = []
-        dev_reader = _resolve_step(
-            _merged_reader(raw_reader, spec.gold.dev), "reader", None, located, dev_issues, at
-        )
-        # the shared part of the reader is checked once; only dev's own keys add problems
-        issues.extend(i for i in dev_issues if i not in issues)
-    trainer = _resolve_step(data["model"], "model", None, located, issues)
+    if spec.gold.dev is None:
+        return train_reader, None
+    dev_issues: list[WorkflowIssue] = []
+    dev_reader = resolve_step(
+        _merged_reader(raw_reader, spec.gold.dev), "reader", None, located, dev_issues, at
+    )
+    # the shared part of the reader is checked once; only dev's own keys add problems
+    issues.extend(i for i in dev_issues if i not in issues)
+    return train_reader, dev_reader
 
-    trainer_cls = _trainer_class(data["model"])
-    if trainer_cls is not None:
-        known = trainer_cls.layers
-        for i, layer in enumerate(spec.layers):
-            if layer not in known:
-                issues.append(
-                    WorkflowIssue(
-                        ("layers", i),
-                        located.line_of(("layers", i)),
-                        f"{trainer_cls.name} cannot learn layer {layer!r}; "
-                        f"it learns: {', '.join(known) or 'nothing'}",
-                    )
-                )
-        if trainer is not None:
-            for problem in trainer_cls.check_layers(trainer.config, spec.layers):
-                issues.append(WorkflowIssue(("layers",), located.line_of(("layers",)), problem))
-        if train_reader is not None:
-            reader_cls: type[Reader] = train_reader.component_class  # type: ignore[assignment]
-            written = set(
-                reader_cls.views_written(train_reader.config, train_reader.spec.view).get(
-                    train_reader.spec.view, ()
+
+def _check_layers(
+    trainer_cls: type[Trainer[Any]],
+    trainer: ResolvedStep | None,
+    train_reader: ResolvedStep | None,
+    layers: Sequence[str],
+    located: LocatedYaml,
+    issues: list[WorkflowIssue],
+) -> None:
+    """The trainer learns each layer, and the gold reader writes what each layer needs."""
+    known = trainer_cls.layers
+    for i, layer in enumerate(layers):
+        if layer not in known:
+            issues.append(
+                issue_at(
+                    located,
+                    ("layers", i),
+                    f"{trainer_cls.name} cannot learn layer {layer!r}; "
+                    f"it learns: {', '.join(known) or 'nothing'}",
                 )
             )
-            for layer in spec.layers:
-                for requirement in known.get(layer, ()):
-                    if not _satisfied(requirement, written):
-                        issues.append(
-                            WorkflowIssue(
-                                ("gold", "reader"),
-                                located.line_of(("gold", "reader")),
-                                f"layer {layer!r} needs {short_name(requirement)} in view "
-                                f"{train_reader.spec.view!r}, which "
-                                f"{train_reader.spec.component} does not write with this "
-                                "config; enable that layer in the reader's config",
-                            )
-                        )
-    context = _context(spec, located.source)
+    if trainer is not None:
+        for problem in trainer_cls.check_layers(trainer.config, layers):
+            issues.append(issue_at(located, ("layers",), problem))
+    if train_reader is None:
+        return
+    view = train_reader.spec.view
+    written = set(
+        train_reader.component_as(Reader)
+        .views_written(train_reader.config, view)
+        .get(view, ())
+    )
+    for layer in layers:
+        for requirement in known.get(layer, ()):
+            if not requirement_met(requirement, written):
+                issues.append(
+                    issue_at(
+                        located,
+                        ("gold", "reader"),
+                        f"layer {layer!r} needs {short_name(requirement)} in view {view!r}, "
+                        f"which {train_reader.spec.component} does not write with this "
+                        "config; enable that layer in the reader's config",
+                    )
+                )
+
+
+def _check_training_resources(
+    context: TrainingContext,
+    train_reader: ResolvedStep | None,
+    dev_reader: ResolvedStep | None,
+    trainer: ResolvedStep | None,
+    located: LocatedYaml,
+    issues: list[WorkflowIssue],
+) -> None:
+    """Each step's own pre-run checks; a problem the train and dev readers share counts once."""
     checked = (
         (train_reader, ("gold", "train")),
         (dev_reader, ("gold", "dev")),
@@ -224,40 +280,11 @@ def validate_training(
             issue = WorkflowIssue(where + ("config",), located.line_of(path), problem)
             if issue not in issues:
                 issues.append(issue)
-    if issues:
-        raise WorkflowValidationError(located.source, issues)
-    assert train_reader is not None and trainer is not None
-
-    def dump(step: ResolvedStep) -> dict[str, Any]:
-        return {
-            "component": step.spec.component,
-            "view": step.spec.view,
-            "config": step.config.model_dump(mode="json"),
-        }
-
-    resolved = {
-        **({"name": spec.name} if spec.name else {}),
-        "gold": {
-            "train": dump(train_reader),
-            **({"dev": dump(dev_reader)} if dev_reader is not None else {}),
-        },
-        "layers": list(spec.layers),
-        "model": {
-            "component": trainer.spec.component,
-            "config": trainer.config.model_dump(mode="json"),
-        },
-        "cross_validation": spec.cross_validation.model_dump(),
-        "seed": spec.seed,
-        "output": spec.output,
-    }
-    return LoadedTraining(located.source, spec, train_reader, dev_reader, trainer, resolved)
 
 
-def _trainer_class(raw: Any) -> type[Trainer] | None:
+def _trainer_class(raw: Any) -> type[Trainer[Any]] | None:
     """The trainer class a model step names, if it names one (its errors are reported
-    by ``_resolve_step``); layers are checked even when the step's config is wrong."""
-    from casflow.pipeline.registry import registry
-
+    by ``resolve_step``); layers are checked even when the step's config is wrong."""
     try:
         cls = registry().get(str(raw.get("component"))) if isinstance(raw, Mapping) else None
     except Exception:
@@ -268,19 +295,13 @@ def _trainer_class(raw: Any) -> type[Trainer] | None:
 def load_training_workflow(
     path: str | Path, overrides: Mapping[str, Any] | None = None
 ) -> LoadedTraining:
-    try:
-        located = load_located_yaml_file(path)
-    except YamlLoadError as exc:
-        raise WorkflowValidationError(
-            str(path), [WorkflowIssue((), exc.line, str(exc).split(": ", 1)[-1])]
-        ) from exc
-    return validate_training(located, overrides)
+    return validate_training(read_located(path), overrides)
 
 
 def _context(spec: TrainingSpec, source: str) -> TrainingContext:
     return TrainingContext(
         output_dir=Path(spec.output),
-        workflow_dir=_workflow_dir(source),
+        workflow_dir=workflow_dir(source),
         seed=spec.seed,
         layers=tuple(spec.layers),
     )
@@ -364,7 +385,7 @@ def read_gold_examples(
     what: str,
 ) -> list[tuple[str, Any]]:
     """(doc id, training example) of every document the reader lists, in its order."""
-    reader: Reader = step.component_class(step.config, context)  # type: ignore[assignment]
+    reader = step.build(Reader, context)
     typesystem = load_typesystem()
     view_name = step.spec.view
     examples: list[tuple[str, Any]] = []
@@ -413,11 +434,12 @@ class TrainingResult:
     report: dict[str, Any]
 
 
-def _versions() -> dict[str, str]:
+def _versions(trainer: Trainer) -> dict[str, str]:
+    """Versions of Python, casflow and cassis, and of the libraries the trainer declares."""
     from importlib.metadata import PackageNotFoundError, version
 
     found = {"python": platform.python_version()}
-    for package in ("casflow", "spacy", "python-crfsuite", "dkpro-cassis"):
+    for package in ("casflow", *trainer.libraries, "dkpro-cassis"):
         try:
             found[package] = version(package)
         except PackageNotFoundError:
@@ -442,7 +464,7 @@ def run_training(
         (log or (lambda m: print(m, file=sys.stderr, flush=True)))(line)
 
     context = _context(spec, loaded.source)
-    trainer: Trainer = loaded.trainer.component_class(loaded.trainer.config, context)  # type: ignore[assignment]
+    trainer = loaded.trainer.build(Trainer, context)
     seed_everything(spec.seed)
     say(f"reading training documents with {loaded.train_reader.spec.component}")
     train = read_gold_examples(loaded.train_reader, trainer, context, say, "train")
@@ -463,7 +485,7 @@ def run_training(
         "workflow": loaded.resolved,
         "source": loaded.source,
         "started": started_at.isoformat(timespec="seconds"),
-        "versions": _versions(),
+        "versions": _versions(trainer),
         "data": {
             "gold_view": loaded.gold_view,
             "train_documents": len(train),

@@ -9,21 +9,65 @@ A workflow YAML has five top-level keys::
     run:         {jobs: N, backend: loky|dask, output: DIR, ...}
 
 The structure is a pydantic model that forbids unknown keys; each step's
-``config`` is validated separately against its component's own config class by
-``casflow.pipeline.validation``, which maps every error to its YAML line.
+``config`` is validated separately against its component's own config class,
+and every error is mapped to its YAML line. :func:`load_workflow` reads a file
+into a :class:`LoadedWorkflow` (its steps resolved to component classes and
+typed configs) after the checks in :mod:`casflow.pipeline.validation`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from casflow.pipeline.component import INITIAL_VIEW
+from casflow.pipeline.component import INITIAL_VIEW, Component, ComponentConfig, RunContext
+from casflow.pipeline.registry import ComponentLoadError, UnknownComponentError, registry
+from casflow.pipeline.validation import (
+    WorkflowIssue,
+    WorkflowValidationError,
+    YamlPath,
+    check_requirements,
+    did_you_mean,
+    issue_at,
+    output_issues,
+    pydantic_issues,
+    run_component_checks,
+)
+from casflow.pipeline.yaml_lines import (
+    LocatedYaml,
+    YamlLoadError,
+    load_located_yaml,
+    load_located_yaml_file,
+)
+
+#: The section each role belongs in ("model" is a training workflow's trainer).
+SECTIONS = {
+    "reader": "reader",
+    "components": "processor",
+    "writers": "writer",
+    "evaluators": "evaluator",
+    "model": "trainer",
+}
+#: ``run:`` options the command line may override.
+RUN_OVERRIDES = (
+    "jobs",
+    "backend",
+    "scheduler",
+    "output",
+    "overwrite",
+    "timeout",
+    "batch_size",
+    "progress",
+)
+
+C = TypeVar("C", bound=Component[Any])
 
 
 class _Strict(BaseModel):
@@ -96,3 +140,297 @@ def dump_resolved(resolved: dict[str, Any], path: Path) -> None:
         + yaml.safe_dump(resolved, sort_keys=False, allow_unicode=True)
     )
     atomic_write_text(path, text)
+
+
+# ----------------------------------------------------------------------------- resolved steps
+
+
+@dataclass
+class ResolvedStep:
+    """A step whose component name resolved to a class and whose config validated."""
+
+    section: str
+    index: int | None
+    spec: StepSpec
+    component_class: type[Component[Any]]
+    config: ComponentConfig
+
+    @property
+    def path(self) -> YamlPath:
+        return (self.section,) if self.index is None else (self.section, self.index)
+
+    def component_as(self, role: type[C]) -> type[C]:
+        """The component class as the role its section guarantees (a reader step's is a
+        Reader: ``resolve_step`` checked it)."""
+        cls = self.component_class
+        if not issubclass(cls, role):
+            raise TypeError(f"{self.spec.component} is a {cls.role}, not a {role.__name__}")
+        return cls
+
+    def build(self, role: type[C], context: RunContext) -> C:
+        """The component, built with this step's config for a run with ``context``."""
+        return self.component_as(role)(self.config, context)
+
+    def dump(self, *, with_id: bool = True) -> dict[str, Any]:
+        """The step as the resolved workflow records it (every default filled in)."""
+        return {
+            "component": self.spec.component,
+            **({"id": self.spec.id} if with_id and self.spec.id else {}),
+            "view": self.spec.view,
+            "config": self.config.model_dump(mode="json"),
+        }
+
+
+@dataclass
+class LoadedWorkflow:
+    source: str
+    spec: WorkflowSpec
+    reader: ResolvedStep
+    processors: list[ResolvedStep]
+    writers: list[ResolvedStep]
+    evaluators: list[ResolvedStep]
+    resolved: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def hash(self) -> str:
+        return workflow_hash(self.resolved)
+
+    def views(self) -> list[str]:
+        seen = [self.reader.spec.view]
+        for step in self.processors + self.writers:
+            if step.spec.view not in seen:
+                seen.append(step.spec.view)
+        return seen
+
+
+def workflow_dir(source: str) -> Path:
+    """The folder relative paths in a workflow are read from (the file's folder)."""
+    path = Path(source)
+    return path.parent if path.suffix in {".yaml", ".yml"} else Path.cwd()
+
+
+def resolve_step(
+    raw: Any,
+    section: str,
+    index: int | None,
+    located: LocatedYaml,
+    issues: list[WorkflowIssue],
+    at: YamlPath | None = None,
+) -> ResolvedStep | None:
+    """Validate one step (keys, component name, role, config); problems go to ``issues``.
+
+    ``at`` is its YAML path when it is not ``section[index]``.
+    """
+    path: YamlPath = at or ((section,) if index is None else (section, index))
+    if not isinstance(raw, Mapping):
+        issues.append(issue_at(located, path, "expected a mapping with 'component:' and 'config:'"))
+        return None
+    try:
+        spec = StepSpec.model_validate(raw)
+    except ValidationError as exc:
+        issues.extend(pydantic_issues(exc, path, located, StepSpec))
+        return None
+    try:
+        cls = registry().get(spec.component)
+    except (UnknownComponentError, ComponentLoadError) as exc:
+        issues.append(issue_at(located, path + ("component",), str(exc)))
+        return None
+    expected_role = SECTIONS[section]
+    if cls.role != expected_role:
+        home = next(name for name, role in SECTIONS.items() if role == cls.role)
+        issues.append(
+            issue_at(
+                located,
+                path + ("component",),
+                f"{spec.component!r} is a {cls.role}, not a {expected_role}; "
+                f"move it to the '{home}' section",
+            )
+        )
+        return None
+    try:
+        config = cls.Config.model_validate(spec.config)
+    except ValidationError as exc:
+        issues.extend(pydantic_issues(exc, path + ("config",), located, cls.Config))
+        return None
+    return ResolvedStep(section, index, spec, cls, config)
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def apply_overrides(data: Any, overrides: Mapping[str, Any] | None) -> Any:
+    """The workflow data with command-line overrides (run options, the reader's input)."""
+    if not overrides or not isinstance(data, dict):
+        return data
+    data = dict(data)
+    run = dict(data.get("run") or {})
+    for key in RUN_OVERRIDES:
+        if overrides.get(key) is not None:
+            run[key] = overrides[key]
+    data["run"] = run
+    if overrides.get("input") is not None and isinstance(data.get("reader"), dict):
+        reader = dict(data["reader"])
+        reader["config"] = {**(reader.get("config") or {}), "input": overrides["input"]}
+        data["reader"] = reader
+    return data
+
+
+def _check_top_level(data: Any, located: LocatedYaml) -> list[WorkflowIssue]:
+    """Refuse what is not a run workflow at all; list unknown top-level keys."""
+    if not isinstance(data, Mapping):
+        raise WorkflowValidationError(
+            located.source, [WorkflowIssue((), 1, "a workflow is a YAML mapping")]
+        )
+    if "gold" in data and "model" in data and "reader" not in data:
+        raise WorkflowValidationError(
+            located.source,
+            [
+                WorkflowIssue(
+                    (),
+                    1,
+                    "this is a training workflow (it has gold: and model:); "
+                    f"train with: casflow train {located.source}",
+                )
+            ],
+        )
+    known = sorted(WorkflowSpec.model_fields)
+    return [
+        issue_at(
+            located,
+            (key,),
+            f"unknown key {key!r}.{did_you_mean(str(key), known)} Known keys: {', '.join(known)}.",
+        )
+        for key in data
+        if key not in known
+    ]
+
+
+def _resolve_sections(
+    data: Mapping[str, Any], located: LocatedYaml, issues: list[WorkflowIssue]
+) -> tuple[ResolvedStep | None, dict[str, list[ResolvedStep]]]:
+    """The reader and the steps of each list section, those that resolved."""
+    reader = None
+    if "reader" not in data:
+        issues.append(WorkflowIssue(("reader",), 1, "a workflow needs a 'reader:' section"))
+    else:
+        reader = resolve_step(data["reader"], "reader", None, located, issues)
+    steps: dict[str, list[ResolvedStep]] = {}
+    for section in ("components", "writers", "evaluators"):
+        raw = data.get(section) or []
+        if not isinstance(raw, list):
+            issues.append(issue_at(located, (section,), "expected a list of steps"))
+            raw = []
+        resolved = [resolve_step(item, section, i, located, issues) for i, item in enumerate(raw)]
+        steps[section] = [s for s in resolved if s is not None]
+    return reader, steps
+
+
+def _reader_for_chain_check(raw: Any) -> ResolvedStep | None:
+    """An invalid reader whose only errors are unknown config keys, with them left out:
+    what it writes is then known and the rest of the chain is checked against it. With
+    any other error what it writes is unknown, and None makes the chain check skip it."""
+    try:
+        spec = StepSpec.model_validate(raw)
+        cls = registry().get(spec.component)
+    except Exception:  # the reader's own error is reported already
+        return None
+    if cls.role != "reader":
+        return None
+    try:
+        cls.Config.model_validate(spec.config)
+        return None  # valid: not a case for this function
+    except ValidationError as exc:
+        errors = exc.errors()
+    unknown = {e["loc"][0] for e in errors if e["type"] == "extra_forbidden" and len(e["loc"]) == 1}
+    if len(unknown) != len(errors):
+        return None
+    config = {key: value for key, value in spec.config.items() if key not in unknown}
+    try:
+        return ResolvedStep("reader", None, spec, cls, cls.Config.model_validate(config))
+    except ValidationError:
+        return None
+
+
+def load_located(
+    located: LocatedYaml, overrides: Mapping[str, Any] | None = None, check_resources: bool = True
+) -> LoadedWorkflow:
+    """Resolve and check a parsed workflow; raise WorkflowValidationError listing every problem."""
+    data = apply_overrides(located.data, overrides)
+    issues = _check_top_level(data, located)
+    reader, steps = _resolve_sections(data, located, issues)
+    try:
+        run = RunSpec.model_validate(data.get("run") or {})
+    except ValidationError as exc:
+        issues.extend(pydantic_issues(exc, ("run",), located, RunSpec))
+        run = RunSpec()
+    processors, writers, evaluators = steps["components"], steps["writers"], steps["evaluators"]
+    chain_reader = reader or _reader_for_chain_check(data.get("reader"))
+    check_requirements(chain_reader, processors, writers, evaluators, located, issues)
+    if check_resources:
+        context = RunContext(output_dir=Path(run.output), workflow_dir=workflow_dir(located.source))
+        all_steps = [reader, *processors, *writers, *evaluators]
+        run_component_checks(all_steps, context, located, issues, overrides)
+        issues.extend(output_issues(run, writers, context, located, overrides))
+    if issues:
+        raise WorkflowValidationError(located.source, issues)
+    assert reader is not None
+    spec = WorkflowSpec(
+        name=data.get("name"),
+        description=data.get("description"),
+        reader=reader.spec,
+        components=[s.spec for s in processors],
+        writers=[s.spec for s in writers],
+        evaluators=[s.spec for s in evaluators],
+        run=run,
+    )
+    resolved = {
+        **({"name": spec.name} if spec.name else {}),
+        **({"description": spec.description} if spec.description else {}),
+        "reader": reader.dump(),
+        "components": [s.dump() for s in processors],
+        "writers": [s.dump() for s in writers],
+        "evaluators": [s.dump() for s in evaluators],
+        "run": run.model_dump(mode="json"),
+    }
+    return LoadedWorkflow(
+        located.source, spec, reader, processors, writers, evaluators, resolved=resolved
+    )
+
+
+def read_located(path: str | Path) -> LocatedYaml:
+    """A YAML file with the line of every value; YAML errors become a WorkflowValidationError."""
+    try:
+        return load_located_yaml_file(path)
+    except YamlLoadError as exc:
+        raise WorkflowValidationError(
+            str(path), [WorkflowIssue((), exc.line, str(exc).split(": ", 1)[-1])]
+        ) from exc
+
+
+def load_workflow(
+    path: str | Path, overrides: Mapping[str, Any] | None = None, check_resources: bool = True
+) -> LoadedWorkflow:
+    """Load and validate a workflow file; raise WorkflowValidationError listing every problem."""
+    return load_located(read_located(path), overrides, check_resources)
+
+
+def load_workflow_text(
+    text: str,
+    source: str = "<workflow>",
+    overrides: Mapping[str, Any] | None = None,
+    check_resources: bool = True,
+) -> LoadedWorkflow:
+    """:func:`load_workflow` for YAML text (``source`` names it in messages)."""
+    try:
+        located = load_located_yaml(text, source)
+    except YamlLoadError as exc:
+        raise WorkflowValidationError(
+            source, [WorkflowIssue((), exc.line, str(exc).split(": ", 1)[-1])]
+        ) from exc
+    return load_located(located, overrides, check_resources)
+
+
+def load_resolved(resolved: Mapping[str, Any]) -> LoadedWorkflow:
+    """Rebuild a LoadedWorkflow from an already resolved dict (inside workers)."""
+    located = LocatedYaml(data=dict(resolved), source="<resolved workflow>")
+    return load_located(located, None, check_resources=False)

@@ -501,7 +501,7 @@ def test_ids_file_test_split_and_id_errors(tmp_path: Path, corpus_copy: Path) ->
 
 def test_workflow_reads_into_gold_view_and_writes_xmi(tmp_path: Path) -> None:
     from casflow.pipeline.runner import run_workflow
-    from casflow.pipeline.validation import load_workflow_text
+    from casflow.pipeline.workflow import load_workflow_text
 
     workflow = textwrap.dedent(
         f"""\

@@ -25,7 +25,7 @@ from casflow.components.evaluators.adapters import (
     mentions,
     tagged_tokens,
 )
-from casflow.components.evaluators.base import ViewTextMismatch, lookup
+from casflow.components.evaluators.base import ViewTextMismatch
 from casflow.components.formats.penn.parse import Tree, format_tree, parse_tree
 from casflow.pipeline.cli import main as cli_main
 from casflow.pipeline.component import ComponentConfig, Evaluator, Processor, RunContext
@@ -33,10 +33,12 @@ from casflow.pipeline.registry import registry
 from casflow.pipeline.runner import RunOptions, run_workflow
 from casflow.pipeline.significance_report import (
     SignificanceError,
+    lookup,
     metric_for,
     paired_units,
 )
-from casflow.pipeline.validation import WorkflowValidationError, load_workflow_text
+from casflow.pipeline.validation import WorkflowValidationError
+from casflow.pipeline.workflow import load_workflow_text
 from casflow.typesystem import (
     ALTERNATIVE,
     ANATOMY_MENTION,
@@ -670,7 +672,7 @@ def test_fast_metrics_equal_scoring_the_counts(name: str, config: dict, path: st
     _dependencies(system, list(system.select(TOKEN)), SYSTEM_RELATIONS)
     evaluator = _evaluator(name, **config)
     counts = evaluator.evaluate(cas.get_view("gold"), system).counts
-    fast = evaluator.batch_metric(path)  # type: ignore[attr-defined]
+    fast = evaluator.batch_metric(path)
     assert fast is not None
     assert fast(counts) == pytest.approx(lookup(evaluator.score(counts), path))
     assert 0 < fast(counts) < 1
@@ -704,11 +706,10 @@ class DeclareTypesConfig(ComponentConfig):
     types: list[str] = []
 
 
-class DeclareTypes(Processor):
+class DeclareTypes(Processor[DeclareTypesConfig]):
     """Declares what an XMI file brings into a view (xmi.reader.v1 declares nothing)."""
 
     name = "test.declare_types.v1"
-    Config = DeclareTypesConfig
 
     @classmethod
     def requirements(cls, config: ComponentConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -35,7 +35,7 @@ import pytest
 from casflow.cas.sofa import set_sofa_text
 from casflow.pipeline.cli import main
 from casflow.pipeline.runner import RunOptions, run_workflow
-from casflow.pipeline.validation import load_workflow
+from casflow.pipeline.workflow import load_workflow
 from casflow.typesystem import PARAGRAPH, load_typesystem
 from tests.helpers.fault_components import register_fault_components
 

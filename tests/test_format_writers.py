@@ -12,10 +12,14 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import cassis
 import pytest
 
+from casflow.cas.metadata import set_document_metadata
 from casflow.pipeline.runner import RunOptions, run_workflow
-from casflow.pipeline.validation import load_workflow_text
+from casflow.pipeline.validation import WorkflowValidationError
+from casflow.pipeline.workflow import load_workflow_text
+from casflow.typesystem import load_typesystem
 from tests.test_gold_readers import (
     BC2_ALTERNATIVES,
     BC2_GENES,
@@ -262,17 +266,43 @@ def test_bio_writer_columns_and_boundary_errors(tmp_path: Path) -> None:
     assert report.counts["failed"] == 1 and "lies after the last token" in failure(report)
 
 
-def test_a_writer_of_a_view_that_does_not_exist_fails_the_document(tmp_path: Path) -> None:
+def test_a_writer_of_a_view_that_nothing_writes_is_a_validation_error(tmp_path: Path) -> None:
     write_files(tmp_path, {"doc1.bio": BIO})
-    report = run_import(
-        tmp_path,
-        BIO_TEXT,
-        "bio.import.v1",
-        {"path": "{doc_id}.bio"},
-        "conllu.writer.v1",
-        {"view": "gold"},
+    with pytest.raises(WorkflowValidationError) as info:
+        run_import(
+            tmp_path,
+            BIO_TEXT,
+            "bio.import.v1",
+            {"path": "{doc_id}.bio"},
+            "conllu.writer.v1",
+            {"view": "gold"},
+        )
+    assert "writers -> 0 -> config: 'conllu.writer.v1' reads view 'gold', which nothing " in str(
+        info.value
     )
-    assert "document doc1: no view 'gold' to write (views: _InitialView, system)" in failure(report)
+
+
+def test_a_writer_of_a_view_missing_from_the_document_fails_the_document(tmp_path: Path) -> None:
+    # An XMI file may lack a view its reader declares; the writer names what is missing.
+    source = tmp_path / "xmi"
+    source.mkdir()
+    typesystem = load_typesystem()
+    cas = cassis.Cas(typesystem=typesystem)
+    cas.sofa_string = BIO_TEXT
+    set_document_metadata(cas, "doc1", "doc1.xmi")
+    cas.to_xmi(source / "doc1.xmi")
+    workflow = f"""\
+        reader:
+          component: xmi.reader.v1
+          config: {{input: {json.dumps(str(source))}, views: {{gold: []}}}}
+        writers:
+          - component: conllu.writer.v1
+            config: {{view: gold}}
+        run: {{jobs: 1, output: {json.dumps(str(tmp_path / "out"))}, progress: false}}
+        """
+    loaded = load_workflow_text(textwrap.dedent(workflow), source=str(tmp_path / "wf.yaml"))
+    report = run_workflow(loaded, RunOptions(show_progress=False, allow_changed_workflow=True))
+    assert "document doc1: no view 'gold' to write (views: _InitialView)" in failure(report)
 
 
 # ----------------------------------------------------------------------------- BC2

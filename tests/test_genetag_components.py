@@ -19,7 +19,7 @@ from casflow.components.formats.document_files import ImportFormatError
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
 from casflow.pipeline.runner import RunOptions, run_workflow
-from casflow.pipeline.validation import load_workflow_text
+from casflow.pipeline.workflow import load_workflow_text
 from casflow.typesystem import ALTERNATIVE, GENE_MENTION, load_typesystem
 from tests.test_format_genetag import ALTERNATIVES, GOLD, TAGGED
 

@@ -23,7 +23,8 @@ from casflow.components.formats.genetag import parse as genetag
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
 from casflow.pipeline.runner import RunOptions, run_workflow
-from casflow.pipeline.validation import WorkflowValidationError, load_workflow_text
+from casflow.pipeline.validation import WorkflowValidationError
+from casflow.pipeline.workflow import load_workflow_text
 from casflow.typesystem import (
     ALTERNATIVE,
     ANATOMY_MENTION,

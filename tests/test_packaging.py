@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -126,3 +127,44 @@ def test_editable_install_prints_no_warning(tmp_path: Path) -> None:
     )  # "-e" comes last: the project folder follows it
     assert not warnings, "\n".join(warnings[:20])
     assert list((tmp_path / "p").rglob("__editable__*casflow*"))
+
+
+def _imported_top_level_modules() -> dict[str, str]:
+    """Third-party top-level module -> a file importing it, over the shipped packages."""
+    import ast
+
+    found: dict[str, str] = {}
+    for folder in MAPPING:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    top = name.split(".")[0]
+                    if top not in sys.stdlib_module_names and top != "casflow":
+                        found.setdefault(top, str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_imported_package_is_declared() -> None:
+    # A package that arrives only through another one (scikit-learn through scispaCy)
+    # disappears when that one changes its own dependencies.
+    from importlib.metadata import packages_distributions
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = [*project["dependencies"]]
+    for extra in project.get("optional-dependencies", {}).values():
+        declared.extend(extra)
+    names = {re.split(r"[<>=!~\[; ]", d, maxsplit=1)[0].lower() for d in declared}
+    distributions = packages_distributions()
+    missing = []
+    for module, where in sorted(_imported_top_level_modules().items()):
+        # a module of an extra that is not installed here is named like its distribution
+        owners = {d.lower() for d in distributions.get(module, [])} or {module.lower()}
+        if not owners & names:
+            missing.append(f"{module} (imported in {where}; distribution {sorted(owners)})")
+    assert missing == [], "declare in pyproject.toml: " + "; ".join(missing)

@@ -11,7 +11,7 @@ import pytest
 
 from casflow.pipeline import registry as registry_module
 from casflow.pipeline.runner import run_workflow
-from casflow.pipeline.validation import load_workflow_text
+from casflow.pipeline.workflow import load_workflow_text
 from casflow.typesystem import GENE_MENTION, load_typesystem
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "examples" / "plugin"

@@ -10,7 +10,7 @@ import pytest
 from casflow.pipeline.cli import main
 from casflow.pipeline.journal import ManifestMismatch
 from casflow.pipeline.runner import run_workflow
-from casflow.pipeline.validation import load_workflow_text
+from casflow.pipeline.workflow import load_workflow_text
 from casflow.typesystem import DOCUMENT_METADATA, POS, TOKEN, load_typesystem
 
 

@@ -31,7 +31,8 @@ from casflow.components.spacy.scispacy import (
     ScispacyNerConfig,
 )
 from casflow.pipeline.component import RunContext
-from casflow.pipeline.validation import WorkflowValidationError, load_workflow_text
+from casflow.pipeline.validation import WorkflowValidationError
+from casflow.pipeline.workflow import load_workflow_text
 from casflow.typesystem import (
     ABBREVIATION,
     ANATOMY_MENTION,

@@ -33,7 +33,7 @@ from casflow.components.metrics.parseval import (
 )
 from casflow.pipeline.counts import sum_counts
 from casflow.pipeline.runner import RunOptions, run_workflow
-from casflow.pipeline.validation import load_workflow_text
+from casflow.pipeline.workflow import load_workflow_text
 
 # Reference values printed with 2 decimals are compared to 2 decimals (half a
 # unit of the last printed digit); unrounded ones to 4.

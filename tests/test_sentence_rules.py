@@ -16,6 +16,9 @@ from casflow.components.rules.sentences import (
 )
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.counts import sum_counts
+from casflow.pipeline.testing import cas_from_text, run_component
+from casflow.pipeline.validation import WorkflowValidationError
+from casflow.pipeline.workflow import load_workflow_text
 from casflow.typesystem import CAPTION, HEADING, PARAGRAPH, SENTENCE, TITLE, load_typesystem
 
 
@@ -161,18 +164,26 @@ def test_component_never_crosses_structure(tmp_path: Path) -> None:
     ]
 
 
-def test_structure_can_come_from_another_view(tmp_path: Path) -> None:
+def test_structure_can_come_from_another_view() -> None:
     text = "Introduction BRCA2 binds RAD51."
-    cas = new_view(text)
-    cas.add(cas.typesystem.get_type(HEADING)(begin=0, end=len("Introduction")))
-    system = cas.create_view("system")
-    system.sofa_string = text
-    config = SentenceRulesConfig(structure_view="_InitialView")
-    SentenceRulesSplitter(config, RunContext(output_dir=tmp_path)).process(system)
-    assert [s.get_covered_text() for s in system.select(SENTENCE)] == [
+    cas = cas_from_text(text, spans={"Heading": [(0, len("Introduction"))]})
+    run_component("sentences.rules.v1", cas, view="system", structure_view="_InitialView")
+    assert [s.get_covered_text() for s in cas.get_view("system").select(SENTENCE)] == [
         "Introduction",
         "BRCA2 binds RAD51.",
     ]
+
+
+def test_a_structure_view_nothing_writes_is_a_validation_error(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Introduction BRCA2 binds RAD51.", encoding="utf-8")
+    workflow = f"""\
+reader: {{component: text.reader.v1, config: {{input: {tmp_path}}}}}
+components:
+  - component: sentences.rules.v1
+    config: {{structure_view: gold}}
+"""
+    with pytest.raises(WorkflowValidationError, match="reads view 'gold', which nothing before"):
+        load_workflow_text(workflow, source="wf.yaml")
 
 
 def test_unknown_structure_type_is_a_config_error(tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ from casflow.components.spacy.pipeline import (
 )
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.runner import RunOptions, run_workflow
-from casflow.pipeline.validation import WorkflowValidationError, load_workflow_text
+from casflow.pipeline.validation import WorkflowValidationError
+from casflow.pipeline.workflow import load_workflow_text
 from casflow.typesystem import (
     ANATOMY_MENTION,
     DEPENDENCY,

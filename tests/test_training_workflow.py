@@ -322,7 +322,7 @@ def test_craft_gold_view_gives_the_conllu_training_data(craft_dir: Path) -> None
 def test_run_and_training_workflows_point_at_each_other(
     tmp_path: Path, corpus: dict[str, Path]
 ) -> None:
-    from casflow.pipeline.validation import load_workflow
+    from casflow.pipeline.workflow import load_workflow
 
     training = workflow_file(tmp_path, corpus)
     with pytest.raises(WorkflowValidationError, match="train with: casflow train"):

@@ -1,41 +1,51 @@
 from __future__ import annotations
 
-import cassis
 import pytest
 
-from casflow.components.views.copy import CopyAnnotations, CopyAnnotationsConfig
-from casflow.pipeline.component import RunContext
-from casflow.typesystem import HEADING, PARAGRAPH, TOKEN, load_typesystem
+from casflow.components.views.copy import CopyAnnotations
+from casflow.pipeline.testing import cas_from_text, run_component
+from casflow.pipeline.validation import WorkflowValidationError
+from casflow.pipeline.workflow import load_workflow_text
+from casflow.typesystem import HEADING, PARAGRAPH, TOKEN
 
 
-def test_structure_is_copied_and_nothing_else(tmp_path) -> None:
-    ts = load_typesystem()
-    cas = cassis.Cas(typesystem=ts)
-    cas.sofa_string = "Results\n\nPax6 is expressed."
-    gold = cas.create_view("gold")
-    gold.sofa_string = cas.sofa_string
-    gold.add(ts.get_type(HEADING)(begin=0, end=7, depth=1))
-    gold.add(ts.get_type(PARAGRAPH)(begin=9, end=27))
-    gold.add(ts.get_type(TOKEN)(begin=9, end=13))
-    system = cas.create_view("system")
-    system.sofa_string = cas.sofa_string
-    component = CopyAnnotations(
-        CopyAnnotationsConfig(from_view="gold"), RunContext(output_dir=tmp_path)
+def test_structure_is_copied_and_nothing_else() -> None:
+    cas = cas_from_text(
+        "Results\n\nPax6 is expressed.",
+        view="gold",
+        spans={"Heading": [(0, 7, {"depth": 1})], "Paragraph": [(9, 27)], "Token": [(9, 13)]},
     )
-    component.process(system)
+    run_component("view.copy.v1", cas, view="system", from_view="gold")
+    system = cas.get_view("system")
     assert [(h.begin, h.end, h.depth) for h in system.select(HEADING)] == [(0, 7, 1)]
     assert [p.get_covered_text() for p in system.select(PARAGRAPH)] == ["Pax6 is expressed."]
     assert system.select(TOKEN) == []
 
 
-def test_different_texts_are_refused(tmp_path) -> None:
-    ts = load_typesystem()
-    cas = cassis.Cas(typesystem=ts)
-    cas.sofa_string = "a"
+def test_different_texts_are_refused() -> None:
+    cas = cas_from_text("a")
     other = cas.create_view("gold")
     other.sofa_string = "b"
-    component = CopyAnnotations(
-        CopyAnnotationsConfig(from_view="gold"), RunContext(output_dir=tmp_path)
-    )
     with pytest.raises(ValueError, match="different texts"):
-        component.process(cas)
+        run_component(CopyAnnotations, cas, from_view="gold")
+
+
+def test_a_source_view_nothing_writes_is_a_validation_error(tmp_path) -> None:
+    (tmp_path / "a.txt").write_text("Pax6 is expressed.", encoding="utf-8")
+    workflow = f"""\
+reader:
+  component: text.reader.v1
+  config: {{input: {tmp_path}}}
+components:
+  - component: view.copy.v1
+    view: system
+    config:
+      from_view: gold
+run: {{output: {tmp_path / "out"}}}
+"""
+    with pytest.raises(WorkflowValidationError) as info:
+        load_workflow_text(workflow, source="wf.yaml")
+    assert (
+        "wf.yaml:7: components -> 0 -> config: 'view.copy.v1' reads view 'gold', which nothing "
+        "before it writes (views written: _InitialView)" in str(info.value)
+    )

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from casflow.pipeline.cli import main
-from casflow.pipeline.validation import WorkflowValidationError, load_workflow, load_workflow_text
+from casflow.pipeline.validation import WorkflowValidationError
+from casflow.pipeline.workflow import load_workflow, load_workflow_text
 
 
 @pytest.fixture()

@@ -10,7 +10,8 @@ import pytest
 
 from casflow.pipeline.cli import main
 from casflow.pipeline.training import load_training_workflow
-from casflow.pipeline.validation import WorkflowValidationError, load_workflow
+from casflow.pipeline.validation import WorkflowValidationError
+from casflow.pipeline.workflow import load_workflow
 from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, load_typesystem
 
 REPO = Path(__file__).resolve().parent.parent

@@ -25,13 +25,12 @@ from casflow.pipeline.component import RunContext
 LIBRARY = ("blingfire", "blingfire")
 
 
-class BlingfireSentences(SentenceSplitter):
+class BlingfireSentences(SentenceSplitter[SegmenterConfig]):
     name = "sentences.blingfire.v1"
     description = "BlingFire sentence breaker (built-in FSM, no download), per structure block."
-    Config = SegmenterConfig
     library = LIBRARY
 
-    def __init__(self, config: SegmenterConfig, context: RunContext) -> None:
+    def __init__(self, config: SegmenterConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.blingfire = import_library(*LIBRARY)
 
@@ -40,13 +39,12 @@ class BlingfireSentences(SentenceSplitter):
         return [(int(b), int(e)) for b, e in offsets]
 
 
-class BlingfireTokens(Tokenizer):
+class BlingfireTokens(Tokenizer[TokenizerConfig]):
     name = "tokens.blingfire.v1"
     description = "BlingFire word tokenizer (built-in FSM, no download); exact offsets."
-    Config = TokenizerConfig
     library = LIBRARY
 
-    def __init__(self, config: TokenizerConfig, context: RunContext) -> None:
+    def __init__(self, config: TokenizerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.blingfire = import_library(*LIBRARY)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import cassis
 from pydantic import Field, field_validator, model_validator
@@ -96,11 +96,18 @@ def view_name(view: cassis.Cas) -> str:
     return str(view.get_sofa().sofaID)
 
 
-class Combiner(Processor):
+CombineConfigT = TypeVar("CombineConfigT", bound=CombineConfig)
+
+
+class Combiner(Processor[CombineConfigT]):
     """Base of the combine.* processors: resolves members and writes agreement."""
 
-    config: CombineConfig
     layer: str = ""
+
+    @classmethod
+    def views_read(cls, config: CombineConfigT) -> dict[str, tuple[str, ...]]:
+        # What a member lacks fails its document with a message naming the member.
+        return {member.view: () for member in config.members}
 
     def document(self, view: cassis.Cas) -> str:
         return find_document_id(view) or "<unknown document>"

@@ -61,22 +61,19 @@ def _children(fs: Any) -> list[Any]:
     return list(array.elements) if array is not None and array.elements else []
 
 
-class CombineConstituents(Combiner):
+class CombineConstituents(Combiner[CombineConstituentsConfig]):
     name = "combine.constituents.v1"
     description = (
         "Combines the constituency trees of several views by constituent voting "
         "(Henderson & Brill: brackets of more than half of the member weight, labels "
         "and POS by vote)."
     )
-    Config = CombineConstituentsConfig
     layer = "constituents"
-
-    config: CombineConstituentsConfig
 
     @classmethod
     def requirements(
         cls, config: CombineConstituentsConfig
-    ) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         produces = [TOKEN, SENTENCE, CONSTITUENT, CONSTITUENT_ROOT, f"{TOKEN}:parent"]
         if config.pos:
             produces += [POS, f"{TOKEN}:pos"]

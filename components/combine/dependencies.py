@@ -50,21 +50,18 @@ class CombineDependenciesConfig(CombineConfig):
     pos: bool = Field(True, description="Vote POS tags too when the view's tokens have none.")
 
 
-class CombineDependencies(Combiner):
+class CombineDependencies(Combiner[CombineDependenciesConfig]):
     name = "combine.dependencies.v1"
     description = (
         "Combines the dependency trees of several views into one tree per sentence "
         "(Sagae & Lavie reparsing: weighted arc votes, maximum spanning tree, label vote)."
     )
-    Config = CombineDependenciesConfig
     layer = "dependencies"
-
-    config: CombineDependenciesConfig
 
     @classmethod
     def requirements(
         cls, config: CombineDependenciesConfig
-    ) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         produces = [TOKEN, SENTENCE, DEPENDENCY, DEPENDENCY_ROOT]
         if config.pos:
             produces += [POS, f"{TOKEN}:pos"]

@@ -61,18 +61,15 @@ class CombineMentionsConfig(CombineConfig):
         return resolve_type_name(value)
 
 
-class CombineMentions(Combiner):
+class CombineMentions(Combiner[CombineMentionsConfig]):
     name = "combine.mentions.v1"
     description = (
         "Votes the mentions of several views per class: majority, weighted, union or intersection."
     )
-    Config = CombineMentionsConfig
     layer = "mentions"
 
-    config: CombineMentionsConfig
-
     @classmethod
-    def requirements(cls, config: CombineMentionsConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: CombineMentionsConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         produces = [config.type]
         if config.agreement:
             produces.append(SENTENCE_AGREEMENT)

@@ -148,19 +148,16 @@ class AnatemReader(Reader):
 
     name = "anatem.reader.v1"
     description = "AnatEM anatomical entity corpus (NERsuite files): sentences, tokens, mentions."
-    Config = AnatemReaderConfig
-
-    config: AnatemReaderConfig
 
     @classmethod
-    def requirements(cls, config: AnatemReaderConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: AnatemReaderConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         produces = [SENTENCE, TOKEN, ANATOMY_MENTION]
         if getattr(config, "pos", False):
             produces += [POS, f"{POS}:PosValue", f"{TOKEN}:pos"]
         return (), tuple(produces)
 
     @classmethod
-    def check_config(cls, config: AnatemReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def check_config(cls, config: AnatemReaderConfig, context: RunContext) -> list[str]:
         try:
             listed = documents(config, context)
         except AnatemDataError as exc:

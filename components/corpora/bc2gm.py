@@ -297,18 +297,15 @@ def add_sentence(view: cassis.Cas, sentence_id: str) -> None:
         view.add(sentence_type(begin=begin, end=begin + len(stripped), id=sentence_id))
 
 
-class Bc2gmReader(Reader):
+class Bc2gmReader(Reader[Bc2gmReaderConfig]):
     """BC2GM sentences with gold genes and alternatives (see the module docstring)."""
 
     name = "bc2gm.reader.v1"
     description = "BioCreative II gene mention corpus: one document per sentence, gold genes."
-    Config = Bc2gmReaderConfig
     produces = (SENTENCE, GENE_MENTION, ALTERNATIVE)
 
-    config: Bc2gmReaderConfig
-
     @classmethod
-    def check_config(cls, config: Bc2gmReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def check_config(cls, config: Bc2gmReaderConfig, context: RunContext) -> list[str]:
         try:
             files = bc2gm_files(config, context)
             selected_ids(config, context)

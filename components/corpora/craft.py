@@ -741,16 +741,13 @@ def _mention_type(ontology: str, class_id: str, gene_so_classes: frozenset[str])
 # ----------------------------------------------------------------------------- the reader
 
 
-class CraftReader(Reader):
+class CraftReader(Reader[CraftReaderConfig]):
     """The CRAFT corpus: article text with its gold layers (see the module docstring)."""
 
     name = "craft.reader.v1"
     description = (
         "CRAFT gold corpus: text, structure, sentences, tokens, POS, trees, dependencies, concepts."
     )
-    Config = CraftReaderConfig
-
-    config: CraftReaderConfig
 
     _PRODUCES: ClassVar[dict[str, tuple[str, ...]]] = {
         "structure": (TITLE, ABSTRACT, SECTION, HEADING, PARAGRAPH, CAPTION, TYPOGRAPHY),
@@ -762,16 +759,16 @@ class CraftReader(Reader):
         "dependencies": (DEPENDENCY, DEPENDENCY_ROOT),
     }
 
-    def __init__(self, config: CraftReaderConfig, context: RunContext) -> None:
+    def __init__(self, config: CraftReaderConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
-        self.locations = _Locations.of(config, context)
+        self.locations = _Locations.of(config, self.context)
         #: The corpus folder's paths (where articles are found without 'input').
         self.paths = self.locations.paths_for(None)
         self.layers = expanded_layers(config.layers)
         self._gene_so_classes: dict[Path | None, frozenset[str]] = {}
 
     @classmethod
-    def requirements(cls, config: CraftReaderConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: CraftReaderConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         layers = expanded_layers(config.layers)
         produces: list[str] = []
         for layer in ALL_LAYERS:
@@ -787,7 +784,7 @@ class CraftReader(Reader):
         return (), tuple(produces)
 
     @classmethod
-    def check_config(cls, config: CraftReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def check_config(cls, config: CraftReaderConfig, context: RunContext) -> list[str]:
         locations = _Locations.of(config, context)
         root = locations.paths_for(None).root
         if config.input is None and root is not None and not root.is_dir():

@@ -117,24 +117,21 @@ def _token_payload(sentence: genetag.GenetagSentence) -> dict[str, Any]:
     }
 
 
-class GenetagReader(Reader):
+class GenetagReader(Reader[GenetagReaderConfig]):
     """GENETAG sentences with tokens, gold genes and alternatives (see the module docstring)."""
 
     name = "genetag.reader.v1"
     description = "GENETAG gene mention corpus: one document per sentence, tokens, gold genes."
-    Config = GenetagReaderConfig
-
-    config: GenetagReaderConfig
 
     @classmethod
-    def requirements(cls, config: GenetagReaderConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: GenetagReaderConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         produces = [SENTENCE, TOKEN, GENE_MENTION, ALTERNATIVE]
         if getattr(config, "pos", False):
             produces += [POS, f"{POS}:PosValue", f"{TOKEN}:pos"]
         return (), tuple(produces)
 
     @classmethod
-    def check_config(cls, config: GenetagReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def check_config(cls, config: GenetagReaderConfig, context: RunContext) -> list[str]:
         try:
             files = genetag_files(config, context)
             selected_ids(config, context)

@@ -83,19 +83,16 @@ class CrfNerConfig(ComponentConfig):
     )
 
 
-class CrfNer(Processor):
+class CrfNer(Processor[CrfNerConfig]):
     name = "ner.crf.v1"
     description = (
         "CRF named-entity tagger (gene or anatomy mentions) with a shipped or given model."
     )
-    Config: ClassVar[type[ComponentConfig]] = CrfNerConfig
     produces = (GENE_MENTION, ANATOMY_MENTION)
 
-    config: CrfNerConfig
-
-    def __init__(self, config: CrfNerConfig, context: RunContext) -> None:
+    def __init__(self, config: CrfNerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
-        path = resolve_model(config.model, context.workflow_dir)
+        path = resolve_model(config.model, self.context.workflow_dir)
         problem = model_problem(path)
         if problem:
             raise FileNotFoundError(problem)
@@ -103,12 +100,12 @@ class CrfNer(Processor):
         self.document_steps = document_steps(path)
 
     @classmethod
-    def requirements(cls, config: CrfNerConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: CrfNerConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         requires = (TOKEN,) if config.use_existing_tokens else ()
         return requires, (config.mention_type,)
 
     @classmethod
-    def check_config(cls, config: CrfNerConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def check_config(cls, config: CrfNerConfig, context: RunContext) -> list[str]:
         problems = []
         if config.mention_type not in MENTION_TYPES:
             problems.append(

@@ -42,7 +42,7 @@ from casflow.components.crfsuite.gold_view import MentionDocument, mention_docum
 from casflow.components.crfsuite.lexicon import Lexicon
 from casflow.components.crfsuite.trainer_config import CrfMentionTrainerConfig, CrfOptions
 from casflow.components.inputs import resolve_input
-from casflow.pipeline.component import ComponentConfig, RunContext, Trainer
+from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.fingerprints import Fingerprint, forget, mark_done, step_status
 from casflow.pipeline.training import LogLines
@@ -308,22 +308,21 @@ def _percent(value: float) -> float:
     return round(100 * float(value), 2)
 
 
-class CrfMentionTrainer(Trainer):
+class CrfMentionTrainer(Trainer[CrfMentionTrainerConfig]):
     name = "train.crf.mentions.v1"
-    Config = CrfMentionTrainerConfig
     description = (
         "CRF mention tagger (one CRF or a vote of several) trained from gold GeneMention or "
         "AnatomyMention annotations; the model kind of the shipped gene and anatomy taggers."
     )
+    libraries = ("spacy", "python-crfsuite")
     layers: ClassVar[dict[str, tuple[str, ...]]] = {
         layer: (mention_type,) for layer, mention_type in MENTION_LAYERS.items()
     }
-    config: CrfMentionTrainerConfig
 
-    def __init__(self, config: CrfMentionTrainerConfig, context: RunContext) -> None:
+    def __init__(self, config: CrfMentionTrainerConfig, context: TrainingContext) -> None:
         super().__init__(config, context)
-        self.seed = getattr(context, "seed", 0)
-        chosen = [layer for layer in getattr(context, "layers", ()) if layer in MENTION_LAYERS]
+        self.seed = context.seed
+        chosen = [layer for layer in context.layers if layer in MENTION_LAYERS]
         if len(chosen) != 1:
             raise ValueError(
                 f"{self.name} learns one mention layer: give layers: [genes] or [anatomy]"

@@ -34,7 +34,7 @@ from casflow.components.evaluators.adapters import (
     mentions,
     pair_by_span,
 )
-from casflow.components.evaluators.base import CasEvaluator, CasEvaluatorConfig, percent
+from casflow.components.evaluators.base import CasEvaluator, percent
 from casflow.components.evaluators.mentions import resolve_type_name
 from casflow.components.metrics.agreement import (
     NO_BAND,
@@ -50,7 +50,7 @@ from casflow.components.metrics.dependency import (
 )
 from casflow.components.metrics.matching import STRICT, match_mentions, same_label
 from casflow.components.metrics.parseval import COLLINS_PARAMS, evaluate_parseval
-from casflow.pipeline.component import ComponentConfig, RunContext
+from casflow.pipeline.component import EvaluatorConfig, RunContext
 from casflow.pipeline.counts import Counts, EvaluationResult
 from casflow.typesystem import CONSTITUENT, DEPENDENCY, NAMED_ENTITY, SENTENCE_AGREEMENT, TOKEN
 
@@ -63,7 +63,7 @@ FEATURES: dict[str, str] = {
 }
 
 
-class AgreementEvaluatorConfig(CasEvaluatorConfig):
+class AgreementEvaluatorConfig(EvaluatorConfig):
     layer: Literal["dependencies", "constituents", "mentions"] = Field(
         "dependencies",
         description="Which combination's agreement to read (the SentenceAgreement layer) "
@@ -101,7 +101,7 @@ class AgreementEvaluatorConfig(CasEvaluatorConfig):
         return resolve_type_name(value)
 
 
-class AgreementEvaluator(CasEvaluator):
+class AgreementEvaluator(CasEvaluator[AgreementEvaluatorConfig]):
     """Accuracy per agreement band of a combine.* output (is the trust score useful?)."""
 
     name = "eval.agreement.v1"
@@ -109,14 +109,12 @@ class AgreementEvaluator(CasEvaluator):
         "Accuracy of a system combination by agreement band (SentenceAgreement): "
         "sentences and score per band."
     )
-    Config = AgreementEvaluatorConfig
-
-    config: AgreementEvaluatorConfig
 
     @classmethod
-    def requirements(cls, config: ComponentConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        # What gold and system views both need; the SentenceAgreements are only in the
-        # system view, which the validator cannot be told apart, so they are not listed.
+    def requirements(
+        cls, config: AgreementEvaluatorConfig
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        # What gold and system views both need (SentenceAgreement: see views_read).
         layer = getattr(config, "layer", "dependencies")
         layer_types = {
             "dependencies": (TOKEN, DEPENDENCY),
@@ -125,7 +123,17 @@ class AgreementEvaluator(CasEvaluator):
         }
         return layer_types[layer], ()
 
-    def __init__(self, config: ComponentConfig, context: RunContext) -> None:
+    @classmethod
+    def views_read(cls, config: AgreementEvaluatorConfig) -> dict[str, tuple[str, ...]]:
+        # The combination's SentenceAgreements are in the system views only.
+        views = super().views_read(config)
+        for name in config.system_views:
+            views[name] = (*views[name], SENTENCE_AGREEMENT)
+        return views
+
+    def __init__(
+        self, config: AgreementEvaluatorConfig, context: RunContext | None = None
+    ) -> None:
         super().__init__(config, context)
         self.feature = FEATURES[self.config.measure]
 

@@ -14,45 +14,16 @@ Count columns (e.g. skipped sentences) are ints and shown as such.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import ClassVar
 
 import cassis
-from pydantic import Field
 
 from casflow.components.evaluators.adapters import CasInputError, document_id, view_text
-from casflow.pipeline.component import ComponentConfig, Evaluator, EvaluatorConfig
+from casflow.pipeline.component import Evaluator, EvaluatorConfigT
 from casflow.pipeline.counts import EvaluationResult
 from casflow.pipeline.significance import Metric
 
-DEFAULT_SIGNIFICANCE_ITERATIONS = 10_000
-DEFAULT_SIGNIFICANCE_SEED = 0
 TEXT_CONTEXT = 20
-
-
-class SignificanceSettings(ComponentConfig):
-    """Paired approximate randomization between every two system views, in the report."""
-
-    metric: str = Field(
-        description="Path into this evaluator's scores, e.g. 'strict/micro/f1' or 'las/f1'."
-    )
-    iterations: int = Field(DEFAULT_SIGNIFICANCE_ITERATIONS, ge=1, description="Shuffles.")
-    seed: int = Field(
-        DEFAULT_SIGNIFICANCE_SEED, description="Random seed (fixed so that reruns agree)."
-    )
-    units: Literal["documents", "sentences"] = Field(
-        "documents",
-        description="What is shuffled: documents, or sentences where the evaluator splits "
-        "its counts by sentence (documents otherwise).",
-    )
-
-
-class CasEvaluatorConfig(EvaluatorConfig):
-    significance: SignificanceSettings | None = Field(
-        None,
-        description="Test every pair of system views for a significant difference "
-        "(table in evaluation.md); none: no test.",
-    )
 
 
 class ViewTextMismatch(ValueError):
@@ -91,31 +62,10 @@ def percent(value: float) -> float:
     return 100.0 * value
 
 
-def lookup(scores: Mapping[str, Any], path: str) -> float:
-    """The number at ``a/b/c`` in nested scores; KeyError lists what is there instead."""
-    node: Any = scores
-    walked: list[str] = []
-    for part in path.split("/"):
-        if not isinstance(node, Mapping) or part not in node:
-            here = sorted(node) if isinstance(node, Mapping) else []
-            where = "/".join(walked) or "the top level"
-            raise KeyError(
-                f"metric path {path!r}: no {part!r} under {where}"
-                + (f"; available: {', '.join(map(str, here))}" if here else "")
-            )
-        node = node[part]
-        walked.append(part)
-    if isinstance(node, bool) or not isinstance(node, (int, float)):
-        raise KeyError(f"metric path {path!r} leads to a {type(node).__name__}, not a number")
-    return float(node)
-
-
-class CasEvaluator(Evaluator):
+class CasEvaluator(Evaluator[EvaluatorConfigT]):
     """Base: checks the views' texts, then ``compare`` gives the document's counts."""
 
-    Config: ClassVar[type[ComponentConfig]] = CasEvaluatorConfig
-    #: Decimals of the Markdown table (read by casflow.pipeline.evaluation_report).
-    summary_decimals: ClassVar[int] = 2
+    summary_decimals: ClassVar[int | None] = 2
 
     def evaluate(self, gold: cassis.Cas, system: cassis.Cas) -> EvaluationResult:
         text = check_same_text(gold, system)
@@ -132,13 +82,6 @@ class CasEvaluator(Evaluator):
     @abstractmethod
     def compare(self, gold: cassis.Cas, system: cassis.Cas, text: str) -> EvaluationResult:
         """Counts for one document whose views share ``text``."""
-
-    def batch_metric(self, path: str) -> Metric | None:
-        """A fast metric for ``path`` computed directly from counts (significance tests).
-
-        None means: score the counts and look the path up (always correct, slower).
-        """
-        return None
 
 
 def prf_metric(prefix: str, name: str) -> Metric | None:

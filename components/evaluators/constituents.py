@@ -20,7 +20,6 @@ from pydantic import Field
 from casflow.components.evaluators.adapters import constituent_trees, pair_by_span
 from casflow.components.evaluators.base import (
     CasEvaluator,
-    CasEvaluatorConfig,
     percent,
 )
 from casflow.components.formats.penn.parse import Tree
@@ -43,7 +42,12 @@ from casflow.components.metrics.productions import (
     evaluate_productions,
     score_productions,
 )
-from casflow.pipeline.component import ComponentConfig, RunContext
+from casflow.pipeline.component import (
+    ComponentConfig,
+    EvaluatorConfig,
+    EvaluatorConfigT,
+    RunContext,
+)
 from casflow.pipeline.counts import Counts, EvaluationResult, sum_counts
 from casflow.pipeline.significance import Metric, RatioMetric
 from casflow.typesystem import CONSTITUENT, TOKEN
@@ -51,7 +55,7 @@ from casflow.typesystem import CONSTITUENT, TOKEN
 Span = tuple[int, int]
 
 
-class _TreeEvaluator(CasEvaluator):
+class _TreeEvaluator(CasEvaluator[EvaluatorConfigT]):
     """Pairs gold and system trees; subclasses score one pair."""
 
     requires = (TOKEN, CONSTITUENT)
@@ -85,7 +89,7 @@ def _skip_error(status: str, span: Span, text: str) -> dict[str, Any]:
     return {"type": status, "text": text[span[0] : span[1]]}
 
 
-class ConstituentEvaluatorConfig(CasEvaluatorConfig):
+class ConstituentEvaluatorConfig(EvaluatorConfig):
     prm: str | None = Field(
         None,
         description="EVALB parameter file (relative to the workflow); none: COLLINS.prm "
@@ -100,7 +104,7 @@ class ConstituentEvaluatorConfig(CasEvaluatorConfig):
     )
 
 
-class ConstituentEvaluator(_TreeEvaluator):
+class ConstituentEvaluator(_TreeEvaluator[ConstituentEvaluatorConfig]):
     """PARSEVAL labelled brackets as EVALB computes them, plus the mean sentence F.
 
     By default each tree is scored as EVALB scores it written ``( (S ...) )`` (how
@@ -110,9 +114,6 @@ class ConstituentEvaluator(_TreeEvaluator):
 
     name = "eval.constituents.v1"
     description = "Constituency PARSEVAL (EVALB): P/R/F, mean sentence F, crossing, complete match."
-    Config = ConstituentEvaluatorConfig
-
-    config: ConstituentEvaluatorConfig
 
     @classmethod
     def _prm_path(cls, config: ConstituentEvaluatorConfig, context: RunContext) -> Path | None:
@@ -195,7 +196,7 @@ class ConstituentEvaluator(_TreeEvaluator):
         return RatioMetric(*ratios[path]) if path in ratios else None
 
 
-class TreeDeleteConfig(CasEvaluatorConfig):
+class TreeDeleteConfig(EvaluatorConfig):
     delete_tags: list[str] = Field(
         default_factory=lambda: sorted(DEFAULT_DELETE_TAGS),
         description="Preterminal tags removed with their words before scoring "
@@ -207,14 +208,11 @@ class LeafAncestorConfig(TreeDeleteConfig):
     include_tags: bool = Field(False, description="Put the POS tag at the bottom of lineages.")
 
 
-class LeafAncestorEvaluator(_TreeEvaluator):
+class LeafAncestorEvaluator(_TreeEvaluator[LeafAncestorConfig]):
     """Sampson's leaf-ancestor metric: per-word lineage similarity."""
 
     name = "eval.leaf_ancestor.v1"
     description = "Constituency leaf-ancestor metric: corpus and mean sentence scores."
-    Config = LeafAncestorConfig
-
-    config: LeafAncestorConfig
 
     def sentence(
         self, gold: Tree, test: Tree | None, span: Span, text: str
@@ -255,14 +253,11 @@ class LeafAncestorEvaluator(_TreeEvaluator):
         return RatioMetric(*ratios[path]) if path in ratios else None
 
 
-class ProductionEvaluator(_TreeEvaluator):
+class ProductionEvaluator(_TreeEvaluator[TreeDeleteConfig]):
     """Production precision/recall with closest-match error classes."""
 
     name = "eval.productions.v1"
     description = "Constituency productions P/R/F with error classes (Clegg & Shepherd 2005)."
-    Config = TreeDeleteConfig
-
-    config: TreeDeleteConfig
 
     def sentence(
         self, gold: Tree, test: Tree | None, span: Span, text: str

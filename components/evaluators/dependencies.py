@@ -15,7 +15,6 @@ from pydantic import Field
 from casflow.components.evaluators.adapters import dependency_sentences
 from casflow.components.evaluators.base import (
     CasEvaluator,
-    CasEvaluatorConfig,
     percent,
 )
 from casflow.components.metrics.dependency import (
@@ -29,7 +28,7 @@ from casflow.components.metrics.dependency import (
     score_dependencies,
     universal_deprel,
 )
-from casflow.pipeline.component import ComponentConfig, RunContext
+from casflow.pipeline.component import EvaluatorConfig, RunContext
 from casflow.pipeline.counts import Counts, EvaluationResult
 from casflow.pipeline.significance import Metric, RatioMetric
 from casflow.typesystem import DEPENDENCY, TOKEN
@@ -37,7 +36,7 @@ from casflow.typesystem import DEPENDENCY, TOKEN
 SUMMARY_METRICS = (("uas", "UAS"), ("las", "LAS"), ("ls", "LS"))
 
 
-class DependencyEvaluatorConfig(CasEvaluatorConfig):
+class DependencyEvaluatorConfig(EvaluatorConfig):
     punctuation: Literal["include", "exclude_upos", "exclude_xpos"] = Field(
         "include",
         description="include: score every word (CoNLL 2018); exclude_upos / exclude_xpos: "
@@ -63,17 +62,16 @@ def punctuation_policy(config: DependencyEvaluatorConfig) -> PunctuationPolicy:
     return INCLUDE_PUNCTUATION
 
 
-class DependencyEvaluator(CasEvaluator):
+class DependencyEvaluator(CasEvaluator[DependencyEvaluatorConfig]):
     """Attachment scores of basic dependencies, words aligned by character span."""
 
     name = "eval.dependencies.v1"
     description = "Dependency parsing: UAS, LAS, LS (micro and per-sentence macro)."
-    Config = DependencyEvaluatorConfig
     requires = (TOKEN, DEPENDENCY)
 
-    config: DependencyEvaluatorConfig
-
-    def __init__(self, config: ComponentConfig, context: RunContext) -> None:
+    def __init__(
+        self, config: DependencyEvaluatorConfig, context: RunContext | None = None
+    ) -> None:
         super().__init__(config, context)
         self.punctuation = punctuation_policy(self.config)
         self.label_key = full_deprel if self.config.labels == "full" else universal_deprel

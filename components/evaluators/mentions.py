@@ -20,7 +20,6 @@ from pydantic import Field, field_validator
 from casflow.components.evaluators.adapters import mentions, spans
 from casflow.components.evaluators.base import (
     CasEvaluator,
-    CasEvaluatorConfig,
     percent,
     prf_metric,
 )
@@ -40,7 +39,7 @@ from casflow.components.metrics.mentions import (
     mention_counts,
     score_mentions,
 )
-from casflow.pipeline.component import ComponentConfig, RunContext
+from casflow.pipeline.component import ComponentConfig, EvaluatorConfig, RunContext
 from casflow.pipeline.counts import Counts, EvaluationResult
 from casflow.pipeline.significance import Metric
 from casflow.typesystem import ALTERNATIVE, NAMED_ENTITY, load_typesystem, short_name
@@ -69,7 +68,7 @@ def resolve_type_name(name: str) -> str:
     )
 
 
-class MentionEvaluatorConfig(CasEvaluatorConfig):
+class MentionEvaluatorConfig(EvaluatorConfig):
     type: str = Field(
         NAMED_ENTITY,
         description="Mention type, full or short name (NamedEntity, GeneMention, "
@@ -110,17 +109,16 @@ class MentionEvaluatorConfig(CasEvaluatorConfig):
         return value
 
 
-class MentionEvaluator(CasEvaluator):
+class MentionEvaluator(CasEvaluator[MentionEvaluatorConfig]):
     """Mentions of one type: P/R/F per criterion, micro, macro and per class."""
 
     name = "eval.mentions.v1"
     description = "Mention P/R/F (strict, left, right, overlap, BioCreative alternatives)."
-    Config = MentionEvaluatorConfig
     requires = (NAMED_ENTITY,)
 
-    config: MentionEvaluatorConfig
-
-    def __init__(self, config: ComponentConfig, context: RunContext) -> None:
+    def __init__(
+        self, config: MentionEvaluatorConfig, context: RunContext | None = None
+    ) -> None:
         super().__init__(config, context)
         self.criteria = [CRITERIA[name] for name in self.config.criteria]
 

@@ -18,11 +18,11 @@ from pydantic import Field, field_validator
 from casflow.components.evaluators.adapters import tagged_tokens
 from casflow.components.evaluators.base import (
     CasEvaluator,
-    CasEvaluatorConfig,
     percent,
     prf_metric,
 )
 from casflow.components.metrics.pos import pos_counts, score_pos
+from casflow.pipeline.component import EvaluatorConfig
 from casflow.pipeline.counts import Counts, EvaluationResult
 from casflow.pipeline.significance import Metric, RatioMetric
 from casflow.typesystem import POS, TOKEN
@@ -32,7 +32,7 @@ TagSet = Literal["xpos", "upos"]
 FEATURES: dict[str, str] = {"xpos": "PosValue", "upos": "coarseValue"}
 
 
-class PosEvaluatorConfig(CasEvaluatorConfig):
+class PosEvaluatorConfig(EvaluatorConfig):
     tagsets: list[TagSet] = Field(
         default_factory=lambda: ["xpos", "upos"],
         description="Tag sets compared: xpos (POS.PosValue, the treebank tag) and upos "
@@ -56,17 +56,14 @@ class PosEvaluatorConfig(CasEvaluatorConfig):
         return value
 
 
-class PosEvaluator(CasEvaluator):
+class PosEvaluator(CasEvaluator[PosEvaluatorConfig]):
     """Accuracy over tokens with the same span on both sides; P/R/F and per-tag scores."""
 
     name = "eval.pos.v1"
     description = (
         "POS tagging, XPOS and UPOS: accuracy over aligned tokens, P/R/F of (span, tag), per tag."
     )
-    Config = PosEvaluatorConfig
     requires = (TOKEN, POS)
-
-    config: PosEvaluatorConfig
 
     def compare(self, gold: cassis.Cas, system: cassis.Cas, text: str) -> EvaluationResult:
         result = EvaluationResult()

@@ -19,12 +19,13 @@ from casflow.components.metrics.segmentation import (
     sentence_counts,
     token_counts,
 )
+from casflow.pipeline.component import EvaluatorConfig
 from casflow.pipeline.counts import Counts, EvaluationResult, prf
 from casflow.pipeline.significance import Metric
 from casflow.typesystem import SENTENCE, TOKEN
 
 
-class _SpanEvaluator(CasEvaluator):
+class _SpanEvaluator(CasEvaluator[EvaluatorConfig]):
     key: ClassVar[str]
 
     def score(self, counts: Counts) -> dict[str, Any]:

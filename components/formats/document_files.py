@@ -18,7 +18,7 @@ an error naming the document and the path tried, unless ``missing: empty``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import cassis
 from pydantic import Field
@@ -79,13 +79,14 @@ class FileImportConfig(ComponentConfig):
     encoding: str = Field("utf-8", description="Text encoding of the files.")
 
 
-class FileImport(Processor):
+FileImportConfigT = TypeVar("FileImportConfigT", bound=FileImportConfig)
+
+
+class FileImport(Processor[FileImportConfigT]):
     """Finds and reads the file of a document; subclasses turn its text into annotations."""
 
-    config: FileImportConfig
-
     @classmethod
-    def check_config(cls, config: FileImportConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def check_config(cls, config: FileImportConfigT, context: RunContext) -> list[str]:
         if not any(p in config.path for p in PLACEHOLDERS):
             return [
                 f"path {config.path!r} has no '{{doc_id}}' placeholder, so every document "

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import cassis
 from pydantic import Field
@@ -38,14 +38,15 @@ class FolderWriterConfig(ComponentConfig):
     folder: str = Field("out", description="Sub-folder of the run's output folder.")
 
 
-class FolderWriter(Writer):
+FolderWriterConfigT = TypeVar("FolderWriterConfigT", bound=FolderWriterConfig)
+
+
+class FolderWriter(Writer[FolderWriterConfigT]):
     """Writes ``<folder>/<doc>{extension}``, one file per document."""
 
     extension: ClassVar[str] = ""
 
-    config: FolderWriterConfig
-
-    def __init__(self, config: FolderWriterConfig, context: RunContext) -> None:
+    def __init__(self, config: FolderWriterConfigT, context: RunContext) -> None:
         super().__init__(config, context)
         self.folder = Path(context.output_dir) / config.folder
 
@@ -57,10 +58,16 @@ class ViewWriterConfig(FolderWriterConfig):
     view: str = Field(INITIAL_VIEW, description="The CAS view to write.")
 
 
-class ViewWriter(FolderWriter):
+ViewWriterConfigT = TypeVar("ViewWriterConfigT", bound=ViewWriterConfig)
+
+
+class ViewWriter(FolderWriter[ViewWriterConfigT]):
     """Writes ``<folder>/<doc>{extension}`` from the configured view."""
 
-    config: ViewWriterConfig
+    @classmethod
+    def views_read(cls, config: ViewWriterConfigT) -> dict[str, tuple[str, ...]]:
+        # The writer checks what its format needs itself (see the module docstring).
+        return {config.view: ()}
 
     def source_view(self, cas: cassis.Cas, doc_id: str) -> cassis.Cas:
         try:

@@ -115,23 +115,20 @@ class PunktSentencesConfig(SegmenterConfig):
     )
 
 
-class PunktSentences(SentenceSplitter):
+class PunktSentences(SentenceSplitter[PunktSentencesConfig]):
     name = "sentences.nltk.punkt.v1"
     description = (
         "NLTK Punkt sentence splitter with parameters learned by casflow train from raw "
         "text (never nltk_data), per structure block."
     )
-    Config = PunktSentencesConfig
     library = LIBRARY
 
-    config: PunktSentencesConfig
-
-    def __init__(self, config: PunktSentencesConfig, context: RunContext) -> None:
+    def __init__(self, config: PunktSentencesConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         if config.model is None:
             params = import_library("nltk.tokenize.punkt", "nltk").PunktParameters()
         else:
-            params = load_parameters(config.model, context.workflow_dir)
+            params = load_parameters(config.model, self.context.workflow_dir)
         self.splitter = make_splitter(params, config.extra_abbreviations)
 
     @classmethod
@@ -177,16 +174,14 @@ class PunktTrainerConfig(ComponentConfig):
     )
 
 
-class PunktSentenceTrainer(Trainer):
+class PunktSentenceTrainer(Trainer[PunktTrainerConfig]):
     name = "train.nltk.punkt.v1"
-    Config = PunktTrainerConfig
     description = (
         "NLTK Punkt parameters learned unsupervised from the training documents' text; "
         "scored on gold sentences."
     )
+    libraries = ("nltk",)
     layers: ClassVar[dict[str, tuple[str, ...]]] = {"sentences": (SENTENCE,)}
-
-    config: PunktTrainerConfig
 
     @classmethod
     def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:

@@ -27,15 +27,12 @@ class TreebankTokensConfig(TokenizerConfig):
     )
 
 
-class TreebankTokens(Tokenizer):
+class TreebankTokens(Tokenizer[TreebankTokensConfig]):
     name = "tokens.nltk.treebank.v1"
     description = "NLTK TreebankWordTokenizer (Penn Treebank rules, no data); exact offsets."
-    Config = TreebankTokensConfig
     library = ("nltk", "nltk")
 
-    config: TreebankTokensConfig
-
-    def __init__(self, config: TreebankTokensConfig, context: RunContext) -> None:
+    def __init__(self, config: TreebankTokensConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.tokenizer = import_library("nltk.tokenize", "nltk").TreebankWordTokenizer()
 

@@ -139,24 +139,21 @@ class PmcArticleError(ValueError):
     )
 
 
-class PmcReader(Reader):
+class PmcReader(Reader[PmcReaderConfig]):
     name = "pmc.reader.v1"
     description = (
         "PMC Cloud Service layout (local mirror or fsspec URL): latest version per PMCID, "
         "licence and retraction filters, inventory selection; version and licence in the CAS."
     )
-    Config = PmcReaderConfig
-
-    config: PmcReaderConfig
 
     @classmethod
-    def requirements(cls, config: PmcReaderConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: PmcReaderConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         structure = jats_produces(config) if config.text == "xml" else ()
         return (), (*structure, ARTICLE_VERSION)
 
-    def __init__(self, config: PmcReaderConfig, context: RunContext) -> None:
+    def __init__(self, config: PmcReaderConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
-        self.root = _resolve(config.input or "", context.workflow_dir)
+        self.root = _resolve(config.input or "", self.context.workflow_dir)
         self.jats = JatsLoader(config)
         self._mirror: PmcMirror | None = None
 
@@ -167,7 +164,7 @@ class PmcReader(Reader):
         return self._mirror
 
     @classmethod
-    def check_config(cls, config: PmcReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def check_config(cls, config: PmcReaderConfig, context: RunContext) -> list[str]:
         if not config.input:
             return [
                 "no input given: set 'input' to the mirror's root (folder or URL) or pass --input"

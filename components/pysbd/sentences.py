@@ -27,15 +27,12 @@ class PysbdSentencesConfig(SegmenterConfig):
     language: str = Field("en", description="pySBD language code (its rule set).")
 
 
-class PysbdSentences(SentenceSplitter):
+class PysbdSentences(SentenceSplitter[PysbdSentencesConfig]):
     name = "sentences.pysbd.v1"
     description = "pySBD rule-based sentence splitter (no model), per structure block."
-    Config = PysbdSentencesConfig
     library = ("pysbd", "pysbd")
 
-    config: PysbdSentencesConfig
-
-    def __init__(self, config: PysbdSentencesConfig, context: RunContext) -> None:
+    def __init__(self, config: PysbdSentencesConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         pysbd = import_library(*self.library)
         self.segmenter = pysbd.Segmenter(language=config.language, clean=False)

@@ -234,23 +234,25 @@ class SentenceRulesConfig(ComponentConfig):
     )
 
 
-class SentenceRulesSplitter(Processor):
+class SentenceRulesSplitter(Processor[SentenceRulesConfig]):
     name = "sentences.rules.v1"
     description = (
         "Rule-based sentence splitter for biomedical full text; never crosses headings, "
         "titles, captions, paragraphs or blank lines."
     )
-    Config = SentenceRulesConfig
     produces = (SENTENCE,)
 
-    config: SentenceRulesConfig
-
-    def __init__(self, config: SentenceRulesConfig, context: RunContext) -> None:
+    def __init__(self, config: SentenceRulesConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.rules = SentenceRules(DEFAULT_ABBREVIATIONS | set(config.extra_abbreviations))
 
     @classmethod
-    def check_config(cls, config: SentenceRulesConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def views_read(cls, config: SentenceRulesConfig) -> dict[str, tuple[str, ...]]:
+        # Structure types are optional there: a view without headings has no breaks.
+        return {config.structure_view: ()} if config.structure_view else {}
+
+    @classmethod
+    def check_config(cls, config: SentenceRulesConfig, context: RunContext) -> list[str]:
         from casflow.typesystem import load_typesystem
 
         typesystem = load_typesystem()

@@ -151,16 +151,3 @@ def evaluate_pipeline(
     seconds = time.perf_counter() - start
     counts = score_docs(golds, docs)
     return SyntaxScores(counts, sum(len(d) for d in docs), seconds)
-
-
-def evaluate_tokenizer(nlp: Language, golds: Sequence[GoldSyntaxDocument]) -> dict[str, Any]:
-    """Token P/R/F of ``nlp.tokenizer`` alone (and its errors) against the gold tokens."""
-    counts: Counts = {}
-    from casflow.components.metrics.segmentation import token_counts
-
-    errors: list[dict[str, Any]] = []
-    for gold in golds:
-        result = token_counts(gold.text, gold.tokens, system_token_spans(nlp.make_doc(gold.text)))
-        add_counts(counts, result.counts)
-        errors.extend(result.errors)
-    return {"token": score_segmentation(counts)["token"], "errors": errors}

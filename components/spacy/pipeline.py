@@ -376,17 +376,14 @@ class SpacyPipeline(Processor):
         "Runs a spaCy or scispaCy pipeline: sentences, tokens, POS, lemmas, DKPro "
         "dependencies, entities (GeneMention/AnatomyMention through a label mapping)."
     )
-    Config = SpacyPipelineConfig
 
-    config: SpacyPipelineConfig
-
-    def __init__(self, config: SpacyPipelineConfig, context: RunContext) -> None:
+    def __init__(self, config: SpacyPipelineConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.nlp = load_pipeline(
             config.model,
             disable=config.disable,
             tokenizer=config.tokenizer,
-            base_dir=context.workflow_dir,
+            base_dir=self.context.workflow_dir,
         )
         factories = [self.nlp.get_pipe_meta(name).factory for name in self.nlp.pipe_names]
         missing = missing_layers(factories, config.written_layers())
@@ -406,7 +403,7 @@ class SpacyPipeline(Processor):
         )
 
     @classmethod
-    def requirements(cls, config: SpacyPipelineConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: SpacyPipelineConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         requires: list[str] = []
         if config.use_existing_tokens:
             requires.append(TOKEN)
@@ -418,7 +415,7 @@ class SpacyPipeline(Processor):
         return tuple(requires), produces
 
     @classmethod
-    def check_config(cls, config: SpacyPipelineConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def check_config(cls, config: SpacyPipelineConfig, context: RunContext) -> list[str]:
         if config.tokenizer == "scispacy_combined" and importlib.util.find_spec("scispacy") is None:
             return ["tokenizer scispacy_combined needs scispaCy: pip install scispacy"]
         problem = model_problem(config.model, context.workflow_dir)

@@ -248,33 +248,30 @@ def abbreviation_pipeline(tokenizer: AbbreviationTokenizer = "spacy_en") -> Any:
     return nlp
 
 
-class ScispacyAbbreviations(Processor):
+class ScispacyAbbreviations(Processor[ScispacyAbbreviationsConfig]):
     name = "scispacy.abbreviations.v1"
     description = (
         "Abbreviation definitions (Schwartz & Hearst, scispaCy's AbbreviationDetector): "
         "an Abbreviation on every short form, with longForm and longFormText."
     )
-    Config = ScispacyAbbreviationsConfig
     produces: ClassVar[tuple[str, ...]] = (
         ABBREVIATION,
         f"{ABBREVIATION}:longForm",
         f"{ABBREVIATION}:longFormText",
     )
 
-    config: ScispacyAbbreviationsConfig
-
-    def __init__(self, config: ScispacyAbbreviationsConfig, context: RunContext) -> None:
+    def __init__(self, config: ScispacyAbbreviationsConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.nlp = abbreviation_pipeline(config.tokenizer)
 
     @classmethod
-    def requirements(  # type: ignore[override]
+    def requirements(
         cls, config: ScispacyAbbreviationsConfig
     ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return ((TOKEN,) if config.use_existing_tokens else ()), cls.produces
 
     @classmethod
-    def check_config(  # type: ignore[override]
+    def check_config(
         cls, config: ScispacyAbbreviationsConfig, context: RunContext
     ) -> list[str]:
         import importlib.util

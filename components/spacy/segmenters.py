@@ -44,14 +44,11 @@ class SentencizerConfig(SegmenterConfig):
     )
 
 
-class SpacySentencizer(SentenceSplitter):
+class SpacySentencizer(SentenceSplitter[SentencizerConfig]):
     name = "sentences.spacy.sentencizer.v1"
     description = "spaCy's rule-based sentencizer (punctuation), per structure block; no model."
-    Config = SentencizerConfig
 
-    config: SentencizerConfig
-
-    def __init__(self, config: SentencizerConfig, context: RunContext) -> None:
+    def __init__(self, config: SentencizerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.nlp = _blank(config.language)
         settings = {"punct_chars": config.punct_chars} if config.punct_chars else {}
@@ -69,14 +66,11 @@ def _pieces(doc: Any) -> list[Piece]:
     return [(t.text, t.idx) for t in doc if not t.is_space]
 
 
-class SpacyTokens(Tokenizer):
+class SpacyTokens(Tokenizer[SpacyTokensConfig]):
     name = "tokens.spacy.english.v1"
     description = "spaCy's rule-based tokenizer of a blank pipeline (English by default)."
-    Config = SpacyTokensConfig
 
-    config: SpacyTokensConfig
-
-    def __init__(self, config: SpacyTokensConfig, context: RunContext) -> None:
+    def __init__(self, config: SpacyTokensConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.tokenizer = _blank(config.language).tokenizer
 
@@ -84,13 +78,12 @@ class SpacyTokens(Tokenizer):
         return _pieces(self.tokenizer(text))
 
 
-class ScispacyTokens(Tokenizer):
+class ScispacyTokens(Tokenizer[TokenizerConfig]):
     name = "tokens.scispacy.v1"
     description = "scispaCy's combined_rule_tokenizer (biomedical rules; no model)."
-    Config = TokenizerConfig
     library = ("scispacy", "scispacy")
 
-    def __init__(self, config: TokenizerConfig, context: RunContext) -> None:
+    def __init__(self, config: TokenizerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         from scispacy.custom_tokenizer import combined_rule_tokenizer
 

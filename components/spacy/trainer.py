@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from casflow.components.spacy.gold import GoldSyntaxDocument
 from casflow.components.spacy.gold_cas import gold_syntax_from_view
-from casflow.pipeline.component import ComponentConfig, RunContext, Trainer
+from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.fingerprints import fingerprint, mark_done, step_status
 from casflow.pipeline.training import LogLines
 from casflow.typesystem import DEPENDENCY, POS, SENTENCE, TOKEN
@@ -92,25 +92,24 @@ def resolve_vectors(name: str) -> Path:
     return Path(name)
 
 
-class SpacySyntaxTrainer(Trainer):
+class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
     name = "train.spacy.syntax.v1"
-    Config = SpacySyntaxTrainerConfig
     description = (
         "spaCy CNN tokenizer/tagger/parser trained from gold Sentence, Token, POS and "
         "Dependency annotations (the model kind of the shipped craft_syntax)."
     )
+    libraries = ("spacy",)
     layers: ClassVar[dict[str, tuple[str, ...]]] = {
         "tokens": (TOKEN,),
         "sentences": (SENTENCE,),
         "pos": (TOKEN, POS),
         "dependencies": (TOKEN, DEPENDENCY),
     }
-    config: SpacySyntaxTrainerConfig
 
-    def __init__(self, config: SpacySyntaxTrainerConfig, context: RunContext) -> None:
+    def __init__(self, config: SpacySyntaxTrainerConfig, context: TrainingContext) -> None:
         super().__init__(config, context)
-        self.seed = getattr(context, "seed", 0)
-        self.chosen = tuple(getattr(context, "layers", ()) or self.layers)
+        self.seed = context.seed
+        self.chosen = tuple(context.layers or self.layers)
 
     @classmethod
     def check_layers(cls, config: ComponentConfig, layers: Sequence[str]) -> list[str]:

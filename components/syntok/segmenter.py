@@ -46,15 +46,12 @@ class SyntokSentencesConfig(SegmenterConfig):
     )
 
 
-class SyntokSentences(SentenceSplitter):
+class SyntokSentences(SentenceSplitter[SyntokSentencesConfig]):
     name = "sentences.syntok.v1"
     description = "syntok rule-based sentence segmenter (no model), per structure block."
-    Config = SyntokSentencesConfig
     library = LIBRARY
 
-    config: SyntokSentencesConfig
-
-    def __init__(self, config: SyntokSentencesConfig, context: RunContext) -> None:
+    def __init__(self, config: SyntokSentencesConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.tokenizer = _tokenizer(False)
         self.segmenter = import_library("syntok.segmenter", "syntok")
@@ -78,15 +75,12 @@ class SyntokTokensConfig(TokenizerConfig):
     )
 
 
-class SyntokTokens(Tokenizer):
+class SyntokTokens(Tokenizer[SyntokTokensConfig]):
     name = "tokens.syntok.v1"
     description = "syntok rule-based tokenizer (no model); exact offsets."
-    Config = SyntokTokensConfig
     library = LIBRARY
 
-    config: SyntokTokensConfig
-
-    def __init__(self, config: SyntokTokensConfig, context: RunContext) -> None:
+    def __init__(self, config: SyntokTokensConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.tokenizer = _tokenizer(config.emit_hyphen_or_underscore_sep)
 

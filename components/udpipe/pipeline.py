@@ -77,19 +77,16 @@ class UdpipeConfig(SegmenterConfig):
         return set(self.layers) - skip
 
 
-class UdpipePipeline(Processor):
+class UdpipePipeline(Processor[UdpipeConfig]):
     name = "udpipe.v1"
     description = (
         "Runs a UDPipe 1 model: sentences, tokens, POS (XPOS and UPOS), lemmas, DKPro "
         "dependencies; can take the view's sentences and tokens."
     )
-    Config = UdpipeConfig
 
-    config: UdpipeConfig
-
-    def __init__(self, config: UdpipeConfig, context: RunContext) -> None:
+    def __init__(self, config: UdpipeConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
-        self.model = UdpipeModel(model_file(config.model, context.workflow_dir))
+        self.model = UdpipeModel(model_file(config.model, self.context.workflow_dir))
         layers = config.written_layers()
         self.tag = bool({"pos", "lemma"} & layers)
         self.parse = "dependencies" in layers

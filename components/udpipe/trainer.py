@@ -42,7 +42,7 @@ from casflow.components.udpipe.model import (
     udpipe_missing,
     udpipe_module,
 )
-from casflow.pipeline.component import ComponentConfig, RunContext, Trainer
+from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
 from casflow.typesystem import BLOCK_STRUCTURE_TYPES, DEPENDENCY, LEMMA, POS, SENTENCE, TOKEN
@@ -81,13 +81,13 @@ class UdpipeTrainerConfig(ComponentConfig):
     )
 
 
-class UdpipeTrainer(Trainer):
+class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
     name = "train.udpipe.v1"
-    Config = UdpipeTrainerConfig
     description = (
         "UDPipe 1 tokenizer, tagger (XPOS, UPOS, lemma) and parser trained in-process from "
         "gold views written as CoNLL-U."
     )
+    libraries = ("ufal.udpipe",)
     layers: ClassVar[dict[str, tuple[str, ...]]] = {
         "tokens": (TOKEN,),
         "sentences": (SENTENCE,),
@@ -95,12 +95,11 @@ class UdpipeTrainer(Trainer):
         "lemma": (TOKEN, LEMMA),
         "dependencies": (TOKEN, DEPENDENCY),
     }
-    config: UdpipeTrainerConfig
 
-    def __init__(self, config: UdpipeTrainerConfig, context: RunContext) -> None:
+    def __init__(self, config: UdpipeTrainerConfig, context: TrainingContext) -> None:
         super().__init__(config, context)
-        self.seed = getattr(context, "seed", 0)
-        self.chosen = tuple(getattr(context, "layers", ()) or self.layers)
+        self.seed = context.seed
+        self.chosen = tuple(context.layers or self.layers)
 
     @classmethod
     def check_layers(cls, config: ComponentConfig, layers: Sequence[str]) -> list[str]:

@@ -26,12 +26,11 @@ class CopyAnnotationsConfig(ComponentConfig):
     )
 
 
-class CopyAnnotations(Processor):
+class CopyAnnotations(Processor[CopyAnnotationsConfig]):
     name = "view.copy.v1"
     description = (
         "Copies annotations of chosen types (default: document structure) from another view."
     )
-    Config = CopyAnnotationsConfig
     _PRIMITIVES: ClassVar[set[str]] = {
         "uima.cas.String",
         "uima.cas.Integer",
@@ -43,11 +42,14 @@ class CopyAnnotations(Processor):
         "uima.cas.Byte",
     }
 
-    config: CopyAnnotationsConfig
+    @classmethod
+    def requirements(cls, config: CopyAnnotationsConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return (), tuple(config.types)
 
     @classmethod
-    def requirements(cls, config: CopyAnnotationsConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
-        return (), tuple(config.types)
+    def views_read(cls, config: CopyAnnotationsConfig) -> dict[str, tuple[str, ...]]:
+        # Types missing from the source view are simply not copied: nothing is required.
+        return {config.from_view: ()}
 
     def process(self, view: cassis.Cas) -> None:
         source = view.get_view(self.config.from_view)

@@ -28,12 +28,9 @@ class WhitespaceTokenizerConfig(ComponentConfig):
     sleep: float = Field(0.0, description="Seconds to sleep per document (to make runs slow).")
 
 
-class WhitespaceTokenizer(Processor):
+class WhitespaceTokenizer(Processor[WhitespaceTokenizerConfig]):
     name = "test.whitespace_tokenizer.v1"
-    Config = WhitespaceTokenizerConfig
     produces = (TOKEN, SENTENCE)
-
-    config: WhitespaceTokenizerConfig
 
     def process(self, view: cassis.Cas) -> None:
         text = view.sofa_string
@@ -57,13 +54,10 @@ class UpperTaggerConfig(ComponentConfig):
     tag: str = Field("NN", description="Tag given to every token.")
 
 
-class ConstantTagger(Processor):
+class ConstantTagger(Processor[UpperTaggerConfig]):
     name = "test.constant_tagger.v1"
-    Config = UpperTaggerConfig
     requires = (TOKEN,)
     produces = (POS, f"{TOKEN}:pos")
-
-    config: UpperTaggerConfig
 
     def process(self, view: cassis.Cas) -> None:
         pos_type = view.typesystem.get_type(POS)

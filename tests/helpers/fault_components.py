@@ -49,14 +49,11 @@ class FaultInjectorConfig(ComponentConfig):
     )
 
 
-class FaultInjector(Processor):
+class FaultInjector(Processor[FaultInjectorConfig]):
     """Tokenizes on whitespace, after doing whatever fault the text asks for."""
 
     name = "test.fault_injector.v1"
-    Config = FaultInjectorConfig
     produces = (TOKEN, SENTENCE)
-
-    config: FaultInjectorConfig
 
     def process(self, view: cassis.Cas) -> None:
         text = view.sofa_string or ""
@@ -116,13 +113,10 @@ class HangingWriterConfig(ComponentConfig):
     protect_pid: int = Field(0, description="Never freeze this process (pytest's).")
 
 
-class HangingWriter(Writer):
+class HangingWriter(Writer[HangingWriterConfig]):
     """Writes nothing; hangs where no per-document limit applies (writers have none)."""
 
     name = "test.hanging_writer.v1"
-    Config = HangingWriterConfig
-
-    config: HangingWriterConfig
 
     def output_paths(self, doc_id: str) -> list[Path]:
         return []
@@ -135,11 +129,10 @@ class HangingWriter(Writer):
         return []
 
 
-class MemoryProbe(Writer):
+class MemoryProbe(Writer[ComponentConfig]):
     """Records the worker's peak memory after the document's other writers ran."""
 
     name = "test.memory_probe.v1"
-    Config = ComponentConfig
 
     def output_paths(self, doc_id: str) -> list[Path]:
         return [Path(self.context.output_dir) / "memory" / f"{safe_file_stem(doc_id)}.json"]

@@ -77,28 +77,25 @@ def _by_sentence(path: Path) -> dict[str, list[bc2.Bc2Mention]]:
     return dict(grouped)
 
 
-class Bc2Import(Processor):
+class Bc2Import(Processor[Bc2ImportConfig]):
     """BC2 mention lines of the document's sentence id into the step's view."""
 
     name = "bc2.import.v1"
     description = "Import BioCreative II mention lines (e.g. system output) into a view."
-    Config = Bc2ImportConfig
 
-    config: Bc2ImportConfig
-
-    def __init__(self, config: Bc2ImportConfig, context: RunContext) -> None:
+    def __init__(self, config: Bc2ImportConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self._mentions: dict[str, list[bc2.Bc2Mention]] | None = None
         self._alternatives: dict[str, list[bc2.Bc2Mention]] = {}
 
     @classmethod
-    def requirements(cls, config: Bc2ImportConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: Bc2ImportConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         produced = getattr(config, "type", GENE_MENTION)
         alternatives = (ALTERNATIVE,) if getattr(config, "alternatives", None) else ()
         return (), (produced, *alternatives)
 
     @classmethod
-    def check_config(cls, config: Bc2ImportConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def check_config(cls, config: Bc2ImportConfig, context: RunContext) -> list[str]:
         problems = []
         for option in ("path", "alternatives"):
             value = getattr(config, option)

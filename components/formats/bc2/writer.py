@@ -42,15 +42,12 @@ class Bc2WriterConfig(ViewWriterConfig):
         return resolve_mention_type(name)
 
 
-class Bc2Writer(ViewWriter):
+class Bc2Writer(ViewWriter[Bc2WriterConfig]):
     """GENE.eval-style lines, per document and combined (see the module docstring)."""
 
     name = "bc2.writer.v1"
     description = "BioCreative II GENE.eval mention lines (one combined, sorted file per run)."
-    Config = Bc2WriterConfig
     extension = DOCUMENT_SUFFIX
-
-    config: Bc2WriterConfig
 
     def __init__(self, config: Bc2WriterConfig, context: RunContext) -> None:
         super().__init__(config, context)

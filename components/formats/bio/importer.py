@@ -69,17 +69,14 @@ class BioImportConfig(FileImportConfig):
         return resolve_mention_type(name)
 
 
-class BioImport(FileImport):
+class BioImport(FileImport[BioImportConfig]):
     """BIO-tagged tokens as mentions (and tokens) over the view's text."""
 
     name = "bio.import.v1"
     description = "Import a BIO/CoNLL token-tag file per document (e.g. NER output) into a view."
-    Config = BioImportConfig
-
-    config: BioImportConfig
 
     @classmethod
-    def requirements(cls, config: BioImportConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: BioImportConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         produces = [getattr(config, "type", NAMED_ENTITY)]
         if getattr(config, "tokens", True):
             produces += [SENTENCE, TOKEN]

@@ -61,14 +61,11 @@ class BioWriterConfig(ViewWriterConfig):
         return columns
 
 
-class BioWriter(ViewWriter):
+class BioWriter(ViewWriter[BioWriterConfig]):
     """BIO columns per token (see the module docstring)."""
 
     name = "bio.writer.v1"
     description = "Token-per-line BIO/CoNLL files (token and tag columns, AnatEM style)."
-    Config = BioWriterConfig
-
-    config: BioWriterConfig
 
     @property
     def extension(self) -> str:  # type: ignore[override]

@@ -55,17 +55,14 @@ class BratImportConfig(FileImportConfig):
         return None if value is None else resolve_mention_type(value)
 
 
-class BratImport(FileImport):
+class BratImport(FileImport[BratImportConfig]):
     """Text-bound brat annotations as mentions (see the module docstring)."""
 
     name = "brat.import.v1"
     description = "Import brat standoff (.ann) text-bound annotations per document into a view."
-    Config = BratImportConfig
-
-    config: BratImportConfig
 
     @classmethod
-    def requirements(cls, config: BratImportConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: BratImportConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         types = list(dict.fromkeys(getattr(config, "types", {}).values()))
         default = getattr(config, "default_type", NAMED_ENTITY)
         if default is not None and default not in types:

@@ -50,14 +50,11 @@ class BratWriterConfig(ViewWriterConfig):
         return resolve_mention_type(name)
 
 
-class BratWriter(ViewWriter):
+class BratWriter(ViewWriter[BratWriterConfig]):
     """brat .txt and .ann per document (see the module docstring)."""
 
     name = "brat.writer.v1"
     description = "brat standoff (.txt + .ann) of the mentions of one type."
-    Config = BratWriterConfig
-
-    config: BratWriterConfig
 
     def output_paths(self, doc_id: str) -> list[Path]:
         stem = safe_file_stem(doc_id)

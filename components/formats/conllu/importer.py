@@ -65,14 +65,11 @@ class ConlluImportConfig(FileImportConfig):
     )
 
 
-class ConlluImport(FileImport):
+class ConlluImport(FileImport[ConlluImportConfig]):
     """Sentences, tokens, POS, lemmas and dependencies of a CoNLL-U file."""
 
     name = "conllu.import.v1"
     description = "Import a CoNLL-U file per document (e.g. parser output) into a view."
-    Config = ConlluImportConfig
-
-    config: ConlluImportConfig
 
     _PRODUCES: ClassVar[dict[str, tuple[str, ...]]] = {
         "sentences": (SENTENCE,),
@@ -83,7 +80,7 @@ class ConlluImport(FileImport):
     }
 
     @classmethod
-    def requirements(cls, config: ConlluImportConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: ConlluImportConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         layers = set(getattr(config, "layers", ALL_CONLLU_LAYERS))
         if layers - {"sentences"}:
             layers.add("tokens")

@@ -57,15 +57,12 @@ def _field(value: str | None) -> str:
     return value.replace("\t", " ").replace("\n", " ").replace("\r", " ")
 
 
-class ConlluWriter(ViewWriter):
+class ConlluWriter(ViewWriter[ConlluWriterConfig]):
     """CoNLL-U per document (see the module docstring)."""
 
     name = "conllu.writer.v1"
     description = "CoNLL-U files: tokens, lemmas, UPOS/XPOS, basic dependencies."
-    Config = ConlluWriterConfig
     extension = ".conllu"
-
-    config: ConlluWriterConfig
 
     def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
         view = self.source_view(cas, doc_id)

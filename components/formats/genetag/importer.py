@@ -77,28 +77,25 @@ def _by_sentence(path: Path) -> dict[str, list[genetag.GenetagMention]]:
     return dict(grouped)
 
 
-class GenetagImport(Processor):
+class GenetagImport(Processor[GenetagImportConfig]):
     """GENETAG token-index mention lines of the document's sentence id into the step's view."""
 
     name = "genetag.import.v1"
     description = "Import GENETAG token-index mention lines (e.g. Test.format output) into a view."
-    Config = GenetagImportConfig
 
-    config: GenetagImportConfig
-
-    def __init__(self, config: GenetagImportConfig, context: RunContext) -> None:
+    def __init__(self, config: GenetagImportConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self._mentions: dict[str, list[genetag.GenetagMention]] | None = None
         self._alternatives: dict[str, list[genetag.GenetagMention]] = {}
 
     @classmethod
-    def requirements(cls, config: GenetagImportConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: GenetagImportConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         produced = getattr(config, "type", GENE_MENTION)
         alternatives = (ALTERNATIVE,) if getattr(config, "alternatives", None) else ()
         return (), (produced, *alternatives)
 
     @classmethod
-    def check_config(cls, config: GenetagImportConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def check_config(cls, config: GenetagImportConfig, context: RunContext) -> list[str]:
         problems = []
         for option in ("path", "alternatives"):
             value = getattr(config, option)

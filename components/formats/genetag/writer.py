@@ -74,15 +74,12 @@ def token_range(
     return first, last
 
 
-class GenetagWriter(ViewWriter):
+class GenetagWriter(ViewWriter[GenetagWriterConfig]):
     """GENETAG token-index lines, per document and combined (see the module docstring)."""
 
     name = "genetag.writer.v1"
     description = "GENETAG token-index mention lines (Test.format; one combined file per run)."
-    Config = GenetagWriterConfig
     extension = DOCUMENT_SUFFIX
-
-    config: GenetagWriterConfig
 
     def __init__(self, config: GenetagWriterConfig, context: RunContext) -> None:
         super().__init__(config, context)

@@ -115,25 +115,22 @@ class NxmlReaderConfig(ComponentConfig):
     )
 
 
-class NxmlReader(Reader):
+class NxmlReader(Reader[NxmlReaderConfig]):
     name = "nxml.reader.v1"
     description = "PubMed Central NXML/JATS articles: title, abstract, sections, headings, paragraphs, captions."
-    Config = NxmlReaderConfig
     produces = (TITLE, ABSTRACT, SECTION, HEADING, PARAGRAPH, CAPTION)
 
-    config: NxmlReaderConfig
-
     @classmethod
-    def requirements(cls, config: NxmlReaderConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: NxmlReaderConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (), jats_produces(config)
 
-    def __init__(self, config: NxmlReaderConfig, context: RunContext) -> None:
+    def __init__(self, config: NxmlReaderConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
-        self.input = resolve_input(config.input or "", context.workflow_dir)
+        self.input = resolve_input(config.input or "", self.context.workflow_dir)
         self.jats = JatsLoader(config)
 
     @classmethod
-    def check_config(cls, config: NxmlReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def check_config(cls, config: NxmlReaderConfig, context: RunContext) -> list[str]:
         return input_problems(
             resolve_input(config.input, context.workflow_dir) if config.input else None,
             config.pattern,

@@ -16,13 +16,10 @@ class JsonWriterConfig(FolderWriterConfig):
     pretty_print: bool = Field(False, description="Indent the JSON.")
 
 
-class JsonWriter(FolderWriter):
+class JsonWriter(FolderWriter[JsonWriterConfig]):
     name = "json.writer.v1"
     description = "UIMA CAS JSON (cassis), type system embedded."
-    Config = JsonWriterConfig
     extension = ".json"
-
-    config: JsonWriterConfig
 
     def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
         (path,) = self.output_paths(doc_id)

@@ -47,14 +47,11 @@ class PennImportConfig(FileImportConfig):
     )
 
 
-class PennImport(FileImport):
+class PennImport(FileImport[PennImportConfig]):
     """Sentences, tokens, POS and constituents of one-tree-per-line Penn files."""
 
     name = "penn.import.v1"
     description = "Import Penn Treebank bracketed trees per document (e.g. parser output)."
-    Config = PennImportConfig
-
-    config: PennImportConfig
 
     _PRODUCES: ClassVar[dict[str, tuple[str, ...]]] = {
         "sentences": (SENTENCE,),
@@ -71,7 +68,7 @@ class PennImport(FileImport):
         return layers
 
     @classmethod
-    def requirements(cls, config: PennImportConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:  # type: ignore[override]
+    def requirements(cls, config: PennImportConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         layers = cls.layers_of(config)
         return (), tuple(
             name for layer in ALL_PENN_LAYERS if layer in layers for name in cls._PRODUCES[layer]

@@ -79,14 +79,11 @@ def escape_words(tree: Tree, mode: str) -> None:
         leaf.label = _ROUND.get(leaf.label, leaf.label)
 
 
-class PennWriter(ViewWriter):
+class PennWriter(ViewWriter[PennWriterConfig]):
     """Bracketed trees per document (see the module docstring)."""
 
     name = "penn.writer.v1"
     description = "Penn Treebank bracketed trees, one per line (CRAFT style), from constituents."
-    Config = PennWriterConfig
-
-    config: PennWriterConfig
 
     @property
     def extension(self) -> str:  # type: ignore[override]

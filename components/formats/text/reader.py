@@ -34,20 +34,17 @@ class TextReaderConfig(ComponentConfig):
     language: str = Field("en", description="Document language written to the CAS.")
 
 
-class TextReader(Reader):
+class TextReader(Reader[TextReaderConfig]):
     name = "text.reader.v1"
     description = "Plain-text files, one document each."
-    Config = TextReaderConfig
     produces = ()
 
-    config: TextReaderConfig
-
-    def __init__(self, config: TextReaderConfig, context: RunContext) -> None:
+    def __init__(self, config: TextReaderConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
-        self.input = resolve_input(config.input or "", context.workflow_dir)
+        self.input = resolve_input(config.input or "", self.context.workflow_dir)
 
     @classmethod
-    def check_config(cls, config: TextReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def check_config(cls, config: TextReaderConfig, context: RunContext) -> list[str]:
         return input_problems(
             resolve_input(config.input, context.workflow_dir) if config.input else None,
             config.pattern,

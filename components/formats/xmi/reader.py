@@ -41,7 +41,7 @@ class XmiDocumentError(ValueError):
     hint = "check that the file is complete XMI written against the casflow type system (or set lenient: true)"
 
 
-class XmiReader(Reader):
+class XmiReader(Reader[XmiReaderConfig]):
     """Loads every view of the XMI into the CAS being built.
 
     The annotations keep their views: a document written by casflow with gold
@@ -50,23 +50,20 @@ class XmiReader(Reader):
 
     name = "xmi.reader.v1"
     description = "XMI files (all views), e.g. casflow's own output or another UIMA tool's."
-    Config = XmiReaderConfig
-
-    config: XmiReaderConfig
 
     @classmethod
-    def views_written(cls, config: XmiReaderConfig, view: str) -> dict[str, tuple[str, ...]]:  # type: ignore[override]
+    def views_written(cls, config: XmiReaderConfig, view: str) -> dict[str, tuple[str, ...]]:
         written: dict[str, tuple[str, ...]] = {view: ()}
         for name, types in config.views.items():
             written[name] = tuple(resolve_type_name(t) for t in types)
         return written
 
-    def __init__(self, config: XmiReaderConfig, context: RunContext) -> None:
+    def __init__(self, config: XmiReaderConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
-        self.input = resolve_input(config.input or "", context.workflow_dir)
+        self.input = resolve_input(config.input or "", self.context.workflow_dir)
 
     @classmethod
-    def check_config(cls, config: XmiReaderConfig, context: RunContext) -> list[str]:  # type: ignore[override]
+    def check_config(cls, config: XmiReaderConfig, context: RunContext) -> list[str]:
         return input_problems(
             resolve_input(config.input, context.workflow_dir) if config.input else None,
             config.pattern,

@@ -20,13 +20,10 @@ class XmiWriterConfig(FolderWriterConfig):
     pretty_print: bool = Field(False, description="Indent the XML (larger files, easier to read).")
 
 
-class XmiWriter(FolderWriter):
+class XmiWriter(FolderWriter[XmiWriterConfig]):
     name = "xmi.writer.v1"
     description = "UIMA XMI (all views), loadable by Apache UIMA Java, DKPro Core and INCEpTION."
-    Config = XmiWriterConfig
     extension = ".xmi"
-
-    config: XmiWriterConfig
 
     def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
         (path,) = self.output_paths(doc_id)

@@ -12,7 +12,7 @@ import re
 import cassis
 from pydantic import Field
 
-from casflow.pipeline.component import ComponentConfig, Processor
+from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import GENE_MENTION, TOKEN
 
 
@@ -22,16 +22,15 @@ class DictionaryGeneTaggerConfig(ComponentConfig):
     label: str = Field("GENE", description="Class label written to GeneMention.value.")
 
 
-class DictionaryGeneTagger(Processor):
+class DictionaryGeneTagger(Processor[DictionaryGeneTaggerConfig]):
     name = "example.dictionary_genes.v1"
     description = "Tags tokens found in a gene-name list as GeneMention."
-    Config = DictionaryGeneTaggerConfig
     requires = (TOKEN,)
     produces = (GENE_MENTION,)
 
-    config: DictionaryGeneTaggerConfig
-
-    def __init__(self, config: DictionaryGeneTaggerConfig, context) -> None:  # type: ignore[no-untyped-def]
+    def __init__(
+        self, config: DictionaryGeneTaggerConfig, context: RunContext | None = None
+    ) -> None:
         super().__init__(config, context)
         flags = 0 if config.case_sensitive else re.IGNORECASE
         # Compiled once per worker process, not per document.

@@ -1,0 +1,73 @@
+"""The import boundaries of docs/architecture.md, checked on the source.
+
+The engine (pipeline/) knows components only through the registry's table of
+built-ins, so a component can be added, moved or removed without touching the
+engine; the CAS helpers (cas/) and the type system know neither.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The one engine module allowed to name casflow.components, and what it may import.
+REGISTRY_TABLE = ("pipeline/registry.py", "casflow.components.builtin")
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """``(line, module)`` of every import in the file, those inside functions included."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            # ``from casflow import components`` names the package through an alias
+            found.extend((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)
+    return found
+
+
+def violations(folder: str, forbidden: tuple[str, ...]) -> list[str]:
+    bad = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        for line, module in imports(path):
+            table_file, table_module = REGISTRY_TABLE
+            if relative == table_file and (
+                module == table_module or module.startswith(table_module + ".")
+            ):
+                continue
+            if any(module == f or module.startswith(f + ".") for f in forbidden):
+                bad.append(f"{relative}:{line} imports {module}")
+    return bad
+
+
+@pytest.mark.parametrize(
+    ("folder", "forbidden"),
+    [
+        ("pipeline", ("casflow.components",)),
+        ("cas", ("casflow.pipeline", "casflow.components")),
+        ("typesystem", ("casflow.pipeline", "casflow.components", "casflow.cas")),
+    ],
+)
+def test_import_boundaries(folder: str, forbidden: tuple[str, ...]) -> None:
+    assert violations(folder, forbidden) == []
+
+
+def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "def f():\n    from casflow.components.evaluators.base import CasEvaluator\n"
+        "from casflow import components\n",
+        encoding="utf-8",
+    )
+    assert (2, "casflow.components.evaluators.base") in imports(module)
+    assert (3, "casflow.components") in imports(module)
+
+
+def test_the_registry_table_is_the_engine_s_only_way_to_components() -> None:
+    assert (REGISTRY_TABLE[1]) in {m for _, m in imports(ROOT / REGISTRY_TABLE[0])}
