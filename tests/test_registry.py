@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from casflow.components.builtin import BUILTIN_COMPONENTS
+from casflow.pipeline.component import ComponentConfig
 from casflow.pipeline.registry import Registry, UnknownComponentError, registry
 from casflow.typesystem import load_typesystem
 
@@ -21,6 +22,8 @@ def test_every_builtin_loads_and_declares_known_types(name: str) -> None:
         assert typesystem.contains_type(base), type_name
         if feature:
             assert typesystem.get_type(base).get_feature(feature) is not None, type_name
+    # Its config class is declared (Processor[FooConfig]), not the contract's empty base.
+    assert cls.Config is not ComponentConfig, f"{name}: declare its config class in the base"
     # Every config field documents itself (casflow components prints it).
     for field_name, info in cls.Config.model_fields.items():
         assert info.description, f"{name}: config field {field_name!r} has no description"

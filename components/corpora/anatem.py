@@ -143,7 +143,7 @@ def documents(config: AnatemReaderConfig, context: RunContext) -> list[tuple[str
     return listed[: config.limit]
 
 
-class AnatemReader(Reader):
+class AnatemReader(Reader[AnatemReaderConfig]):
     """AnatEM documents: sentences, tokens and anatomical entity mentions."""
 
     name = "anatem.reader.v1"

@@ -370,7 +370,7 @@ def _upos_path(path: str, context: RunContext) -> Path:
     return context.workflow_dir / candidate
 
 
-class SpacyPipeline(Processor):
+class SpacyPipeline(Processor[SpacyPipelineConfig]):
     name = "spacy.pipeline.v1"
     description = (
         "Runs a spaCy or scispaCy pipeline: sentences, tokens, POS, lemmas, DKPro "
