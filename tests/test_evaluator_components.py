@@ -27,6 +27,7 @@ from casflow.components.evaluators.adapters import (
 )
 from casflow.components.evaluators.base import ViewTextMismatch
 from casflow.components.formats.penn.parse import Tree, format_tree, parse_tree
+from casflow.components.metrics.parseval import evaluate_parseval
 from casflow.pipeline.cli import main as cli_main
 from casflow.pipeline.component import ComponentConfig, Evaluator, Processor, RunContext
 from casflow.pipeline.registry import registry
@@ -540,6 +541,83 @@ def test_parseval_through_the_cas() -> None:
         for e in result.errors
         if e["type"] in {"FP", "FN"}
     ]
+
+
+PENN_TEXT = "The cat sat on the mat. It ran."
+PENN_GOLD = [
+    "( (S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)) )",
+    "( (S (NP (PRP It)) (VP (VBD ran)) (. .)) )",
+]
+PENN_SYSTEM = {
+    "unlabeled": [
+        "( (S (NP (DT The) (NN cat)) (VP (VBD sat)) (PP (IN on) (NP (DT the) (NN mat))) (. .)) )",
+        "( (S (NP (PRP It)) (VP (VBD ran)) (. .)) )",
+    ],
+    "TOP and bare": [
+        "(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat)) (PP (IN on) (NP (DT the) (NN mat))) (. .)))",
+        "(S (NP (PRP It)) (VP (VBD ran)) (. .))",
+    ],
+    "ROOT": [
+        "(ROOT (S (NP (DT The) (NN cat)) (VP (VBD sat)) (PP (IN on) (NP (DT the) (NN mat))) (. .)))",
+        "(ROOT (S (NP (PRP It)) (VP (VBD ran)) (. .)))",
+    ],
+}
+
+
+def _unwrapped(tree: Tree) -> Tree:
+    """The tree under an unlabeled root, as the CAS keeps it (its DKPro ROOT)."""
+    if tree.label in ("", "TOP", "ROOT"):
+        return Tree("", tree.children)
+    return Tree("", [tree])
+
+
+def _line_counts(system_lines: list[str], outer: bool) -> list[int]:
+    """matched, gold, test of the metric on the lines: as written when the outer
+    bracket counts; under the CAS's unlabeled root when it is dropped."""
+    results = [
+        evaluate_parseval(
+            parse_tree(gold),
+            parse_tree(test) if outer else _unwrapped(parse_tree(test)),
+            outer_bracket=outer,
+        )
+        for gold, test in zip(PENN_GOLD, system_lines, strict=True)
+    ]
+    return [sum(getattr(r, name) for r in results) for name in ("matched", "gold", "test")]
+
+
+@pytest.mark.parametrize("variant", sorted(PENN_SYSTEM))
+def test_parseval_through_the_cas_scores_each_tree_line_as_written(
+    tmp_path: Path, variant: str
+) -> None:
+    # penn.import.v1 keeps each line (PennTree); eval.constituents.v1 scores the outer
+    # bracket as EVALB reads that line: "( (S" counts "", "(TOP" is deleted, "(S" has
+    # none, "(ROOT" counts ROOT. So the CAS path equals the metric on the lines.
+    system_lines = PENN_SYSTEM[variant]
+    for folder, lines in (("in", None), ("gold", PENN_GOLD), ("system", system_lines)):
+        (tmp_path / folder).mkdir()
+        name, text = ("doc1.txt", PENN_TEXT) if lines is None else ("doc1.tree", "\n".join(lines))
+        (tmp_path / folder / name).write_text(text + "\n", encoding="utf-8")
+    workflow = f"""\
+        reader: {{component: text.reader.v1, config: {{input: {json.dumps(str(tmp_path / "in"))}}}}}
+        components:
+          - {{component: penn.import.v1, view: gold, config: {{path: {json.dumps(str(tmp_path / "gold" / "{doc_id}.tree"))}}}}}
+          - {{component: penn.import.v1, view: system, config: {{path: {json.dumps(str(tmp_path / "system" / "{doc_id}.tree"))}}}}}
+        evaluators:
+          - {{component: eval.constituents.v1, id: count}}
+          - {{component: eval.constituents.v1, id: drop, config: {{outer_bracket: drop}}}}
+        run: {{jobs: 1, output: {json.dumps(str(tmp_path / "out"))}, progress: false}}
+        """
+    loaded = load_workflow_text(textwrap.dedent(workflow), source=str(tmp_path / "wf.yaml"))
+    report = run_workflow(loaded, RunOptions(show_progress=False))
+    assert report.counts["ok"] == 1, report.failures
+    for key, outer in (("count", True), ("drop", False)):
+        scores = report.evaluation[key]["systems"]["system"]["scores"]
+        found = [scores[name] for name in ("matched", "gold", "test")]
+        assert found == _line_counts(system_lines, outer), key
+        if variant == "TOP and bare" and outer:
+            # By hand: gold ""+S+NP+VP+PP+NP and ""+S+NP+VP; system S+NP+VP'+PP+NP
+            # (TOP deleted) and S+NP+VP (no wrapper): 4 + 3 matched of 10 gold, 8 test.
+            assert found == [7, 10, 8]
 
 
 def test_tree_evaluators_refuse_trees_whose_tokens_have_no_pos() -> None:

@@ -27,6 +27,7 @@ Conventions:
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -44,6 +45,7 @@ from casflow.typesystem import (
     DEPENDENCY,
     DEPENDENCY_ROOT,
     EMPTY_CATEGORY,
+    PENN_TREE,
     POS,
     SENTENCE,
     TOKEN,
@@ -308,6 +310,40 @@ def constituent_trees(view: cassis.Cas, require_tags: bool = False) -> list[tupl
     builder = _TreeBuilder(view, require_tags)
     roots = sorted(_tree_roots(view), key=lambda r: (r.begin, r.end))
     return [((root.begin, root.end), builder.tree(root)) for root in roots]
+
+
+# "( (S", "(TOP (S", "(ROOT (S": the outer bracket's label, then the first child.
+_OUTER_BRACKET = re.compile(r"\s*\(\s*([^\s()]*)\s*\(")
+WRAPPER_LABELS = frozenset({"", "TOP", "ROOT"})
+
+
+def written_outer_bracket(line: str) -> str | None:
+    """The outer bracket of a tree line as written: ``""`` for ``( (S ...) )``, ``"TOP"``
+    or ``"ROOT"`` for those wrappers, None when the line has none (``(S ...)``)."""
+    match = _OUTER_BRACKET.match(line)
+    if match is None or match.group(1) not in WRAPPER_LABELS:
+        return None
+    return match.group(1)
+
+
+def written_outer_brackets(view: cassis.Cas) -> dict[Span, str | None]:
+    """Per tree span, the outer bracket its ``PennTree`` line was written with (trees
+    read from treebank files carry one; trees from parsers in the chain do not)."""
+    return {
+        (tree.begin, tree.end): written_outer_bracket(tree.get("PennTree") or "")
+        for tree in view.select(PENN_TREE)
+    }
+
+
+def as_written(tree: Tree, outer: str | None) -> Tree:
+    """A tree from :func:`constituent_trees` (unlabeled root) with the outer bracket its
+    file had: relabelled TOP/ROOT, or removed when the file had no wrapper around one
+    phrase."""
+    if outer is None:
+        if len(tree.children) == 1 and tree.children[0].word is None:
+            return tree.children[0]
+        return tree
+    return Tree(outer, tree.children) if outer else tree
 
 
 def pair_by_span(

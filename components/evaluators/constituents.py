@@ -17,7 +17,12 @@ from typing import Any, Literal
 import cassis
 from pydantic import Field
 
-from casflow.components.evaluators.adapters import constituent_trees, pair_by_span
+from casflow.components.evaluators.adapters import (
+    as_written,
+    constituent_trees,
+    pair_by_span,
+    written_outer_brackets,
+)
 from casflow.components.evaluators.base import (
     CasEvaluator,
     percent,
@@ -66,12 +71,12 @@ class _TreeEvaluator(CasEvaluator[EvaluatorConfigT]):
     ) -> tuple[Counts, list[dict[str, Any]]]:
         """Counts and errors of one gold tree and its system tree (None: no parse)."""
 
+    def trees(self, view: cassis.Cas) -> list[tuple[Span, Tree]]:
+        """The view's trees as this metric reads them."""
+        return constituent_trees(view, require_tags=True)
+
     def compare(self, gold: cassis.Cas, system: cassis.Cas, text: str) -> EvaluationResult:
-        pairs, unpaired = pair_by_span(
-            constituent_trees(gold, require_tags=True),
-            constituent_trees(system, require_tags=True),
-            text,
-        )
+        pairs, unpaired = pair_by_span(self.trees(gold), self.trees(system), text)
         units: list[Counts] = []
         errors: list[dict[str, Any]] = []
         for span, gold_tree, test_tree in pairs:
@@ -97,19 +102,21 @@ class ConstituentEvaluatorConfig(EvaluatorConfig):
     )
     outer_bracket: Literal["count", "drop"] = Field(
         "count",
-        description="The tree's outer bracket (the DKPro ROOT, written '( (S ...) )' in "
-        "treebank files): 'count' scores it as one empty-label bracket, as EVALB does on "
-        "such files; 'drop' leaves it out, as EVALB does when it is written '(TOP ...)' "
-        "and TOP is deleted.",
+        description="The tree's outer bracket (the DKPro ROOT): 'count' scores it as EVALB "
+        "scores the tree line it was read from ('( (S ...) )': one empty-label bracket; "
+        "'(TOP ...)': deleted by COLLINS.prm; '(S ...)': none), and trees from parsers as "
+        "'( (S ...) )'; 'drop' never counts it.",
     )
 
 
 class ConstituentEvaluator(_TreeEvaluator[ConstituentEvaluatorConfig]):
     """PARSEVAL labelled brackets as EVALB computes them, plus the mean sentence F.
 
-    By default each tree is scored as EVALB scores it written ``( (S ...) )`` (how
-    CRAFT and most treebanks are distributed, and how ``penn.writer.v1`` writes
-    it): the outer bracket counts once, with an empty label.
+    By default each tree is scored as EVALB scores the line it was read from (the
+    ``PennTree`` the CRAFT reader and ``penn.import.v1`` keep): ``( (S ...) )``, how
+    CRAFT and most treebanks are distributed, counts its outer bracket once with an
+    empty label. Trees without a line (from a parser in the chain) are scored as
+    ``penn.writer.v1`` writes them, ``( (S ...) )``.
     """
 
     name = "eval.constituents.v1"
@@ -135,6 +142,15 @@ class ConstituentEvaluator(_TreeEvaluator[ConstituentEvaluatorConfig]):
         except ValueError as exc:
             return [f"EVALB parameter file {path}: {exc}"]
         return []
+
+    def trees(self, view: cassis.Cas) -> list[tuple[Span, Tree]]:
+        trees = super().trees(view)
+        if self.config.outer_bracket == "drop":
+            return trees
+        # Trees read from treebank files are scored with the outer bracket their line
+        # has, as EVALB reads the file; trees without a PennTree as "( (S ...) )".
+        written = written_outer_brackets(view)
+        return [(span, as_written(tree, written.get(span, ""))) for span, tree in trees]
 
     @functools.cached_property
     def params(self) -> EvalbParams:
