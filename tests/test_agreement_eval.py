@@ -139,3 +139,20 @@ def test_mentions_by_band_and_outside_any_sentence(tmp_path: Path) -> None:
         1,
         0,
     )
+
+
+def test_constituent_brackets_by_band(tmp_path: Path) -> None:
+    from tests.test_combine_constituents import MEMBERS, add_member, combine, make_cas
+
+    cas = make_cas(tmp_path)
+    add_member(cas, "gold", MEMBERS["c1"], tmp_path)
+    target = combine(cas, tmp_path)
+    evaluator = AgreementEvaluator(
+        AgreementEvaluatorConfig(layer="constituents", bands=BOUNDS, system_views=["combined"]),
+        RunContext(output_dir=tmp_path),
+    )
+    scores = evaluator.score(evaluator.evaluate(cas.get_view("gold"), target).counts)
+    # sentence 1 (every span with a majority) matches c1 but for NP-SBJ's function
+    # tag, which EVALB ignores; sentence 2 (two of five spans) loses c1's VP
+    assert scores[">=1"]["sentences"] == 1 and scores[">=1"]["f1"] == 1.0
+    assert scores["0-0.5"]["sentences"] == 1 and scores["0-0.5"]["f1"] < 1.0
