@@ -109,3 +109,18 @@ def test_combined_xmi_loads_in_uima_java(combined_run: Path) -> None:
     if not java_available() or find_uima_jar() is None:
         pytest.skip("java, javac or the Apache UIMA jar (libuima-core-java) is missing")
     assert main(["check-xmi", str(combined_run / "xmi"), "--spans"]) == 0
+
+
+def test_a_member_view_without_parses_is_found_before_any_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = WORKFLOW.replace(
+        'view: p3, config: {path: "p3/{doc_id}.conllu"}',
+        'view: p3, config: {path: "p3/{doc_id}.conllu", layers: [sentences, tokens]}',
+    ).replace("members: [p1, p2, {view: p3, weight: 1.5}]", "members: [p1, p2, p3, p4]")
+    (tmp_path / "wf.yaml").write_text(broken, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "wf.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert "'combine.dependencies.v1' requires Dependency in view 'p3'" in err
+    assert "view 'p4'" in err

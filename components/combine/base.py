@@ -105,9 +105,16 @@ class Combiner(Processor[CombineConfigT]):
     layer: str = ""
 
     @classmethod
+    def member_requires(cls, config: CombineConfigT) -> tuple[str, ...]:
+        """What every member view must hold, checked before any document is read (a
+        member with nothing for one document abstains, so a member view that never
+        gets the layer would otherwise abstain silently everywhere)."""
+        return ()
+
+    @classmethod
     def views_read(cls, config: CombineConfigT) -> dict[str, tuple[str, ...]]:
-        # What a member lacks fails its document with a message naming the member.
-        return {member.view: () for member in config.members}
+        requires = cls.member_requires(config)
+        return {member.view: requires for member in config.members}
 
     def document(self, view: cassis.Cas) -> str:
         return find_document_id(view) or "<unknown document>"

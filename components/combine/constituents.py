@@ -71,6 +71,10 @@ class CombineConstituents(Combiner[CombineConstituentsConfig]):
     layer = "constituents"
 
     @classmethod
+    def member_requires(cls, config: CombineConstituentsConfig) -> tuple[str, ...]:
+        return (TOKEN, CONSTITUENT)
+
+    @classmethod
     def requirements(
         cls, config: CombineConstituentsConfig
     ) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -59,6 +59,10 @@ class CombineDependencies(Combiner[CombineDependenciesConfig]):
     layer = "dependencies"
 
     @classmethod
+    def member_requires(cls, config: CombineDependenciesConfig) -> tuple[str, ...]:
+        return (TOKEN, DEPENDENCY)
+
+    @classmethod
     def requirements(
         cls, config: CombineDependenciesConfig
     ) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -69,6 +69,10 @@ class CombineMentions(Combiner[CombineMentionsConfig]):
     layer = "mentions"
 
     @classmethod
+    def member_requires(cls, config: CombineMentionsConfig) -> tuple[str, ...]:
+        return (config.type,)
+
+    @classmethod
     def requirements(cls, config: CombineMentionsConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         produces = [config.type]
         if config.agreement:

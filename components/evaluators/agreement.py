@@ -131,9 +131,7 @@ class AgreementEvaluator(CasEvaluator[AgreementEvaluatorConfig]):
             views[name] = (*views[name], SENTENCE_AGREEMENT)
         return views
 
-    def __init__(
-        self, config: AgreementEvaluatorConfig, context: RunContext | None = None
-    ) -> None:
+    def __init__(self, config: AgreementEvaluatorConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.feature = FEATURES[self.config.measure]
 

@@ -116,9 +116,7 @@ class MentionEvaluator(CasEvaluator[MentionEvaluatorConfig]):
     description = "Mention P/R/F (strict, left, right, overlap, BioCreative alternatives)."
     requires = (NAMED_ENTITY,)
 
-    def __init__(
-        self, config: MentionEvaluatorConfig, context: RunContext | None = None
-    ) -> None:
+    def __init__(self, config: MentionEvaluatorConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.criteria = [CRITERIA[name] for name in self.config.criteria]
 

@@ -260,7 +260,9 @@ class ScispacyAbbreviations(Processor[ScispacyAbbreviationsConfig]):
         f"{ABBREVIATION}:longFormText",
     )
 
-    def __init__(self, config: ScispacyAbbreviationsConfig, context: RunContext | None = None) -> None:
+    def __init__(
+        self, config: ScispacyAbbreviationsConfig, context: RunContext | None = None
+    ) -> None:
         super().__init__(config, context)
         self.nlp = abbreviation_pipeline(config.tokenizer)
 
@@ -271,9 +273,7 @@ class ScispacyAbbreviations(Processor[ScispacyAbbreviationsConfig]):
         return ((TOKEN,) if config.use_existing_tokens else ()), cls.produces
 
     @classmethod
-    def check_config(
-        cls, config: ScispacyAbbreviationsConfig, context: RunContext
-    ) -> list[str]:
+    def check_config(cls, config: ScispacyAbbreviationsConfig, context: RunContext) -> list[str]:
         import importlib.util
 
         if importlib.util.find_spec("scispacy") is None:
