@@ -447,25 +447,40 @@ def _versions(trainer: Trainer) -> dict[str, str]:
     return found
 
 
-def run_training(
-    loaded: LoadedTraining,
-    *,
-    log: Callable[[str], None] | None = None,
-) -> TrainingResult:
-    """Read the gold documents, run the protocol, write the report and model card."""
-    spec = loaded.spec
-    output = Path(spec.output)
-    output.mkdir(parents=True, exist_ok=True)
-    started_at = datetime.now(UTC)
-    clock = time.monotonic()
+@dataclass
+class _GoldData:
+    """The examples read for training: (document id, example), in the reader's order."""
 
-    def say(message: str) -> None:
-        line = f"[{time.monotonic() - clock:7.0f} s] {message}"
-        (log or (lambda m: print(m, file=sys.stderr, flush=True)))(line)
+    train: list[tuple[str, Any]]
+    dev: list[tuple[str, Any]]
 
-    context = _context(spec, loaded.source)
-    trainer = loaded.trainer.build(Trainer, context)
-    seed_everything(spec.seed)
+    @property
+    def train_ids(self) -> list[str]:
+        return [d for d, _ in self.train]
+
+    @property
+    def dev_examples(self) -> list[Any]:
+        return [e for _, e in self.dev]
+
+
+class _Clock:
+    """Log lines prefixed with the seconds since training started."""
+
+    def __init__(self, log: Callable[[str], None] | None) -> None:
+        self.started = time.monotonic()
+        self.log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+
+    def seconds(self) -> float:
+        return round(time.monotonic() - self.started, 1)
+
+    def __call__(self, message: str) -> None:
+        self.log(f"[{time.monotonic() - self.started:7.0f} s] {message}")
+
+
+def _read_data(
+    loaded: LoadedTraining, trainer: Trainer[Any], context: TrainingContext, say: _Clock
+) -> _GoldData:
+    """Training and development examples; a document in both is an error."""
     say(f"reading training documents with {loaded.train_reader.spec.component}")
     train = read_gold_examples(loaded.train_reader, trainer, context, say, "train")
     dev: list[tuple[str, Any]] = []
@@ -478,9 +493,106 @@ def run_training(
             f"{len(overlap)} documents are both training and development documents "
             f"(e.g. {sorted(overlap)[0]}); the dev set must be held out"
         )
-    dev_examples = [e for _, e in dev]
-    by_id = dict(train)
+    return _GoldData(train, dev)
 
+
+def _run_fold(
+    k: int,
+    held_out: list[str],
+    trainer: Trainer[Any],
+    data: _GoldData,
+    workflow: Mapping[str, Any],
+    loaded: LoadedTraining,
+    say: _Clock,
+) -> dict[str, Any]:
+    """Train without the held-out documents and score on them, or reuse the fold's
+    scores on disk when nothing it depends on has changed."""
+    folds = loaded.spec.cross_validation.folds
+    fold_dir = Path(loaded.spec.output) / "folds" / f"fold-{k}"
+    done = fold_dir / "scores.json"
+    fold_fingerprint = fingerprint(workflow, data.train_ids, held_out)
+    status = step_status(done, fold_fingerprint)
+    previous = read_marker(done) if status == "done" else None
+    if previous is not None:
+        say(f"fold {k}/{folds}: already done ({done}); skipped")
+        return previous
+    if status == "changed":
+        say(f"fold {k}/{folds}: the workflow changed since it ran; training it again")
+    held = set(held_out)
+    say(
+        f"fold {k}/{folds}: training on {len(data.train) - len(held)} documents, "
+        f"holding out {len(held)} ({held_out[0]} .. {held_out[-1]})"
+    )
+    seed_everything(loaded.spec.seed)
+    fold_start = time.monotonic()
+    model = trainer.train(
+        [e for d, e in data.train if d not in held], data.dev_examples, fold_dir, say
+    )
+    by_id = dict(data.train)
+    scores = trainer.evaluate(model, [by_id[d] for d in held_out])
+    fold_report = {
+        "fold": k,
+        "held_out": held_out,
+        "scores": scores,
+        "seconds": round(time.monotonic() - fold_start, 1),
+    }
+    mark_done(done, fold_fingerprint, **fold_report)
+    return fold_report
+
+
+def _cross_validate(
+    loaded: LoadedTraining, trainer: Trainer[Any], data: _GoldData, say: _Clock
+) -> dict[str, Any]:
+    """The k folds in document-id order; their scores and the mean over them."""
+    folds = loaded.spec.cross_validation.folds
+    # what a finished fold's scores depend on (not where the output goes)
+    workflow = {k: v for k, v in loaded.resolved.items() if k not in {"output", "name"}}
+    fold_reports = []
+    for k, held_out in enumerate(contiguous_folds(data.train_ids, folds), start=1):
+        fold_report = _run_fold(k, held_out, trainer, data, workflow, loaded, say)
+        say(f"fold {k}/{folds}: {_format_scores(fold_report['scores'])}")
+        fold_reports.append(fold_report)
+    return {
+        "folds": [{k: v for k, v in f.items() if k != "fingerprint"} for f in fold_reports],
+        "mean": _mean_scores([f["scores"] for f in fold_reports]),
+    }
+
+
+def _train_final(
+    loaded: LoadedTraining, trainer: Trainer[Any], data: _GoldData, say: _Clock
+) -> tuple[Path, dict[str, Any]]:
+    """The model trained on all training documents, scored on the development ones."""
+    say(f"final model: training on all {len(data.train)} training documents")
+    seed_everything(loaded.spec.seed)
+    final_start = time.monotonic()
+    output = Path(loaded.spec.output)
+    model_dir = trainer.train([e for _, e in data.train], data.dev_examples, output / "final", say)
+    final: dict[str, Any] = {
+        "model": str(model_dir),
+        "seconds": round(time.monotonic() - final_start, 1),
+    }
+    if data.dev_examples:
+        say("scoring the final model on the development documents")
+        final["dev_scores"] = trainer.evaluate(model_dir, data.dev_examples)
+        say(f"dev: {_format_scores(final['dev_scores'])}")
+    return model_dir, final
+
+
+def run_training(
+    loaded: LoadedTraining,
+    *,
+    log: Callable[[str], None] | None = None,
+) -> TrainingResult:
+    """Read the gold documents, run the protocol, write the report and model card."""
+    spec = loaded.spec
+    output = Path(spec.output)
+    output.mkdir(parents=True, exist_ok=True)
+    started_at = datetime.now(UTC)
+    say = _Clock(log)
+    context = _context(spec, loaded.source)
+    trainer = loaded.trainer.build(Trainer, context)
+    seed_everything(spec.seed)
+    data = _read_data(loaded, trainer, context, say)
     report: dict[str, Any] = {
         "workflow": loaded.resolved,
         "source": loaded.source,
@@ -488,65 +600,16 @@ def run_training(
         "versions": _versions(trainer),
         "data": {
             "gold_view": loaded.gold_view,
-            "train_documents": len(train),
-            "dev_documents": len(dev),
-            "train_ids": [d for d, _ in train],
-            "dev_ids": [d for d, _ in dev],
+            "train_documents": len(data.train),
+            "dev_documents": len(data.dev),
+            "train_ids": data.train_ids,
+            "dev_ids": [d for d, _ in data.dev],
         },
     }
-    folds = spec.cross_validation.folds
-    # what a finished fold's scores depend on (not where the output goes)
-    workflow = {k: v for k, v in loaded.resolved.items() if k not in {"output", "name"}}
-    if folds:
-        fold_ids = contiguous_folds([d for d, _ in train], folds)
-        fold_reports = []
-        for k, held_out in enumerate(fold_ids, start=1):
-            fold_dir = output / "folds" / f"fold-{k}"
-            done = fold_dir / "scores.json"
-            fold_fingerprint = fingerprint(workflow, [d for d, _ in train], held_out)
-            status = step_status(done, fold_fingerprint)
-            previous = read_marker(done) if status == "done" else None
-            if previous is not None:
-                fold_report = previous
-                say(f"fold {k}/{folds}: already done ({done}); skipped")
-            else:
-                if status == "changed":
-                    say(f"fold {k}/{folds}: the workflow changed since it ran; training it again")
-                held = set(held_out)
-                say(
-                    f"fold {k}/{folds}: training on {len(train) - len(held)} documents, "
-                    f"holding out {len(held)} ({held_out[0]} .. {held_out[-1]})"
-                )
-                seed_everything(spec.seed)
-                fold_start = time.monotonic()
-                model = trainer.train(
-                    [e for d, e in train if d not in held], dev_examples, fold_dir, say
-                )
-                scores = trainer.evaluate(model, [by_id[d] for d in held_out])
-                fold_report = {
-                    "fold": k,
-                    "held_out": held_out,
-                    "scores": scores,
-                    "seconds": round(time.monotonic() - fold_start, 1),
-                }
-                mark_done(done, fold_fingerprint, **fold_report)
-            say(f"fold {k}/{folds}: {_format_scores(fold_report['scores'])}")
-            fold_reports.append(fold_report)
-        report["cross_validation"] = {
-            "folds": [{k: v for k, v in f.items() if k != "fingerprint"} for f in fold_reports],
-            "mean": _mean_scores([f["scores"] for f in fold_reports]),
-        }
-
-    say(f"final model: training on all {len(train)} training documents")
-    seed_everything(spec.seed)
-    final_start = time.monotonic()
-    model_dir = trainer.train([e for _, e in train], dev_examples, output / "final", say)
-    report["final"] = {"model": str(model_dir), "seconds": round(time.monotonic() - final_start, 1)}
-    if dev_examples:
-        say("scoring the final model on the development documents")
-        report["final"]["dev_scores"] = trainer.evaluate(model_dir, dev_examples)
-        say(f"dev: {_format_scores(report['final']['dev_scores'])}")
-    report["seconds"] = round(time.monotonic() - clock, 1)
+    if spec.cross_validation.folds:
+        report["cross_validation"] = _cross_validate(loaded, trainer, data, say)
+    model_dir, report["final"] = _train_final(loaded, trainer, data, say)
+    report["seconds"] = say.seconds()
     report["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     atomic_write_text(output / REPORT_FILE, json.dumps(report, indent=2))
     card = model_card(report, trainer)
