@@ -81,7 +81,6 @@ class SpacyTokens(Tokenizer[SpacyTokensConfig]):
 class ScispacyTokens(Tokenizer[TokenizerConfig]):
     name = "tokens.scispacy.v1"
     description = "scispaCy's combined_rule_tokenizer (biomedical rules; no model)."
-    library = ("scispacy", "scispacy")
 
     def __init__(self, config: TokenizerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
