@@ -302,13 +302,12 @@ class _Segmenter(Processor[SegmenterConfigT]):
         return {config.structure_view: ()} if config.structure_view else {}
 
     @classmethod
-    def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:
+    def check_config(cls, config: SegmenterConfigT, context: RunContext) -> list[str]:
         problems = []
         if cls.library is not None:
             problem = missing_library(*cls.library)
             if problem:
                 problems.append(f"{cls.name}: {problem}")
-        assert isinstance(config, SegmenterConfig)
         return problems + structure_type_problems(config)
 
     def blocks(self, view: cassis.Cas) -> list[Span]:
@@ -349,8 +348,7 @@ class Tokenizer(_Segmenter[TokenizerConfigT]):
     """A tool that tokenizes a block of text; writes Token annotations."""
 
     @classmethod
-    def requirements(cls, config: ComponentConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        assert isinstance(config, TokenizerConfig)
+    def requirements(cls, config: TokenizerConfigT) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return ((SENTENCE,) if config.use_existing_sentences else ()), (TOKEN,)
 
     @abstractmethod

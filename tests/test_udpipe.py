@@ -233,6 +233,7 @@ def test_requirements_and_problems_before_any_document(tmp_path: Path) -> None:
     )
     assert requires == (TOKEN, SENTENCE) and TOKEN not in produces and SENTENCE not in produces
     assert POS in produces and DEPENDENCY_ROOT in produces
+    assert cls.views_read(cls.Config(model="m", structure_view="gold")) == {"gold": ()}
     problems = cls.check_config(cls.Config(model="nowhere"), RunContext(output_dir=tmp_path))
     assert problems and "no UDPipe model" in problems[0] and "train.udpipe.v1" in problems[0]
     with pytest.raises(ValueError, match="use_existing_tokens"):

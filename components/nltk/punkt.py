@@ -132,9 +132,8 @@ class PunktSentences(SentenceSplitter[PunktSentencesConfig]):
         self.splitter = make_splitter(params, config.extra_abbreviations)
 
     @classmethod
-    def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:
+    def check_config(cls, config: PunktSentencesConfig, context: RunContext) -> list[str]:
         problems = super().check_config(config, context)
-        assert isinstance(config, PunktSentencesConfig)
         if config.model is not None:
             path = parameters_path(config.model, context.workflow_dir)
             if not path.is_file():
@@ -184,7 +183,7 @@ class PunktSentenceTrainer(Trainer[PunktTrainerConfig]):
     layers: ClassVar[dict[str, tuple[str, ...]]] = {"sentences": (SENTENCE,)}
 
     @classmethod
-    def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:
+    def check_config(cls, config: PunktTrainerConfig, context: RunContext) -> list[str]:
         problem = missing_library(*LIBRARY)
         return [f"{cls.name}: {problem}"] if problem else []
 

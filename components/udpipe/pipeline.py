@@ -31,7 +31,7 @@ from casflow.components.rules.sentences import structure_breaks, text_blocks
 from casflow.components.segmenters import SegmenterConfig, structure_type_problems
 from casflow.components.spacy.mapping import add_annotations
 from casflow.components.udpipe.model import Analysed, UdpipeModel, model_file, udpipe_missing
-from casflow.pipeline.component import ComponentConfig, Processor, RunContext
+from casflow.pipeline.component import Processor, RunContext
 from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, LEMMA, POS, SENTENCE, TOKEN
 
 UdpipeLayer = Literal["sentences", "tokens", "pos", "lemma", "dependencies"]
@@ -98,8 +98,7 @@ class UdpipePipeline(Processor[UdpipeConfig]):
             )
 
     @classmethod
-    def requirements(cls, config: ComponentConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        assert isinstance(config, UdpipeConfig)
+    def requirements(cls, config: UdpipeConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
         requires = []
         if config.use_existing_tokens:
             requires.append(TOKEN)
@@ -120,8 +119,12 @@ class UdpipePipeline(Processor[UdpipeConfig]):
         return tuple(requires), tuple(produces)
 
     @classmethod
-    def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:
-        assert isinstance(config, UdpipeConfig)
+    def views_read(cls, config: UdpipeConfig) -> dict[str, tuple[str, ...]]:
+        # Structure types are optional there: a view without headings has no breaks.
+        return {config.structure_view: ()} if config.structure_view else {}
+
+    @classmethod
+    def check_config(cls, config: UdpipeConfig, context: RunContext) -> list[str]:
         problem = udpipe_missing()
         if problem:
             return [f"{cls.name}: {problem}"]

@@ -102,7 +102,7 @@ class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
         self.chosen = tuple(context.layers or self.layers)
 
     @classmethod
-    def check_layers(cls, config: ComponentConfig, layers: Sequence[str]) -> list[str]:
+    def check_layers(cls, config: UdpipeTrainerConfig, layers: Sequence[str]) -> list[str]:
         problems = []
         if "dependencies" in layers and "pos" not in layers:
             problems.append("the UDPipe parser uses the tagger's tags: learn pos too")
@@ -111,7 +111,7 @@ class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
         return problems
 
     @classmethod
-    def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:
+    def check_config(cls, config: UdpipeTrainerConfig, context: RunContext) -> list[str]:
         problem = udpipe_missing()
         return [f"{cls.name}: {problem}"] if problem else []
 
