@@ -259,7 +259,7 @@ def iter_input_items(input_spec: str, pattern: str, archives: bool = True) -> It
         # of files is never held as one list.
         candidates = itertools.chain(
             candidates,
-            *(_walk_sorted(path, f"**/{suffix}") for suffix in ("*.tar.gz", "*.tgz")),
+            *(_walk_sorted(path, f"**/{suffix}") for suffix in ("*.tar.gz", "*.tgz", "*.tar")),
         )
     for file, root in candidates:
         if archives and is_archive(file):

@@ -331,6 +331,8 @@ def run_batch(
                 survivors.append((ref, cas))
             live = survivors
 
+    for _, writer in chain.writers:
+        writer.start_batch([ref.doc_id for ref, _ in live])
     for ref, cas in live:
         result = results[ref.doc_id]
         stage = "writing"
@@ -360,12 +362,39 @@ def run_batch(
         except _DOCUMENT_ERRORS as exc:
             fail(ref, stage, exc)
 
+    _end_batch(chain, [ref for ref, _ in live], results, fail, stage_time)
+
     out = []
     for ref in refs:
         res = results.get(ref.doc_id) or DocumentResult(ref.doc_id, ref.uri, "failed", error="lost")
         res.seconds = time.perf_counter() - started[ref.doc_id]
         out.append(res)
     return out
+
+
+def _end_batch(
+    chain: Chain,
+    written: Sequence[DocumentRef],
+    results: dict[str, DocumentResult],
+    fail: Any,
+    stage_time: Any,
+) -> None:
+    """Let each writer finish the batch (an archive of its documents, for one); its
+    time is shared by the documents, and its failure fails them all: none of them
+    is recorded as done with an output that was never written."""
+    for step, writer in chain.writers:
+        t0 = time.perf_counter()
+        try:
+            writer.end_batch()
+        except _DOCUMENT_ERRORS as exc:
+            for ref in written:
+                if results[ref.doc_id].status == "ok":
+                    fail(ref, f"writer {step.spec.label()}", exc)
+            continue
+        if written:
+            share = (time.perf_counter() - t0) / len(written)
+            for ref in written:
+                stage_time(ref, step.spec.label(), share)
 
 
 # -- worker entry point ------------------------------------------------------

@@ -9,6 +9,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # Only light modules here: a bad workflow file is reported before the engine
@@ -245,9 +246,69 @@ def _print_component(item: dict[str, Any]) -> None:
 
 
 def cmd_check_xmi(args: argparse.Namespace) -> int:
-    """Load XMI in Apache UIMA Java (strict) and compare every view with cassis."""
+    """Load XMI in Apache UIMA Java (strict) and compare every view with cassis.
+
+    Takes what xmi.writer.v1 writes: ``.xmi``, gzipped ``.xmi.gz`` and ``.tar``
+    archives of either (unpacked into a temporary folder for the check).
+    """
+    import tempfile
+
+    from casflow.pipeline.packed import PackedFileError
+
+    folder = Path(args.folder)
+    typesystem = (
+        Path(args.typesystem)
+        if args.typesystem
+        else (folder if folder.is_dir() else folder.parent) / "TypeSystem.xml"
+    )
+    with tempfile.TemporaryDirectory(prefix="casflow-check-xmi-") as tmp:
+        try:
+            files = xmi_files_to_check(folder, Path(tmp))
+        except PackedFileError as exc:
+            print(f"casflow: {exc}", file=sys.stderr)
+            return EXIT_NOT_STARTED
+        if not files or not typesystem.exists():
+            print(
+                f"casflow: no XMI files (.xmi, .xmi.gz or .tar of them) with a TypeSystem.xml "
+                f"beside them in {folder}",
+                file=sys.stderr,
+            )
+            return EXIT_NOT_STARTED
+        return _check_xmi_files(args, files, typesystem)
+
+
+def xmi_files_to_check(folder: Path, unpack_to: Path) -> dict[Path, str]:
+    """XMI files to hand to UIMA Java -> the name to report them by. Plain ``.xmi``
+    files are used where they are; gzipped files and archive members are unpacked
+    into ``unpack_to`` (``archive.tar!PMC1.xmi`` is reported by that name)."""
     from pathlib import Path
 
+    from casflow.pipeline.packed import is_archive, iter_packed
+
+    if folder.is_dir():
+        candidates = sorted(
+            p
+            for p in folder.iterdir()
+            if p.is_file() and (p.name.endswith((".xmi", ".xmi.gz")) or is_archive(p))
+        )
+    else:
+        candidates = [folder] if folder.exists() else []
+    files: dict[Path, str] = {}
+    for n, path in enumerate(candidates):
+        if path.name.endswith(".xmi"):
+            files[path] = path.name
+            continue
+        for name, data in iter_packed(path):
+            if not name.endswith(".xmi"):
+                continue
+            target = Path(unpack_to) / str(n) / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            files[target] = f"{path.name}!{name}" if is_archive(path) else path.name
+    return files
+
+
+def _check_xmi_files(args: argparse.Namespace, shown: dict[Path, str], typesystem: Path) -> int:
     from casflow.pipeline.uima_java import (
         UimaJavaError,
         cassis_cas_report,
@@ -257,18 +318,6 @@ def cmd_check_xmi(args: argparse.Namespace) -> int:
         java_cas_reports,
     )
 
-    folder = Path(args.folder)
-    files = sorted(folder.glob("*.xmi")) if folder.is_dir() else [folder]
-    typesystem = (
-        Path(args.typesystem)
-        if args.typesystem
-        else (files[0].parent / "TypeSystem.xml" if files else None)
-    )
-    if not files or typesystem is None or not typesystem.exists():
-        print(
-            f"casflow: no XMI files with a TypeSystem.xml beside them in {folder}", file=sys.stderr
-        )
-        return EXIT_NOT_STARTED
     if not java_available() or find_uima_jar() is None:
         print(
             "casflow: needs java, javac and Apache UIMA's uimaj-core.jar "
@@ -276,6 +325,7 @@ def cmd_check_xmi(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_NOT_STARTED
+    files = list(shown)
     try:
         reports = java_cas_reports(typesystem, files, spans=args.spans)
         failures: dict[Path, str] = {}
@@ -285,16 +335,16 @@ def cmd_check_xmi(args: argparse.Namespace) -> int:
     for path in files:
         if path in failures:
             bad += 1
-            print(f"FAIL {path.name}: UIMA Java cannot load it: {failures[path]}")
+            print(f"FAIL {shown[path]}: UIMA Java cannot load it: {failures[path]}")
             continue
         differences = compare_reports(
             reports[path], cassis_cas_report(path, typesystem, spans=args.spans)
         )
         if differences:
             bad += 1
-            print(f"DIFF {path.name}: " + "; ".join(differences[:5]))
+            print(f"DIFF {shown[path]}: " + "; ".join(differences[:5]))
         elif args.verbose:
-            print(f"ok   {path.name}")
+            print(f"ok   {shown[path]}")
     print(
         f"casflow: {len(files) - bad} of {len(files)} XMI files load in UIMA Java with the same content as in cassis"
     )

@@ -262,6 +262,16 @@ class Writer(Component[ConfigT]):
     def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
         """Write the document; return the files written."""
 
+    def start_batch(self, doc_ids: Sequence[str]) -> None:
+        """Called in the worker before the documents of a batch are written
+        (those that reached the writers, in order)."""
+
+    def end_batch(self) -> list[Path]:
+        """Called in the worker after the batch's documents were written, before the
+        parent records any of them: write what they share (e.g. one archive),
+        atomically. If it raises, every document of the batch fails."""
+        return []
+
     def finish(self) -> list[Path]:
         """Write run-level files once (e.g. the type system XML); parent process."""
         return []

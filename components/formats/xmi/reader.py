@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from pathlib import Path
 
 import cassis
 from lxml import etree
@@ -14,16 +13,25 @@ from casflow.components.inputs import (
     IdStyle,
     document_id,
     input_problems,
-    iter_input_files,
+    iter_input_items,
+    read_document_bytes,
     resolve_input,
 )
 from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
+from casflow.pipeline.packed import GZIP_SUFFIX, PackedFileError, gunzip_if_needed
 from casflow.typesystem import load_typesystem, resolve_type_name
 
 
 class XmiReaderConfig(ComponentConfig):
-    input: str | None = Field(None, description="An .xmi file, folder, glob or @list file.")
-    pattern: str = Field("**/*.xmi", description="Files to take from a folder (recursive glob).")
+    input: str | None = Field(
+        None,
+        description="An .xmi (.xmi.gz) file, folder, glob or @list file; .tar archives of them "
+        "(as xmi.writer.v1 writes with archive: tar) are opened.",
+    )
+    pattern: str = Field(
+        "**/*.{xmi,xmi.gz}",
+        description="Files to take from a folder or archive (recursive glob; {a,b} for either).",
+    )
     id_style: IdStyle = Field(
         "stem", description="Document id: file stem, or path relative to the input folder."
     )
@@ -70,13 +78,18 @@ class XmiReader(Reader[XmiReaderConfig]):
         )
 
     def iter_documents(self) -> Iterator[DocumentRef]:
-        for path, root in iter_input_files(self.input, self.config.pattern):
-            yield DocumentRef(
-                document_id(path, root, self.config.id_style), str(path), size=path.stat().st_size
-            )
+        for item in iter_input_items(self.input, self.config.pattern):
+            # PMC1.xmi.gz is document PMC1, as PMC1.xmi is.
+            path = item.path.with_suffix("") if item.path.suffix == GZIP_SUFFIX else item.path
+            doc_id = document_id(path, item.root, self.config.id_style)
+            yield DocumentRef(doc_id, item.uri, item.data, item.size, item.error)
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> cassis.Cas:
-        data = ref.data if ref.data is not None else Path(ref.uri).read_bytes()
+        data = ref.data if ref.data is not None else read_document_bytes(ref.uri)
+        try:
+            data = gunzip_if_needed(data, ref.uri)
+        except PackedFileError as exc:
+            raise XmiDocumentError(str(exc)) from exc
         try:
             # cassis takes a str as a path: give it the bytes as a file object.
             loaded = cassis.load_cas_from_xmi(
