@@ -12,10 +12,14 @@ Two guarantees the plain algorithm lacks:
 - **One root.** Arcs from the artificial root are penalised by more than the
   total weight of all arcs, so the best tree has exactly one root arc whenever a
   single-rooted tree exists, and one always does (next point).
-- **Every token attached.** A zero-weight arc from each token to the next is
-  added where no member proposes it, with a penalised root arc to every token, so
-  a spanning tree exists even when members miss tokens or disagree on sentence
-  boundaries; such arcs win only when no member arc can attach the token.
+- **Every token attached.** When no member's parse is a complete tree (members
+  that miss tokens, or whose arcs left the sentence), a zero-weight arc from each
+  token to the next and a penalised root arc to every token are added where no
+  member proposes them, so a spanning tree still exists; such arcs win only when
+  no member arc can attach the token.
+
+Most sentences need no spanning-tree search: when every token's best-voted arc
+already makes a tree with one root, that tree is the best one.
 
 Tokens are numbered 1..n; head 0 is the root.
 """
