@@ -120,7 +120,8 @@ def test_mentions_by_band_and_outside_any_sentence(tmp_path: Path) -> None:
     agreement = ts.get_type(SENTENCE_AGREEMENT)
     system.add_all(
         [
-            agreement(begin=0, end=14, layer="mentions", majorityShare=1.0),
+            agreement(begin=0, end=14, layer="mentions:GeneMention", majorityShare=1.0),
+            agreement(begin=0, end=14, layer="mentions:AnatomyMention", majorityShare=0.2),
             agreement(begin=0, end=14, layer="dependencies", majorityShare=0.1),
         ]
     )
@@ -133,7 +134,8 @@ def test_mentions_by_band_and_outside_any_sentence(tmp_path: Path) -> None:
     )
     scores = evaluator.score(evaluator.evaluate(gold, system).counts)
     assert (scores[">=1"]["correct"], scores[">=1"]["gold"], scores[">=1"]["system"]) == (1, 2, 1)
-    assert scores["0-0.5"]["sentences"] == 0  # the dependencies agreement is not read
+    # neither the dependencies' nor the anatomy mentions' agreement is read
+    assert scores["0-0.5"]["sentences"] == 0
     assert (scores["none"]["gold"], scores["none"]["system"], scores["none"]["correct"]) == (
         1,
         1,

@@ -86,8 +86,8 @@ def test_majority_votes_per_class_and_keeps_the_member_type(tmp_path: Path) -> N
     assert pax6.identifier == "m1" and lens.identifier == "m2"
     agreement = cas.select(SENTENCE_AGREEMENT)
     assert [(a.begin, a.end, a.layer) for a in agreement] == [
-        (0, 18, "mentions"),
-        (19, 34, "mentions"),
+        (0, 18, "mentions:ConceptMention"),
+        (19, 34, "mentions:ConceptMention"),
     ]
     assert agreement[0].majorityShare == 1.0 and agreement[0].membersAgreeing == 2
     # lens: Organ (1 member) and Tissue (2): one of the two units has a majority

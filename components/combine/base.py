@@ -104,6 +104,10 @@ class Combiner(Processor[CombineConfigT]):
 
     layer: str = ""
 
+    def layer_name(self) -> str:
+        """The ``layer`` written into SentenceAgreement (one per sentence and layer)."""
+        return self.layer
+
     @classmethod
     def member_requires(cls, config: CombineConfigT) -> tuple[str, ...]:
         """What every member view must hold, checked before any document is read (a
@@ -201,7 +205,7 @@ class Combiner(Processor[CombineConfigT]):
         return view.typesystem.get_type(SENTENCE_AGREEMENT)(
             begin=span[0],
             end=span[1],
-            layer=self.layer,
+            layer=self.layer_name(),
             members=agreement.members,
             majorityShare=agreement.majority_share,
             support=agreement.support,

@@ -9,7 +9,8 @@ order) that proposed it, its class in ``value`` and, where the type has
 ``confidence``, the share of the vote behind it. Discontinuous fragments and
 accepted alternatives are not combined.
 
-Sentences (for ``SentenceAgreement``, layer ``mentions``) are the view's own,
+Sentences (for ``SentenceAgreement``, layer ``mentions:<type>``, e.g.
+``mentions:GeneMention``, so combiners of several types can share a view) are the view's own,
 else the first member's that has some, else the whole text; a mention belongs to
 the sentence it starts in.
 """
@@ -67,6 +68,9 @@ class CombineMentions(Combiner[CombineMentionsConfig]):
         "Votes the mentions of several views per class: majority, weighted, union or intersection."
     )
     layer = "mentions"
+
+    def layer_name(self) -> str:
+        return mention_layer(self.config.type)
 
     @classmethod
     def member_requires(cls, config: CombineMentionsConfig) -> tuple[str, ...]:
@@ -142,3 +146,8 @@ class CombineMentions(Combiner[CombineMentionsConfig]):
             combined = {result[i] for i in result_groups[number]}
             out.append(self.agreement_annotation(view, span, agreement(mine, weights, combined)))
         return out
+
+
+def mention_layer(type_name: str) -> str:
+    """SentenceAgreement layer of a mention combination: ``mentions:GeneMention``."""
+    return f"mentions:{short_name(type_name)}"

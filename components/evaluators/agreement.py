@@ -28,6 +28,7 @@ from typing import Any, Literal
 import cassis
 from pydantic import Field, field_validator
 
+from casflow.components.combine.mentions import mention_layer
 from casflow.components.evaluators.adapters import (
     constituent_trees,
     dependency_sentences,
@@ -134,10 +135,16 @@ class AgreementEvaluator(CasEvaluator[AgreementEvaluatorConfig]):
     def __init__(self, config: AgreementEvaluatorConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.feature = FEATURES[self.config.measure]
+        # Mention combiners of several types may share a view; each has its own layer.
+        self.layer_name = (
+            mention_layer(self.config.type)
+            if self.config.layer == "mentions"
+            else self.config.layer
+        )
 
     def _agreements(self, system: cassis.Cas) -> tuple[list[int], list[Any]]:
         found = sorted(
-            (a for a in system.select(SENTENCE_AGREEMENT) if a.get("layer") == self.config.layer),
+            (a for a in system.select(SENTENCE_AGREEMENT) if a.get("layer") == self.layer_name),
             key=lambda a: (a.begin, a.end),
         )
         return [a.begin for a in found], found
