@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 import uuid
 from collections.abc import Iterator
@@ -76,6 +77,8 @@ def test_the_version_and_licence_are_written_to_the_cas(mirror: str, tmp_path: P
     assert "The gene was studied in PMC1001.2." in [
         p.get_covered_text() for p in cas.select(PARAGRAPH)
     ]
+    # When the metadata last changed: the file's time (S3's LastModified on the bucket).
+    assert version.lastModified.startswith("20") and version.lastModified.endswith("Z")
     # Metadata only under metadata/ (as PMC also publishes it) is found too.
     manuscript = load(reader(mirror, tmp_path), "PMC1004.1").select(ARTICLE_VERSION)[0]
     assert (manuscript.license, manuscript.manuscript) == ("CC0", True)
@@ -143,6 +146,15 @@ def test_the_inventory_lists_the_articles_and_selects_what_is_new(
     assert ids(mirror, tmp_path, inventory=folder) == ids(mirror, tmp_path)
     csv_file = f"{mirror}/{INVENTORY}/data/{OLD_REPORT}.csv.gz"
     assert ids(mirror, tmp_path, inventory=csv_file, retracted="only") == ["PMC1002.1"]
+
+
+def test_the_last_change_is_the_metadata_file_time(tmp_path: Path) -> None:
+    root = tmp_path / "mirror"
+    build_mirror(fsspec.filesystem("file"), str(root))
+    stamp = 1_794_744_000  # 2026-11-15T12:00:00Z
+    os.utime(root / "PMC1003.1" / "PMC1003.1.json", (stamp, stamp))
+    cas = load(reader(str(root), tmp_path), "PMC1003.1")
+    assert cas.select(ARTICLE_VERSION)[0].lastModified == "2026-11-15T12:00:00Z"
 
 
 def test_plain_text_instead_of_xml(mirror: str, tmp_path: Path) -> None:

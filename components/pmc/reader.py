@@ -11,8 +11,10 @@ version, licence and identifiers as a ``casflow.metadata.ArticleVersion``.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -345,10 +347,28 @@ class PmcReader(Reader[PmcReaderConfig]):
                 license=meta.license_code,
                 retracted=bool(meta.is_retracted),
                 manuscript=bool(meta.is_manuscript),
-                lastModified=meta.last_updated,
+                lastModified=meta.last_updated or self._modified(meta_uri),
                 source=meta_uri,
             )
         )
+
+    def _modified(self, uri: str) -> str | None:
+        """When the metadata file last changed, as PMC's inventory dates it (the JSON's
+        S3 LastModified; a local mirror's file time, which ``aws s3 sync`` sets)."""
+        try:
+            if "://" not in uri:
+                stamp: Any = os.stat(uri).st_mtime
+            else:
+                fs, path = fsspec.core.url_to_fs(uri, **self.config.storage_options)
+                info = fs.info(path)
+                stamp = info.get("LastModified") or info.get("mtime") or info.get("created")
+        except (OSError, ValueError):
+            return None
+        if isinstance(stamp, int | float):
+            stamp = datetime.fromtimestamp(stamp, tz=UTC)
+        if isinstance(stamp, datetime):
+            stamp = stamp.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return None if stamp is None else str(stamp)
 
     def _read(self, uri: str) -> bytes:
         if "://" not in uri:
