@@ -348,3 +348,19 @@ def test_a_member_with_no_output_abstains(tmp_path: Path) -> None:
     assert [0 if w.governor is None else spans.index(w.governor) + 1 for w in words] == GOLD_HEADS
     agreement = target.select(SENTENCE_AGREEMENT)[0]
     assert (agreement.members, agreement.membersAgreeing, agreement.majorityShare) == (3, 2, 1.0)
+
+
+def test_label_mapping_renames_a_members_relations_before_the_vote(tmp_path: Path) -> None:
+    cas = new_cas()
+    add_parse(cas, "p1", GOLD_HEADS, LABELS)
+    other = ["nsubj:pass" if label == "nsubj" else label for label in LABELS]
+    add_parse(cas, "p2", GOLD_HEADS, other)
+    add_parse(cas, "p3", GOLD_HEADS, other)
+    target = cas.create_view("combined")
+    target.sofa_string = TEXT
+    combiner(
+        tmp_path,
+        members=["p1", {"view": "p2", "label_mapping": {"nsubj:pass": "nsubj"}}, "p3"],
+    ).process(target)
+    deprels = [w.deprel for s in dependency_sentences(target) for w in s]
+    assert deprels[0] == "nsubj"  # p1 and the mapped p2 outvote p3

@@ -133,3 +133,13 @@ def test_the_target_must_not_hold_the_type_already(tmp_path: Path) -> None:
 def test_unknown_type_is_a_config_error() -> None:
     with pytest.raises(ValueError, match="unknown annotation type 'GeneMentoin'"):
         CombineMentionsConfig(members=["m1", "m2"], type="GeneMentoin")
+
+
+def test_label_mapping_puts_members_on_one_label_set(tmp_path: Path) -> None:
+    # m1 says Organ where the others say Tissue; mapped, all three agree on lens
+    cas = run(
+        tmp_path,
+        members=[{"view": "m1", "label_mapping": {"Organ": "Tissue"}}, "m2", "m3"],
+        method="intersection",
+    )
+    assert [(t, v) for t, v, _ in found(cas)] == [("Pax6", "GENE"), ("lens", "Tissue")]

@@ -44,9 +44,18 @@ class MemberConfig(ComponentConfig):
     label_weights: dict[str, float] = Field(
         default_factory=dict,
         description="Vote weight per label (dependency relation, constituent category or "
-        "mention class), e.g. the member's development accuracy on it; labels not listed "
-        "take 'weight'.",
+        "mention class, after label_mapping), e.g. the member's development accuracy on "
+        "it; labels not listed take 'weight'.",
     )
+    label_mapping: dict[str, str] = Field(
+        default_factory=dict,
+        description="Rename this member's labels before the vote, for members with other "
+        "label sets (e.g. {ORGAN: Organ} or {nsubjpass: nsubj:pass}); labels not listed "
+        "are kept.",
+    )
+
+    def label(self, value: str) -> str:
+        return self.label_mapping.get(value, value)
 
     @field_validator("label_weights")
     @classmethod

@@ -174,7 +174,8 @@ class CombineConstituents(Combiner[CombineConstituentsConfig]):
                 start = bisect.bisect_left(begins, node.begin)
                 end = bisect.bisect_right(ends, node.end)
                 if start < end:  # constituents over empty elements only hold no token
-                    label = Label(node.constituentType or "", node.syntacticFunction)
+                    category = member.config.label(node.constituentType or "")
+                    label = Label(category, node.syntacticFunction)
                     found.append(Bracket(start, end, label))
             stack.extend(
                 reversed([c for c in _children(node) if ts.subsumes(constituent_type, c.type)])

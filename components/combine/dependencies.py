@@ -108,7 +108,7 @@ class CombineDependencies(Combiner[CombineDependenciesConfig]):
                     governor, label = arc
                     # A head outside the sentence is no vote here.
                     heads.append(0 if governor is None else number.get(governor))
-                    labels.append(label)
+                    labels.append(member.config.label(label))
                 parses.append(
                     MemberParse(heads, labels, member.config.weight, member.config.label_weights)
                 )

@@ -92,7 +92,9 @@ class CombineMentions(Combiner[CombineMentionsConfig]):
         for member in members:
             units: set[Unit] = set()
             for annotation in member.view.select(self.config.type):
-                label = getattr(annotation, "value", None) or short_name(annotation.type.name)
+                label = member.config.label(
+                    getattr(annotation, "value", None) or short_name(annotation.type.name)
+                )
                 unit = (annotation.begin, annotation.end, label)
                 units.add(unit)
                 origin.setdefault(unit, (annotation.type, getattr(annotation, "identifier", None)))
