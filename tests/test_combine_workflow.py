@@ -18,6 +18,13 @@ TEXT = "Pax6 binds DNA. It works.\n"
 WORDS = [["Pax6", "binds", "DNA", "."], ["It", "works", "."]]
 GOLD = ([2, 0, 2, 2], [2, 0, 2])
 LABELS = (["nsubj", "root", "obj", "punct"], ["nsubj", "root", "punct"])
+# brat mentions: "Pax6" (0-4) and "DNA" (11-14); each member misses or adds one.
+GENES = {
+    "gold": [(0, 4)],
+    "p1": [(0, 4), (11, 14)],
+    "p2": [(0, 4)],
+    "p3": [],
+}
 # Each parser errs once, each on another word: the vote is right everywhere.
 MEMBERS = {
     "p1": ([2, 0, 4, 2], [2, 0, 2]),
@@ -36,6 +43,13 @@ components:
   - component: combine.dependencies.v1
     view: combined
     config: {members: [p1, p2, {view: p3, weight: 1.5}]}
+  - {component: brat.import.v1, view: p1, config: {path: "p1/{doc_id}.ann", types: {Gene: GeneMention}}}
+  - {component: brat.import.v1, view: p2, config: {path: "p2/{doc_id}.ann", types: {Gene: GeneMention}}}
+  - {component: brat.import.v1, view: p3, config: {path: "p3/{doc_id}.ann", types: {Gene: GeneMention}}}
+  - {component: brat.import.v1, view: gold, config: {path: "gold/{doc_id}.ann", types: {Gene: GeneMention}}}
+  - component: combine.mentions.v1
+    view: combined
+    config: {members: [p1, p2, p3], type: GeneMention}
 writers:
   - {component: xmi.writer.v1}
 evaluators:
@@ -45,6 +59,12 @@ evaluators:
   - id: trust
     component: eval.agreement.v1
     config: {gold_view: gold, system_views: [combined], layer: dependencies, bands: [0, 0.75, 1]}
+  - id: genes
+    component: eval.mentions.v1
+    config: {gold_view: gold, system_views: [p1, p2, p3, combined], type: GeneMention}
+  - id: gene_trust
+    component: eval.agreement.v1
+    config: {gold_view: gold, system_views: [combined], layer: mentions, type: GeneMention, bands: [0, 1]}
 run: {jobs: 1, progress: false}
 """
 
@@ -70,6 +90,12 @@ def combined_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name, heads in {"gold": GOLD, **MEMBERS}.items():
         (tmp_path / name).mkdir()
         (tmp_path / name / "doc1.conllu").write_text(conllu(heads), encoding="utf-8")
+        (tmp_path / name / "doc1.ann").write_text(
+            "".join(
+                f"T{i}\tGene {b} {e}\t{TEXT[b:e]}\n" for i, (b, e) in enumerate(GENES[name], 1)
+            ),
+            encoding="utf-8",
+        )
     (tmp_path / "wf.yaml").write_text(WORKFLOW, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     assert main(["run", "wf.yaml", "--output", "out"]) == 0
@@ -99,8 +125,22 @@ def test_three_views_are_combined_in_one_run(combined_run: Path) -> None:
     for sentence in dependency_sentences(combined):
         spans = [w.span for w in sentence]
         check_tree([0 if w.governor is None else spans.index(w.governor) + 1 for w in sentence])
-    agreement = combined.select(SENTENCE_AGREEMENT)
-    assert [(a.layer, a.members) for a in agreement] == [("dependencies", 3)] * 2
+    agreement = sorted(combined.select(SENTENCE_AGREEMENT), key=lambda a: (a.begin, a.layer))
+    assert [(a.begin, a.layer, a.members) for a in agreement] == [
+        (0, "dependencies", 3),
+        (0, "mentions:GeneMention", 3),
+        (16, "dependencies", 3),
+        (16, "mentions:GeneMention", 3),
+    ]
+    genes = {
+        name: system["scores"]["strict"]["micro"]["f1"]
+        for name, system in evaluation["genes"]["systems"].items()
+    }
+    assert genes["combined"] == 1.0 and genes["p1"] < 1.0 and genes["p3"] == 0.0
+    gene_bands = evaluation["gene_trust"]["systems"]["combined"]["scores"]
+    # sentence 1: Pax6 has a majority, DNA not (majority share 0.5); sentence 2: no mention
+    assert gene_bands["0-1"]["sentences"] == 1 and gene_bands["0-1"]["f1"] == 1.0
+    assert gene_bands[">=1"]["sentences"] == 1
 
 
 @pytest.mark.slow
