@@ -459,6 +459,7 @@ def test_gene_trainer_reproduces_the_command_line_trainer(tmp_path: Path, corpor
 # ----------------------------------------------------------------------------- anatomy
 
 
+@pytest.mark.slow
 def test_anatomy_vote_of_three_crfs_with_lexicons_clusters_and_pos(
     tmp_path: Path, corpora: Path
 ) -> None:
@@ -757,6 +758,7 @@ def _same(ours, theirs) -> None:
     ), theirs.id
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_bc2gm_gold_views_give_the_corpus_loader_examples(corpora_dir: Path) -> None:
     from casflow.components.crfsuite.corpora import load_bc2gm

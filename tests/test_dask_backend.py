@@ -89,6 +89,7 @@ def _failures(report: dict) -> set[tuple[str, str, str]]:
     return {(f["document"], f["status"], f["stage"]) for f in report["failures"]}
 
 
+@pytest.mark.slow
 def test_local_cluster_matches_loky_and_isolates_a_failing_document(
     tmp_path: Path, fault_components: None
 ) -> None:
@@ -110,6 +111,7 @@ def test_local_cluster_matches_loky_and_isolates_a_failing_document(
     )
 
 
+@pytest.mark.slow
 def test_scheduler_address_from_the_command_line(tmp_path: Path, fault_components: None) -> None:
     inputs = _inputs(tmp_path / "in", {"PMC7400001": "FAULT-RAISE"})
     wf = _workflow(tmp_path / "wf.yaml", inputs, tmp_path / "unused", "jobs: 2")

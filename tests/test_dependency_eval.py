@@ -204,6 +204,7 @@ def treebank(draw):
     return sentences
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(treebank(), st.randoms(), st.sampled_from([INCLUDE_PUNCTUATION, ExcludeUpos()]))
 def test_gold_against_itself_scores_one_in_any_order(gold, rnd, policy):

@@ -313,6 +313,7 @@ def check_report(report: dict, expected: dict[str, Expected]) -> None:
     assert counts["skipped"] == 0 and counts["not_processed"] == 0
 
 
+@pytest.mark.slow
 def test_every_fault_is_one_report_entry_and_good_documents_complete(fault_run: FaultRun) -> None:
     check_report(fault_run.report, fault_run.expected)
     ok_ids = sorted(e.doc_id for e in fault_run.expected.values() if e.status == "ok")
@@ -329,6 +330,7 @@ def test_every_fault_is_one_report_entry_and_good_documents_complete(fault_run: 
     assert fault_run.seconds < 60
 
 
+@pytest.mark.slow
 def test_summary_lists_every_failure(fault_run: FaultRun) -> None:
     summary = fault_run.summary
     counts = fault_run.report["counts"]
@@ -340,6 +342,7 @@ def test_summary_lists_every_failure(fault_run: FaultRun) -> None:
     assert f"what to do about each failure: {fault_run.out / 'run-report.json'}" in summary
 
 
+@pytest.mark.slow
 def test_each_worker_replacement_is_in_the_report_and_the_summary(fault_run: FaultRun) -> None:
     replacements = fault_run.report["worker_replacements"]
     # The segfault, SIGKILL, os._exit and native-hang documents each take a worker
@@ -354,6 +357,7 @@ def test_each_worker_replacement_is_in_the_report_and_the_summary(fault_run: Fau
     assert "crashed (SIGSEGV)" in fault_run.summary
 
 
+@pytest.mark.slow
 def test_run_report_has_counts_speed_and_stage_times(fault_run: FaultRun) -> None:
     report = fault_run.report
     assert set(report["counts"]) >= {"ok", "failed", "timeout", "skipped", "not_processed"}
@@ -375,6 +379,7 @@ def test_run_report_has_counts_speed_and_stage_times(fault_run: FaultRun) -> Non
     assert abs((finished - started).total_seconds() - report["seconds"]) <= 1
 
 
+@pytest.mark.slow
 def test_no_entity_is_resolved_and_nothing_is_fetched(
     fault_run: FaultRun, http_requests: tuple[int, list[str]]
 ) -> None:
@@ -394,12 +399,14 @@ def test_no_entity_is_resolved_and_nothing_is_fetched(
     assert "Before [] [] [] after." in cas.sofa_string
 
 
+@pytest.mark.slow
 def test_watchdog_log_holds_the_stuck_stack(fault_run: FaultRun) -> None:
     log = (fault_run.out / ".casflow" / "stuck-workers.log").read_text("utf-8")
     assert "native_hang" in log
     assert "^ the stacks above: document PMC7100002" in log
 
 
+@pytest.mark.slow
 def test_rerun_retries_only_failed_documents(fault_run: FaultRun) -> None:
     # Repair every input except two, then run again into the same output folder
     # (the reader deletes b-vanished.nxml again once it has listed it).
@@ -432,6 +439,7 @@ def test_rerun_retries_only_failed_documents(fault_run: FaultRun) -> None:
 # -- in-process (jobs: 1) ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_jobs_1_survives_every_fault_that_leaves_the_process_alive(
     tmp_path: Path, fault_components: None, http_requests: tuple[int, list[str]]
 ) -> None:
@@ -538,6 +546,7 @@ def write_big_article(path: Path, megabytes: int = 50) -> int:
     return count
 
 
+@pytest.mark.slow
 def test_50_mb_article_completes_in_bounded_memory_and_time(
     tmp_path: Path, fault_components: None
 ) -> None:

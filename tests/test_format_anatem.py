@@ -90,6 +90,7 @@ def test_other_classes_when_allowed():
     assert document.mentions[0].label == "Bone"
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_anatem_corpus(corpora_dir):
     root = corpora_dir / "anatem"

@@ -147,6 +147,7 @@ KNOWN_MISMATCHES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize("split", ["train", "devel"])
 def test_bc2gm_corpus_round_trip(corpora_dir, split):

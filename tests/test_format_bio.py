@@ -121,6 +121,7 @@ def test_spans_to_bio_overlap_policy():
     assert bio.spans_to_bio(TOKENS, nested, overlap="longest") == ["B-Outer", "I-Outer", "O"]
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize("split", ["train", "devel"])
 def test_bc2gm_conll_round_trip(corpora_dir, split):

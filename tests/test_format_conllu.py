@@ -106,6 +106,7 @@ def test_malformed_input(text, message):
         conllu.parse_conllu(text, "x.conllu")
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_craft_conllu_round_trip_and_alignment(craft_dir):
     files = sorted((craft_dir / "structural-annotation" / "dependency" / "conllu").glob("*.conllu"))

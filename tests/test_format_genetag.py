@@ -154,6 +154,7 @@ KNOWN_DAMAGE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize("split", ["train", "devtest"])
 def test_genetag_corpus_round_trip(corpora_dir, split):

@@ -709,6 +709,7 @@ def _craft_articles(craft_dir: Path) -> list[tuple[str, str]]:
     return pairs
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_craft_articles(craft_dir):
     articles = _craft_articles(craft_dir)

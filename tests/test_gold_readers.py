@@ -672,6 +672,7 @@ def _no_fsync(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "fsync", lambda fd: None)
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_bc2gm_devel_reads_and_writes_back_gene_eval(
     corpora_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -700,6 +701,7 @@ def test_bc2gm_devel_reads_and_writes_back_gene_eval(
     print(f"BC2GM devel read and written back in {seconds:.1f} s")
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_bc2gm_devel_alternatives_are_all_loaded(corpora_dir: Path, tmp_path: Path) -> None:
     reader = build(
@@ -716,6 +718,7 @@ def test_bc2gm_devel_alternatives_are_all_loaded(corpora_dir: Path, tmp_path: Pa
     assert found == {(m.sentence_id, m.start, m.end) for m in lines}
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_anatem_devel_reads_and_writes_back_the_conll_files(
     corpora_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -744,6 +747,7 @@ def test_anatem_devel_reads_and_writes_back_the_conll_files(
         assert path.read_text(encoding="utf-8") == gold.read_text(encoding="utf-8"), path.name
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_genetag_devtest_loads_every_gene(corpora_dir: Path, tmp_path: Path) -> None:
     folder = corpora_dir / "genetag" / "devtest"

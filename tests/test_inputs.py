@@ -11,6 +11,8 @@ import tracemalloc
 import uuid
 from pathlib import Path
 
+import pytest
+
 from casflow.components.inputs import iter_input_items
 from casflow.pipeline.cli import main
 
@@ -114,6 +116,7 @@ def _symlinked_inputs(tmp_path: Path, count: int) -> tuple[Path, list[str]]:
     return folder, [f"held-{tag}-{i:04d}.txt" for i in range(count)]
 
 
+@pytest.mark.slow
 def test_folder_walk_keeps_nothing_per_document_it_has_passed(tmp_path: Path) -> None:
     # A run holds the walk of its input folder until the last document: what the
     # walk keeps per entry (a DirEntry with the stat result of the symlink it

@@ -159,6 +159,7 @@ def test_identical_trees_score_one_and_changed_trees_score_in_range(seed: int):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_craft_trees_against_themselves_score_one(corpora_dir: Path):
     folder = corpora_dir / "craft" / "structural-annotation" / "treebank" / "penn"

@@ -43,6 +43,7 @@ VECTORS = [
 ]
 
 
+@pytest.mark.slow
 def test_vector_clusters_group_near_vectors_and_merge_case_variants() -> None:
     clusters = vector_clusters(WORDS, np.array(VECTORS), sizes=(2, 3))
     # "Liver" and "liver" are one key (lower case), so 6 words remain
@@ -61,6 +62,7 @@ def test_vector_clusters_cap_the_number_of_clusters_at_the_number_of_words() -> 
     assert {ids[0] for ids in clusters.values()} <= {0, 1}
 
 
+@pytest.mark.slow
 def test_spacy_vector_clusters_read_the_pipeline_vectors(tmp_path: Path) -> None:
     spacy = pytest.importorskip("spacy")
     nlp = spacy.blank("en")

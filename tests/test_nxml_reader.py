@@ -139,6 +139,7 @@ def test_craft_nxml_jobs_identical_and_loadable_in_uima_java(
         )
 
 
+@pytest.mark.slow
 @pytest.mark.java
 def test_check_xmi_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if not java_available() or find_uima_jar() is None:

@@ -150,6 +150,7 @@ def _imported_top_level_modules() -> dict[str, str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_imported_package_is_declared() -> None:
     # A package that arrives only through another one (scikit-learn through scispaCy)
     # disappears when that one changes its own dependencies.

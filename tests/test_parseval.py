@@ -297,6 +297,7 @@ def test_removing_one_bracket_changes_only_test_and_matched_by_one(seed: int):
     assert (less.crossing, less.words, less.correct_tags) == (0, full.words, full.correct_tags)
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_craft_trees_scored_against_themselves_are_perfect(corpora_dir: Path):
     folder = corpora_dir / "craft" / "structural-annotation" / "treebank" / "penn"

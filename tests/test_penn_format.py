@@ -189,6 +189,7 @@ def test_format_then_parse_gives_the_same_tree(tree: Tree):
     assert parse_tree(format_tree(Tree("", [tree]))) == Tree("", [tree])
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_every_craft_treebank_line_round_trips(corpora_dir: Path):
     folder = corpora_dir / "craft" / "structural-annotation" / "treebank" / "penn"

@@ -204,6 +204,7 @@ def test_error_classes_partition_the_unmatched_productions(seed: int):
     assert extra == result.test - result.matched
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_craft_trees_against_themselves_match_every_production(corpora_dir: Path):
     folder = corpora_dir / "craft" / "structural-annotation" / "treebank" / "penn"

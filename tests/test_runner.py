@@ -78,6 +78,7 @@ def test_run_writes_one_xmi_per_document_with_views(
     assert run_report["counts"]["ok"] == 7
 
 
+@pytest.mark.slow
 def test_outputs_identical_for_any_number_of_jobs(
     corpus: Path, tmp_path: Path, test_components: None
 ) -> None:
@@ -88,6 +89,7 @@ def test_outputs_identical_for_any_number_of_jobs(
         assert path.read_bytes() == (two / "xmi" / path.name).read_bytes(), path.name
 
 
+@pytest.mark.slow
 def test_failing_document_is_isolated_and_rerun_skips_finished(
     corpus: Path, tmp_path: Path, test_components: None
 ) -> None:
@@ -134,6 +136,7 @@ def test_changed_workflow_is_refused_in_same_output(
         _run(changed)
 
 
+@pytest.mark.slow
 def test_worker_crash_loses_only_the_culprit(
     corpus: Path, tmp_path: Path, test_components: None
 ) -> None:
@@ -145,6 +148,7 @@ def test_worker_crash_loses_only_the_culprit(
     assert len(list((out / "xmi").glob("doc*.xmi"))) == 6
 
 
+@pytest.mark.slow
 def test_timeout_marks_document_and_run_continues(
     corpus: Path, tmp_path: Path, test_components: None
 ) -> None:
@@ -154,6 +158,7 @@ def test_timeout_marks_document_and_run_continues(
     assert report.failures[0]["document"] == "doc5"
 
 
+@pytest.mark.slow
 def test_cli_run_exit_codes_and_input_override(
     corpus: Path, tmp_path: Path, test_components: None
 ) -> None:

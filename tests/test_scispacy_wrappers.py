@@ -234,6 +234,7 @@ def test_core_model_names_are_checked():
             ScispacyCoreConfig(model=wrong)
 
 
+@pytest.mark.slow
 def test_core_runs_a_pipeline_folder_with_generic_entities(tiny_spacy_model, tmp_path):
     from tests.spacy_fixtures import training_text
 

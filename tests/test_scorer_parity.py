@@ -116,6 +116,7 @@ def evalb_rows(path: Path) -> list[list[str]]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pair", ["gold_vs_system", "gold_vs_gold"])
 def test_parseval_equals_evalb_on_the_tree_files(
     scorer_references: Path, reference: dict[str, Any], pair: str

@@ -145,6 +145,7 @@ def test_craft_tokenizer_survives_serialisation(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_training_driver_runs_a_few_steps(tmp_path: Path) -> None:
     vocab = spacy.blank("en").vocab
     other = _gold(
@@ -200,6 +201,7 @@ def test_shipped_model_tags_and_parses() -> None:
     assert {t.head.i for t in doc[:4]} <= set(range(len(doc)))
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_craft_article_converts_with_exact_text(craft_dir: Path) -> None:
     from casflow.components.spacy.craft_syntax import craft_ids, read_craft_syntax

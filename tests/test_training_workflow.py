@@ -220,6 +220,7 @@ def test_training_workflow_top_level_mistakes(tmp_path: Path, corpus: dict[str, 
         load_training_workflow(workflow_file(tmp_path, corpus, missing_dev))
 
 
+@pytest.mark.slow
 def test_cross_validation_then_final_model_report_card_and_resume(
     tmp_path: Path, corpus: dict[str, Path]
 ) -> None:
@@ -260,6 +261,7 @@ def test_cross_validation_then_final_model_report_card_and_resume(
     assert not any("already done" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_training_is_deterministic_for_a_seed(tmp_path: Path, corpus: dict[str, Path]) -> None:
     text = WORKFLOW.replace("cross_validation: {folds: 2}", "cross_validation: {folds: 0}")
     scores = []
@@ -295,6 +297,7 @@ def test_shipped_training_workflows_validate(craft_dir: Path) -> None:
     assert loaded.resolved["model"]["component"] == "train.spacy.syntax.v1"
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_craft_gold_view_gives_the_conllu_training_data(craft_dir: Path) -> None:
     from casflow.components.corpora.craft import CraftReader, CraftReaderConfig

@@ -290,6 +290,7 @@ def test_find_uima_jar_honours_the_environment(
 # --------------------------------------------------------------------------- with Java
 
 
+@pytest.mark.slow
 @pytest.mark.java
 def test_java_counts_equal_cassis_counts(written: dict[str, Path], build_dir: Path) -> None:
     xmi_paths = [written["full"], written["edge"]]
@@ -303,6 +304,7 @@ def test_java_counts_equal_cassis_counts(written: dict[str, Path], build_dir: Pa
     assert full["gold"][T.ALTERNATIVE] == 1
 
 
+@pytest.mark.slow
 @pytest.mark.java
 def test_text_annotation_spans_and_index_agree(
     written: dict[str, Path], java_reports: dict[Path, CasReport]
@@ -312,6 +314,7 @@ def test_text_annotation_spans_and_index_agree(
         assert compare_reports(java_reports[written[name]], cassis_report) == [], name
 
 
+@pytest.mark.slow
 @pytest.mark.java
 def test_non_bmp_offsets_round_trip_through_java(
     written: dict[str, Path], java_reports: dict[Path, CasReport]
@@ -328,6 +331,7 @@ def test_non_bmp_offsets_round_trip_through_java(
     assert report.offset_problems == []
 
 
+@pytest.mark.slow
 @pytest.mark.java
 def test_java_creates_document_annotation_only_where_the_xmi_has_none(
     written: dict[str, Path], java_reports: dict[Path, CasReport]
@@ -347,6 +351,7 @@ def test_java_creates_document_annotation_only_where_the_xmi_has_none(
     assert edge.indexed_counts["no_text"] == {}  # no sofa text, no document annotation
 
 
+@pytest.mark.slow
 @pytest.mark.java
 def test_java_stretches_an_existing_document_annotation_to_the_text_end(
     written: dict[str, Path], java_reports: dict[Path, CasReport]
@@ -358,6 +363,7 @@ def test_java_stretches_an_existing_document_annotation_to_the_text_end(
     assert (T.DOCUMENT_METADATA, 0, text_length) in edge.spans["_InitialView"]
 
 
+@pytest.mark.slow
 @pytest.mark.java
 def test_indexed_fsarray_is_counted(
     written: dict[str, Path], java_reports: dict[Path, CasReport]
@@ -373,6 +379,7 @@ def _extended_typesystem() -> cassis.TypeSystem:
     return ts
 
 
+@pytest.mark.slow
 @pytest.mark.java
 def test_unknown_type_or_feature_fails_strict_java_loading(
     written: dict[str, Path], build_dir: Path, tmp_path: Path
@@ -400,6 +407,7 @@ def test_unknown_type_or_feature_fails_strict_java_loading(
     assert list(error.reports) == [written["full"]]  # the good document still loaded
 
 
+@pytest.mark.slow
 @pytest.mark.java
 def test_offset_inside_a_surrogate_pair_is_reported(build_dir: Path, tmp_path: Path) -> None:
     ts = T.load_typesystem()
@@ -422,6 +430,7 @@ def test_offset_inside_a_surrogate_pair_is_reported(build_dir: Path, tmp_path: P
     assert compare_reports(report, cassis_report) != []
 
 
+@pytest.mark.slow
 @pytest.mark.java
 def test_checker_is_compiled_once_per_source_version(
     build_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

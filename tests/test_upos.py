@@ -73,6 +73,7 @@ def test_mapper_fills_upos_only_where_the_pipeline_gives_none() -> None:
     assert [t.pos.coarseValue for t in plain.select(TOKEN)] == ["PROPN", None, None, None]
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_shipped_map_is_what_the_craft_training_treebank_gives(craft_dir: Path) -> None:
     ids = (craft_dir / "articles" / "ids" / "craft-ids-train.txt").read_text().split()

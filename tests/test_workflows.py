@@ -38,6 +38,7 @@ def test_workflow_is_valid(path: Path, monkeypatch: pytest.MonkeyPatch, corpora_
         pytest.fail(str(exc))
 
 
+@pytest.mark.slow
 def test_quickstart_runs_and_finds_genes_and_anatomy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -169,6 +169,7 @@ def test_craft_fixture_with_all_layers_is_byte_identical() -> None:
     assert 'children="' in data and 'fragments="' in data  # inline FSArrays
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 def test_real_craft_articles_are_byte_identical(craft_dir: Path) -> None:
     ids = (craft_dir / "articles" / "ids" / "craft-ids-dev.txt").read_text().split()
@@ -327,6 +328,7 @@ def repeated_ids(recipe: dict[str, Any]) -> bool:
     return len(kept) != len(set(kept))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(recipes())
 def test_random_cases_are_byte_identical(recipe: dict[str, Any]) -> None:
