@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 from abc import abstractmethod
 from collections.abc import Iterable, Sequence
 from types import ModuleType
@@ -88,6 +89,9 @@ NORMALISED_FORMS: dict[str, tuple[str, ...]] = {
 }
 
 
+_NON_SPACE = re.compile(r"\S+")
+
+
 def _skip_space(text: str, pos: int, end: int) -> int:
     while pos < end and text[pos].isspace():
         pos += 1
@@ -120,7 +124,7 @@ def align_tokens(
     A token goes where the tool says when the text there is the token (or its
     normalised form); else at the next non-whitespace character when the token
     reads there; else it is placed once the next token is found: the text
-    between the two (trimmed) is the unreadable token's. A token the text does
+    between the two (split at whitespace) is the unreadable token's. A token the text does
     not hold at all gets no span (the text it stood for stays in the gap before
     the next token, which ``keep_dropped_characters`` then covers).
     """
@@ -151,17 +155,19 @@ def align_tokens(
                     continue
                 found = (begin, begin + len(form))
         if pending:
-            gap = _trimmed(text, pos, found[0])
-            if gap[1] > gap[0]:
-                spans.append(gap)
+            spans.extend(_words(text, pos, found[0]))
             pending = False
         spans.append(found)
         pos = found[1]
     if pending:
-        gap = _trimmed(text, pos, end)
-        if gap[1] > gap[0]:
-            spans.append(gap)
+        spans.extend(_words(text, pos, end))
     return spans
+
+
+def _words(text: str, begin: int, end: int) -> list[Span]:
+    # The text an unreadable token stood for: one token, unless whitespace divides it
+    # (a token never holds whitespace the tool did not show).
+    return [(m.start(), m.end()) for m in _NON_SPACE.finditer(text, begin, end)]
 
 
 def align_sentences(text: str, sentences: Iterable[str]) -> list[Span]:

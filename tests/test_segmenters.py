@@ -99,6 +99,10 @@ def test_align_tokens_uses_offsets_normalised_forms_and_gaps() -> None:
     text = "Mice don't grow."
     spans = align_tokens(text, [("Mice", 0), ("do", 5), ("not", 7), ("grow", 11), (".", 15)])
     assert [text[b:e] for b, e in spans] == ["Mice", "do", "n't", "grow", "."]
+    # Two unreadable tokens in a row: the gap is split at whitespace, never one token.
+    text = "a \u00e9t\u00e9 vu ."
+    spans = align_tokens(text, [("a", None), ("ete", None), ("vo", None), (".", None)])
+    assert [text[b:e] for b, e in spans] == ["a", "\u00e9t\u00e9", "vu", "."]
     # A wrong offset is not trusted: the token is read at the next non-space character.
     assert align_tokens("a b", [("a", 0), ("b", 0)]) == [(0, 1), (2, 3)]
 
