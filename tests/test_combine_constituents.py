@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import cassis
@@ -16,6 +17,7 @@ from casflow.components.combine.constituents import (
 from casflow.components.evaluators.adapters import constituent_trees
 from casflow.components.formats.penn.alignment import TreeTypes, align_trees, build_tree_layers
 from casflow.components.formats.penn.parse import format_tree
+from casflow.pipeline.cli import main
 from casflow.pipeline.component import RunContext
 from casflow.typesystem import (
     CONSTITUENT,
@@ -140,3 +142,36 @@ def test_a_member_with_no_output_abstains(tmp_path: Path) -> None:
     trees = [format_tree(tree) for _, tree in constituent_trees(target)]
     # c1 and c2 are two of three: what both say is kept; on SBJ they tie, c1 first
     assert trees[0] == "( (S (NP-SBJ (NN Pax6)) (VP (VBZ binds) (NP (NN DNA))) (. .)) )"
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_three_copies_of_a_craft_treebank_article_vote_back_to_it(
+    craft_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real trees (empty elements, unary chains, function tags) survive the vote."""
+    trees = craft_dir / "structural-annotation" / "treebank" / "penn" / "{doc_id}.tree"
+    members = "".join(
+        f"  - {{component: penn.import.v1, view: {name}, config: {{path: '{trees}'}}}}\n"
+        for name in ("c1", "c2", "c3")
+    )
+    (tmp_path / "wf.yaml").write_text(
+        "reader:\n"
+        "  component: craft.reader.v1\n"
+        "  view: gold\n"
+        f"  config: {{corpus: '{craft_dir}', ids: ['17194222'], gene_so_classes: [],\n"
+        "            layers: [structure, sentences, tokens, pos, constituents]}\n"
+        "components:\n"
+        f"{members}"
+        "  - {component: combine.constituents.v1, view: combined, config: {members: [c1, c2, c3]}}\n"
+        "evaluators:\n"
+        "  - {id: parseval, component: eval.constituents.v1, config: {system_views: [combined]}}\n"
+        "run: {jobs: 1, progress: false}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "wf.yaml", "--output", "out"]) == 0
+    scores = json.loads((tmp_path / "out" / "evaluation.json").read_text())
+    combined = scores["parseval"]["systems"]["combined"]["scores"]
+    assert combined["f1"] == 1.0 and combined["complete_match"] == 1.0
+    assert combined["error_sentences"] + combined["skip_sentences"] == 0

@@ -104,6 +104,15 @@ class CombineConstituents(Combiner[CombineConstituentsConfig]):
         for number, indices in enumerate(groups):
             for i in indices:
                 sentence_of[i] = number
+        # Each member's brackets by sentence (a bracket leaving its sentence is no vote).
+        by_sentence: list[dict[int, list[Bracket]]] = []
+        for member_brackets in brackets:
+            grouped: dict[int, list[Bracket]] = {}
+            for b in member_brackets:
+                number = sentence_of[b.start]
+                if number >= 0 and sentence_of[b.end - 1] == number:
+                    grouped.setdefault(number, []).append(b)
+            by_sentence.append(grouped)
         out: list[Any] = []
         write_pos = self.config.pos and all(t.pos is None for t in tokens)
         for number, (sentence, indices) in enumerate(zip(sentences, groups, strict=True)):
@@ -111,11 +120,10 @@ class CombineConstituents(Combiner[CombineConstituentsConfig]):
                 continue
             first = indices[0]
             trees = []
-            for member, member_brackets, member_tags in zip(members, brackets, tags, strict=True):
+            for member, grouped, member_tags in zip(members, by_sentence, tags, strict=True):
                 inside = [
                     Bracket(b.start - first, b.end - first, b.label)
-                    for b in member_brackets
-                    if sentence_of[b.start] == number and sentence_of[b.end - 1] == number
+                    for b in grouped.get(number, ())
                 ]
                 trees.append(
                     MemberTree(
@@ -153,8 +161,21 @@ class CombineConstituents(Combiner[CombineConstituentsConfig]):
         ts = view.typesystem
         constituent_type = ts.get_type(CONSTITUENT)
         root_type = ts.get_type(CONSTITUENT_ROOT)
+        # Type tests looked up once per type: trees have hundreds of nodes per sentence.
+        kinds: dict[str, tuple[bool, bool]] = {}
+
+        def kind(fs: Any) -> tuple[bool, bool]:
+            """(is a constituent, is a ROOT)"""
+            found = kinds.get(fs.type.name)
+            if found is None:
+                found = kinds[fs.type.name] = (
+                    ts.subsumes(constituent_type, fs.type),
+                    ts.subsumes(root_type, fs.type),
+                )
+            return found
+
         constituents = member.view.select(CONSTITUENT)
-        roots = [c for c in constituents if ts.subsumes(root_type, c.type)]
+        roots = [c for c in constituents if kind(c)[1]]
         if not roots:
             contained = {id(child) for c in constituents for child in _children(c)}
             roots = [c for c in constituents if id(c) not in contained]
@@ -170,16 +191,14 @@ class CombineConstituents(Combiner[CombineConstituentsConfig]):
                     "arrays must form trees"
                 )
             seen.add(id(node))
-            if not ts.subsumes(root_type, node.type):
+            if not kind(node)[1]:
                 start = bisect.bisect_left(begins, node.begin)
                 end = bisect.bisect_right(ends, node.end)
                 if start < end:  # constituents over empty elements only hold no token
                     category = member.config.label(node.constituentType or "")
                     label = Label(category, node.syntacticFunction)
                     found.append(Bracket(start, end, label))
-            stack.extend(
-                reversed([c for c in _children(node) if ts.subsumes(constituent_type, c.type)])
-            )
+            stack.extend(reversed([c for c in _children(node) if kind(c)[0]]))
         return found
 
     @staticmethod
