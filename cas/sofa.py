@@ -66,7 +66,7 @@ def set_sofa_text(view: cassis.Cas, text: str) -> None:
     """
     sofa = view.get_sofa()
     converter = getattr(sofa, "_offset_converter", None)
-    if not (
+    if converter is None or not (
         cassis_version.FAST_PATHS
         and hasattr(sofa, "_sofaString")
         and hasattr(converter, "_python_to_external")

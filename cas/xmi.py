@@ -63,11 +63,7 @@ from cassis.typesystem import (
 from cassis.xmi import CasXmiSerializer
 
 from casflow.cas import cassis_version
-
-try:  # casflow's compact offset maps (set_sofa_text): only a faster path for them
-    from casflow.cas.sofa import _Utf16Offsets
-except ImportError:  # pragma: no cover - a tree without them; they are plain Mappings then
-    _Utf16Offsets = None
+from casflow.cas.sofa import _Utf16Offsets  # compact offset maps: a faster path for them
 
 logger = logging.getLogger(__name__)
 
@@ -184,7 +180,7 @@ def type_plan(ts: TypeSystem, type_: Type) -> TypePlan:
     """The cached plan of ``type_`` (a type of ``ts``); remade when its features change."""
     key = id(type_)
     plan = _plans.get(key)
-    if plan is not None and plan.type_ref() is type_ and plan.made_from(type_.all_features):
+    if plan is not None and plan.made_from(type_.all_features) and plan.type_ref() is type_:
         return plan
     plan = _make_plan(ts, type_)
     if key not in _plans:
@@ -232,6 +228,7 @@ def _make_plan(ts: TypeSystem, type_: Type) -> TypePlan:
                 kind = _OFFSET if kind == _STRING else _UNSUPPORTED
             attributes.append((feature.name, xml_name, kind))
 
+    references: Callable[..., Callable[[Any], None]] | None
     if is_fs_array_type:
         references = _fs_array_references
         writer_factory = _fs_array_writer
@@ -667,7 +664,7 @@ def _offset_converter(sofa: Any) -> tuple[int, Any, Callable[[Any], Any] | None]
     mapping = converter._python_to_external
     if mapping is None:
         return _KEEP, None, None  # no text: cassis keeps the offsets
-    if _Utf16Offsets is not None and isinstance(mapping, _Utf16Offsets) and not mapping._astral:
+    if isinstance(mapping, _Utf16Offsets) and not mapping._astral:
         return _WITHIN_BMP, mapping._length, external
     if type(mapping) is dict and _is_identity(mapping):
         return _WITHIN_BMP, len(mapping) - 1, external

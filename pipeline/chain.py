@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import cassis
 
@@ -43,7 +43,7 @@ from casflow.pipeline.component import (
 )
 from casflow.pipeline.journal import STATE_DIR
 from casflow.pipeline.registry import registry
-from casflow.pipeline.workflow import LoadedWorkflow, ResolvedStep, load_resolved
+from casflow.pipeline.workflow import LoadedWorkflow, load_resolved
 from casflow.typesystem import DOCUMENT_METADATA, TOKEN, load_typesystem
 
 
@@ -180,22 +180,10 @@ class Chain:
         self.workflow = workflow
         self.context = context
         self.typesystem = load_typesystem()
-        self.reader: Reader = self._build(workflow.reader)  # type: ignore[assignment]
-        self.processors: list[tuple[ResolvedStep, Processor]] = [
-            (s, self._build(s))
-            for s in workflow.processors  # type: ignore[misc]
-        ]
-        self.writers: list[tuple[ResolvedStep, Writer]] = [
-            (s, self._build(s))
-            for s in workflow.writers  # type: ignore[misc]
-        ]
-        self.evaluators: list[tuple[ResolvedStep, Evaluator]] = [
-            (s, self._build(s))
-            for s in workflow.evaluators  # type: ignore[misc]
-        ]
-
-    def _build(self, step: ResolvedStep) -> Any:
-        return step.component_class(step.config, self.context)
+        self.reader = workflow.reader.build(Reader, context)
+        self.processors = [(s, s.build(Processor, context)) for s in workflow.processors]
+        self.writers = [(s, s.build(Writer, context)) for s in workflow.writers]
+        self.evaluators = [(s, s.build(Evaluator, context)) for s in workflow.evaluators]
 
     def close(self) -> None:
         for component in [self.reader] + [
@@ -260,7 +248,13 @@ def count_tokens(cas: cassis.Cas) -> int:
     return best
 
 
-def _error_fields(exc: BaseException) -> dict[str, str | None]:
+class _ErrorFields(TypedDict):
+    error: str
+    hint: str | None
+    detail: str
+
+
+def _error_fields(exc: BaseException) -> _ErrorFields:
     message = f"{type(exc).__name__}: {exc}"
     hint = getattr(exc, "hint", None) or next(
         (h for t, h in _HINTS.items() if isinstance(exc, t)), None

@@ -149,7 +149,10 @@ class Component(ABC, Generic[ConfigT]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        inherited = super(cls, cls).Config
+        inherited = next(
+            (base.__dict__["Config"] for base in cls.__mro__[1:] if "Config" in base.__dict__),
+            ComponentConfig,
+        )
         declared = _declared_config(cls)
         written = cls.__dict__.get("Config")
         if declared is not None and written is not None and written is not declared:

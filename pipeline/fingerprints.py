@@ -87,7 +87,8 @@ def step_status(marker: str | Path, fingerprint: str, *outputs: str | Path) -> S
 
 def mark_done(marker: str | Path, fingerprint: str, **kept: Any) -> None:
     """Record that the step with ``fingerprint`` finished (``kept``: what to read back)."""
-    atomic_write_text(marker, json.dumps({"fingerprint": fingerprint, **kept}, indent=2) + "\n")
+    text = json.dumps({"fingerprint": fingerprint, **kept}, indent=2) + "\n"
+    atomic_write_text(Path(marker), text)
 
 
 def forget(marker: str | Path) -> None:

@@ -143,14 +143,14 @@ class OutputLock:
         except BaseException:
             os.close(fd)
             raise
-        holder = {
+        record = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "command": " ".join(sys.argv),
         }
         os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(holder).encode("utf-8"), 0)
+        os.pwrite(fd, json.dumps(record).encode("utf-8"), 0)
         self._fd = fd
 
     def release(self) -> None:

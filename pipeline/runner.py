@@ -33,7 +33,7 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,7 @@ from casflow.pipeline.chain import (
     run_batch,
     watchdog_seconds,
 )
-from casflow.pipeline.component import DocumentRef, RunContext
+from casflow.pipeline.component import DocumentRef, RunContext, Writer
 from casflow.pipeline.exit_status import EXIT_NOT_STARTED, EXIT_OK, EXIT_PARTIAL
 from casflow.pipeline.files import (
     ignores_case,
@@ -379,7 +379,7 @@ class Dispatcher:
         self.run_spec: RunSpec = runner.workflow.spec.run
         self.replacements: list[dict[str, Any]] = []
 
-    def results(self, todo: Iterator[DocumentRef]) -> Iterator[list[DocumentResult]]:
+    def results(self, todo: Iterator[DocumentRef]) -> Generator[list[DocumentResult]]:
         chain = None
         for batch in _batches(todo, self.run_spec.batch_size):
             if chain is None:  # build models only when there is work
@@ -409,7 +409,7 @@ class Dispatcher:
 class LokyDispatcher(Dispatcher):
     name = "loky"
 
-    def results(self, todo: Iterator[DocumentRef]) -> Iterator[list[DocumentResult]]:
+    def results(self, todo: Iterator[DocumentRef]) -> Generator[list[DocumentResult]]:
         run = self.run_spec
         resolved, context = self.runner.workflow.resolved, self.runner.context_dict
         in_flight: dict[str, DocumentRef] = {}
@@ -527,7 +527,7 @@ class DaskDispatcher(Dispatcher):
         if self.run_spec.scheduler:
             _restart_workers_running(self.client, list(self.pending))
 
-    def results(self, todo: Iterator[DocumentRef]) -> Iterator[list[DocumentResult]]:
+    def results(self, todo: Iterator[DocumentRef]) -> Generator[list[DocumentResult]]:
         # One future per batch, through the distributed client: joblib's Dask
         # backend never reports a task whose worker died (KilledWorker), and
         # Parallel would wait for it forever. A future names the batch it ran.
@@ -909,7 +909,7 @@ class Runner:
         try:
             # Writers' run-level files (the type system XML beside XMI, ...).
             for step in self.workflow.writers:
-                writer = step.component_class(step.config, self.context)
+                writer = step.build(Writer, self.context)
                 report.run_files.extend(str(p) for p in writer.finish())
             write_run_outputs(
                 report,

@@ -161,10 +161,10 @@ class _UnknownViews(dict[str, set[str]]):
     def __contains__(self, key: object) -> bool:
         return True
 
-    def get(self, key: str, default: Any = None) -> set[str]:  # type: ignore[override]
+    def get(self, key: str, default: Any = None) -> set[str]:
         return self.setdefault(key)
 
-    def setdefault(self, key: str, default: Any = None) -> set[str]:  # type: ignore[override]
+    def setdefault(self, key: str, default: Any = None) -> set[str]:
         return super().setdefault(key, _Anything())
 
 

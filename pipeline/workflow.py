@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -159,15 +159,15 @@ class ResolvedStep:
     def path(self) -> YamlPath:
         return (self.section,) if self.index is None else (self.section, self.index)
 
-    def component_as(self, role: type[C]) -> type[C]:
+    def component_as(self, role: Callable[..., C]) -> type[C]:
         """The component class as the role its section guarantees (a reader step's is a
-        Reader: ``resolve_step`` checked it)."""
+        Reader: ``resolve_step`` checked it). ``role`` is the role's base class."""
         cls = self.component_class
-        if not issubclass(cls, role):
-            raise TypeError(f"{self.spec.component} is a {cls.role}, not a {role.__name__}")
-        return cls
+        if not (isinstance(role, type) and issubclass(cls, role)):
+            raise TypeError(f"{self.spec.component} is a {cls.role}, not a {role}")
+        return cast("type[C]", cls)
 
-    def build(self, role: type[C], context: RunContext) -> C:
+    def build(self, role: Callable[..., C], context: RunContext) -> C:
         """The component, built with this step's config for a run with ``context``."""
         return self.component_as(role)(self.config, context)
 

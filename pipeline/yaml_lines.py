@@ -117,9 +117,10 @@ def _check_depth(text: str, source: str) -> None:
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
+                mark = event.start_mark
                 raise YamlLoadError(
                     source,
-                    event.start_mark.line + 1,
+                    mark.line + 1 if mark is not None else None,
                     f"the YAML is nested more than {MAX_DEPTH} levels deep",
                 )
         elif isinstance(event, yaml.CollectionEndEvent):
