@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from casflow.pipeline.component import DocumentError
+
 IdStyle = Literal["stem", "relative_path"]
 
 
@@ -27,7 +29,7 @@ class InputNotFoundError(FileNotFoundError):
     pass
 
 
-class InputUnreadableError(OSError):
+class InputUnreadableError(DocumentError, OSError):
     """A listed input cannot be read when a worker loads it."""
 
     hint = (

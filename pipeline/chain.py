@@ -34,6 +34,7 @@ from casflow.cas.metadata import set_document_metadata
 from casflow.cas.sofa import set_sofa_text
 from casflow.pipeline.component import (
     INITIAL_VIEW,
+    DocumentError,
     DocumentRef,
     Evaluator,
     Processor,
@@ -72,7 +73,7 @@ class DocumentTimeout(Exception):
     pass
 
 
-class InputUnreadable(Exception):
+class InputUnreadable(DocumentError):
     hint = "replace or re-download the input named in the error"
 
 
@@ -256,7 +257,7 @@ class _ErrorFields(TypedDict):
 
 def _error_fields(exc: BaseException) -> _ErrorFields:
     message = f"{type(exc).__name__}: {exc}"
-    hint = getattr(exc, "hint", None) or next(
+    hint = (exc.hint if isinstance(exc, DocumentError) else None) or next(
         (h for t, h in _HINTS.items() if isinstance(exc, t)), None
     )
     return {

@@ -91,6 +91,17 @@ ConfigT = TypeVar("ConfigT", bound=ComponentConfig)
 EvaluatorConfigT = TypeVar("EvaluatorConfigT", bound=EvaluatorConfig)
 
 
+class DocumentError(Exception):
+    """A document cannot be processed, for a reason the component knows.
+
+    ``hint`` (on the class, or set per instance) says what to do; the run report
+    shows it beside the error. Components subclass it together with the built-in
+    exception that fits (``class BadFile(DocumentError, ValueError)``).
+    """
+
+    hint: str | None = None
+
+
 @dataclass(frozen=True)
 class DocumentRef:
     """What a worker receives: enough to load one document, never the CAS itself.

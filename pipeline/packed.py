@@ -17,12 +17,14 @@ import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from casflow.pipeline.component import DocumentError
+
 GZIP_SUFFIX = ".gz"
 ARCHIVE_SUFFIX = ".tar"
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-class PackedFileError(ValueError):
+class PackedFileError(DocumentError, ValueError):
     hint = (
         "the file is damaged or truncated; delete it and run again (only its documents are redone)"
     )

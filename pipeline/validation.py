@@ -16,7 +16,7 @@ import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -96,7 +96,7 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
         if fld is None:
             return None
         ann = fld.annotation
-        args = getattr(ann, "__args__", ())
+        args = get_args(ann)
         current = next(
             (a for a in (ann, *args) if isinstance(a, type) and issubclass(a, BaseModel)), None
         )

@@ -71,3 +71,38 @@ def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
 
 def test_the_registry_table_is_the_engine_s_only_way_to_components() -> None:
     assert (REGISTRY_TABLE[1]) in {m for _, m in imports(ROOT / REGISTRY_TABLE[0])}
+
+
+def _assigns_hint(node: ast.ClassDef) -> bool:
+    """``hint = ...`` in the class body, or ``self.hint = ...`` in one of its methods."""
+    for item in node.body:
+        if isinstance(item, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "hint" for t in item.targets
+        ):
+            return True
+    for item in ast.walk(node):
+        if isinstance(item, ast.Assign) and any(
+            isinstance(t, ast.Attribute)
+            and t.attr == "hint"
+            and isinstance(t.value, ast.Name)
+            and t.value.id == "self"
+            for t in item.targets
+        ):
+            return True
+    return False
+
+
+def test_exceptions_with_a_hint_are_document_errors() -> None:
+    # The engine reads a hint only from a DocumentError (the contract declares it):
+    # a hint on any other exception would never reach the run report.
+    bad = []
+    for folder in ("pipeline", "components"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.ClassDef) or not _assigns_hint(node):
+                    continue
+                bases = {b.id if isinstance(b, ast.Name) else ast.unparse(b) for b in node.bases}
+                if node.name != "DocumentError" and "DocumentError" not in bases:
+                    bad.append(f"{path.relative_to(ROOT)}: {node.name}")
+    assert bad == [], "subclass casflow.pipeline.component.DocumentError: " + ", ".join(bad)

@@ -20,13 +20,13 @@ from pydantic import Field, field_validator, model_validator
 
 from casflow.cas.metadata import find_document_id
 from casflow.components.combine.voting import Agreement
-from casflow.pipeline.component import ComponentConfig, Processor
+from casflow.pipeline.component import ComponentConfig, DocumentError, Processor
 from casflow.typesystem import SENTENCE, SENTENCE_AGREEMENT, TOKEN
 
 Span = tuple[int, int]
 
 
-class CombineInputError(ValueError):
+class CombineInputError(DocumentError, ValueError):
     """The members cannot be combined on this document."""
 
     hint = (

@@ -35,11 +35,17 @@ from casflow.components.formats.cas_builders import (
 )
 from casflow.components.formats.common import FormatError
 from casflow.components.inputs import InputNotFoundError, iter_input_files, resolve_input
-from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
+from casflow.pipeline.component import (
+    ComponentConfig,
+    DocumentError,
+    DocumentRef,
+    Reader,
+    RunContext,
+)
 from casflow.typesystem import ANATOMY_MENTION, POS, SENTENCE, TOKEN
 
 
-class AnatemDataError(ValueError):
+class AnatemDataError(DocumentError, ValueError):
     hint = "check the reader's 'corpus', 'split' or 'input' and the named file"
 
 

@@ -47,6 +47,7 @@ from casflow.components.formats.mentions import MentionCorpus
 from casflow.components.inputs import resolve_input
 from casflow.pipeline.component import (
     ComponentConfig,
+    DocumentError,
     DocumentRef,
     Reader,
     RunContext,
@@ -57,7 +58,7 @@ OnMismatch = Literal["warn", "raise"]
 GENE_VALUE = "GENE"
 
 
-class Bc2DataError(ValueError):
+class Bc2DataError(DocumentError, ValueError):
     hint = "check the reader's 'corpus', 'split' or file options and the named file"
 
 

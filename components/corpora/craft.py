@@ -112,7 +112,13 @@ from casflow.components.formats.penn.alignment import (
     build_tree_layers,
 )
 from casflow.components.inputs import InputNotFoundError, iter_input_files, resolve_input
-from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
+from casflow.pipeline.component import (
+    ComponentConfig,
+    DocumentError,
+    DocumentRef,
+    Reader,
+    RunContext,
+)
 from casflow.typesystem import (
     ABSTRACT,
     ANATOMY_MENTION,
@@ -172,7 +178,7 @@ _FLOAT_NAME = re.compile(r"(Figure|Table) \d+")
 _BLOCK = re.compile(r"[^\n]+")
 
 
-class CraftDataError(ValueError):
+class CraftDataError(DocumentError, ValueError):
     """A CRAFT file is missing, malformed or inconsistent with the article text."""
 
     hint = (

@@ -44,14 +44,20 @@ from casflow.components.corpora.locations import describe_default
 from casflow.components.formats.cas_builders import TokenSpec, add_mentions, add_sentences
 from casflow.components.formats.common import FormatError
 from casflow.components.formats.genetag import parse as genetag
-from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
+from casflow.pipeline.component import (
+    ComponentConfig,
+    DocumentError,
+    DocumentRef,
+    Reader,
+    RunContext,
+)
 from casflow.typesystem import ALTERNATIVE, GENE_MENTION, POS, SENTENCE, TOKEN
 
 #: Tags that are not parts of speech: gene tokens, and the placeholder of TOKENIZED_CORPUS.
 NOT_POS_TAGS = frozenset({*genetag.GENE_TAGS, "TAG"})
 
 
-class GenetagDataError(ValueError):
+class GenetagDataError(DocumentError, ValueError):
     hint = "check the reader's 'corpus', 'split' or file options and the named file"
 
 

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from casflow.components.inputs import resolve_input
+from casflow.pipeline.component import DocumentError
 
 
-class IdSelectionError(ValueError):
+class IdSelectionError(DocumentError, ValueError):
     hint = "check the reader's 'ids' or 'ids_file'"
 
 

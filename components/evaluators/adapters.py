@@ -39,6 +39,7 @@ from casflow.components.metrics.dependency import DepWord
 from casflow.components.metrics.matching import Mention
 from casflow.components.metrics.pos import TaggedToken
 from casflow.components.metrics.segmentation import trim_span
+from casflow.pipeline.component import DocumentError
 from casflow.typesystem import (
     CONSTITUENT,
     CONSTITUENT_ROOT,
@@ -60,7 +61,7 @@ BASIC_FLAVORS = frozenset({"", "basic"})
 MISSING_TAG = "UNK"
 
 
-class CasInputError(ValueError):
+class CasInputError(DocumentError, ValueError):
     """Annotations the evaluator cannot read; the message names the document."""
 
     hint = "check the component or reader that wrote these annotations"

@@ -19,14 +19,14 @@ from typing import ClassVar
 import cassis
 
 from casflow.components.evaluators.adapters import CasInputError, document_id, view_text
-from casflow.pipeline.component import Evaluator, EvaluatorConfigT
+from casflow.pipeline.component import DocumentError, Evaluator, EvaluatorConfigT
 from casflow.pipeline.counts import EvaluationResult
 from casflow.pipeline.significance import Metric
 
 TEXT_CONTEXT = 20
 
 
-class ViewTextMismatch(ValueError):
+class ViewTextMismatch(DocumentError, ValueError):
     hint = (
         "gold and system views must hold the same text, since annotations are compared "
         "by character offsets; check that the system ran on the gold text"

@@ -24,13 +24,13 @@ import cassis
 from pydantic import Field
 
 from casflow.cas.metadata import find_document_id
-from casflow.pipeline.component import ComponentConfig, Processor, RunContext
+from casflow.pipeline.component import ComponentConfig, DocumentError, Processor, RunContext
 from casflow.pipeline.files import safe_file_stem
 
 PLACEHOLDERS = ("{doc_id}", "{doc_stem}")
 
 
-class ImportFileMissing(FileNotFoundError):
+class ImportFileMissing(DocumentError, FileNotFoundError):
     hint = (
         "check the importer's 'path' pattern (relative paths are taken from the working "
         "directory, then the workflow's folder), or set missing: empty when a system "
@@ -38,7 +38,7 @@ class ImportFileMissing(FileNotFoundError):
     )
 
 
-class ImportFormatError(ValueError):
+class ImportFormatError(DocumentError, ValueError):
     hint = "the imported file does not fit the document's text; check that it belongs to it"
 
 

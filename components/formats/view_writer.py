@@ -25,14 +25,20 @@ from typing import Any, ClassVar, Literal, TypeVar
 import cassis
 from pydantic import Field
 
-from casflow.pipeline.component import INITIAL_VIEW, ComponentConfig, RunContext, Writer
+from casflow.pipeline.component import (
+    INITIAL_VIEW,
+    ComponentConfig,
+    DocumentError,
+    RunContext,
+    Writer,
+)
 from casflow.pipeline.files import atomic_write_bytes, safe_file_stem
 from casflow.pipeline.journal import Journal
 from casflow.pipeline.packed import GZIP_SUFFIX, archive_name, gzip_bytes, tar_bytes
 from casflow.typesystem import LEMMA, POS, SENTENCE, TOKEN, short_name
 
 
-class ViewContentError(ValueError):
+class ViewContentError(DocumentError, ValueError):
     hint = (
         "the view lacks what this format needs; check the writer's 'view' and that an "
         "earlier step writes those annotations there"

@@ -37,6 +37,8 @@ from typing import Any
 import fsspec
 from fsspec.spec import AbstractFileSystem
 
+from casflow.pipeline.component import DocumentError
+
 INVENTORY_DIR = "inventory-reports/pmc-oa-opendata/metadata"
 METADATA_DIR = "metadata"
 
@@ -54,7 +56,7 @@ _TIMESTAMP = re.compile(r"\A\d{4}-\d{2}-\d{2}")
 METADATA_BATCH = 256
 
 
-class PmcLayoutError(ValueError):
+class PmcLayoutError(DocumentError, ValueError):
     hint = (
         "check that the input is the root of a PMC Cloud Service mirror (folders named "
         "PMC<id>.<version>, each with PMC<id>.<version>.xml and .json) and that the "

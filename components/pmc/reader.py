@@ -36,7 +36,13 @@ from casflow.components.pmc.cloud import (
     normalize_license,
     parse_article,
 )
-from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
+from casflow.pipeline.component import (
+    ComponentConfig,
+    DocumentError,
+    DocumentRef,
+    Reader,
+    RunContext,
+)
 from casflow.typesystem import ARTICLE_VERSION
 
 logger = logging.getLogger(__name__)
@@ -134,7 +140,7 @@ class PmcReaderConfig(ComponentConfig):
         return self
 
 
-class PmcArticleError(ValueError):
+class PmcArticleError(DocumentError, ValueError):
     hint = (
         "the article version's files are missing or damaged in the mirror; download that "
         "prefix again (aws s3 cp --recursive s3://pmc-oa-opendata/PMC<id>.<version>/ ...)"

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from casflow.pipeline.component import DocumentError
+
 if TYPE_CHECKING:
     from spacy.language import Language
 
@@ -31,7 +33,7 @@ _SCISPACY_MODEL = re.compile(r"en_(core_sci|ner)_\w+")
 _SPACY_MODEL = re.compile(r"[a-z]{2,3}_(core|dep|ent|sent)_\w+")
 
 
-class ModelNotFoundError(LookupError):
+class ModelNotFoundError(DocumentError, LookupError):
     """The pipeline is neither an installed package nor a pipeline folder."""
 
     def __init__(self, message: str, hint: str = "") -> None:

@@ -71,6 +71,8 @@ from typing import BinaryIO
 
 from lxml import etree
 
+from casflow.pipeline.component import DocumentError
+
 SPAN_TITLE = "title"
 SPAN_ABSTRACT = "abstract"
 SPAN_SECTION = "section"
@@ -191,7 +193,7 @@ _CONTAINERS = frozenset(
 _BLOCKISH_CHILDREN = frozenset({"p", "sec", "list", "def-list", "disp-quote", "statement", "fn"})
 
 
-class DocumentFormatError(ValueError):
+class DocumentFormatError(DocumentError, ValueError):
     """The input is not a well-formed NXML/JATS article (``hint``: what to do)."""
 
     def __init__(self, message: str, hint: str | None = None) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 import cassis
 
 from casflow.components.formats.penn.parse import Tree, parse_tree, split_label
+from casflow.pipeline.component import DocumentError
 from casflow.typesystem import (
     CONSTITUENT,
     CONSTITUENT_ROOT,
@@ -72,7 +73,7 @@ _SURFACE_FORMS: dict[str, tuple[str, ...]] = {
 }
 
 
-class TreebankError(ValueError):
+class TreebankError(DocumentError, ValueError):
     """A tree file cannot be read or parsed, or does not fit the text."""
 
     hint = "check that the tree file belongs to the document's text"

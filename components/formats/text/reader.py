@@ -17,10 +17,16 @@ from casflow.components.inputs import (
     read_document_bytes,
     resolve_input,
 )
-from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
+from casflow.pipeline.component import (
+    ComponentConfig,
+    DocumentError,
+    DocumentRef,
+    Reader,
+    RunContext,
+)
 
 
-class DocumentDecodeError(ValueError):
+class DocumentDecodeError(DocumentError, ValueError):
     hint = "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8), or set the reader's encoding"
 
 

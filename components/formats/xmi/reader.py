@@ -17,7 +17,13 @@ from casflow.components.inputs import (
     read_document_bytes,
     resolve_input,
 )
-from casflow.pipeline.component import ComponentConfig, DocumentRef, Reader, RunContext
+from casflow.pipeline.component import (
+    ComponentConfig,
+    DocumentError,
+    DocumentRef,
+    Reader,
+    RunContext,
+)
 from casflow.pipeline.packed import GZIP_SUFFIX, PackedFileError, gunzip_if_needed
 from casflow.typesystem import load_typesystem, resolve_type_name
 
@@ -45,7 +51,7 @@ class XmiReaderConfig(ComponentConfig):
     )
 
 
-class XmiDocumentError(ValueError):
+class XmiDocumentError(DocumentError, ValueError):
     hint = "check that the file is complete XMI written against the casflow type system (or set lenient: true)"
 
 
