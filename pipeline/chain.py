@@ -340,10 +340,9 @@ def run_batch(
             for step, evaluator in chain.evaluators:
                 stage = f"evaluator {step.spec.label()}"
                 t0 = time.perf_counter()
-                config = step.config
-                gold = cas.get_view(config.gold_view)  # type: ignore[attr-defined]
+                gold = cas.get_view(evaluator.config.gold_view)
                 per_system = {}
-                for system_name in config.system_views:  # type: ignore[attr-defined]
+                for system_name in evaluator.config.system_views:
                     ev = evaluator.evaluate(gold, cas.get_view(system_name))
                     per_system[system_name] = {
                         "counts": ev.counts,

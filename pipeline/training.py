@@ -29,6 +29,7 @@ The engine knows no tool: trainers are components of role ``trainer``
 
 from __future__ import annotations
 
+import io
 import json
 import platform
 import random
@@ -345,26 +346,27 @@ def seed_everything(seed: int) -> None:
         pass
 
 
-class LogLines:
+class LogLines(io.TextIOBase):
     """A file-like object feeding whole lines to ``log``: trainers hand it to tools that
     print progress (spaCy's table, crfsuite) so it reaches the training log."""
 
     def __init__(self, log: Callable[[str], None]) -> None:
+        super().__init__()
         self.log = log
-        self.buffer = ""
+        self._pending = ""
 
     def __enter__(self) -> LogLines:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.buffer.strip():
-            self.log(self.buffer.rstrip())
-        self.buffer = ""
+        if self._pending.strip():
+            self.log(self._pending.rstrip())
+        self._pending = ""
 
     def write(self, text: str) -> int:
-        self.buffer += text
-        while "\n" in self.buffer:
-            line, self.buffer = self.buffer.split("\n", 1)
+        self._pending += text
+        while "\n" in self._pending:
+            line, self._pending = self._pending.split("\n", 1)
             if line.strip():
                 self.log(line.rstrip())
         return len(text)
