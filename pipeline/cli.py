@@ -6,6 +6,7 @@ Exit status: see ``RUN_EXIT_STATUS`` (printed by ``casflow run --help``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -42,8 +43,12 @@ def _print_invalid(exc: WorkflowValidationError) -> int:
     return EXIT_NOT_STARTED
 
 
-def _load(args: argparse.Namespace) -> LoadedWorkflow | int:
-    """The validated workflow, or the exit status after printing why it is not valid."""
+def _load(args: argparse.Namespace, start_workers: bool = False) -> LoadedWorkflow | int:
+    """The validated workflow, or the exit status after printing why it is not valid.
+
+    ``start_workers``: once the workflow's structure is valid, local worker processes
+    start loading its models while the slower checks (models, inputs) run here.
+    """
     from casflow.pipeline.yaml_lines import YamlLoadError, load_located_yaml_file
 
     try:
@@ -54,9 +59,19 @@ def _load(args: argparse.Namespace) -> LoadedWorkflow | int:
     from casflow.pipeline.validation import WorkflowValidationError
     from casflow.pipeline.workflow import load_located
 
+    early = None
+    if start_workers:
+        from casflow.pipeline.runner import EarlyWorkers
+
+        with contextlib.suppress(WorkflowValidationError):  # reported in full below
+            early = EarlyWorkers.start(
+                load_located(located, _overrides(args), check_resources=False)
+            )
     try:
         return load_located(located, _overrides(args))
     except WorkflowValidationError as exc:
+        if early is not None:
+            early.stop()
         return _print_invalid(exc)
 
 
@@ -70,7 +85,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    workflow = _load(args)
+    workflow = _load(args, start_workers=True)
     if isinstance(workflow, int):
         return workflow
     from casflow.pipeline.journal import ManifestMismatch
@@ -240,7 +255,9 @@ def _print_component(item: dict[str, Any]) -> None:
         value = json.dumps(change["value"])
         print(f"    with {change['option']}: {value}: {'; '.join(parts)}")
     for f in item["config"]:
-        setting = "required" if f["required"] else f"default {json.dumps(f['default'], default=str)}"
+        setting = (
+            "required" if f["required"] else f"default {json.dumps(f['default'], default=str)}"
+        )
         print(f"    config {f['name']} ({f['type']}, {setting}): {f['description']}")
     print()
 

@@ -361,3 +361,32 @@ def test_run_help_lists_exit_statuses(capsys: pytest.CaptureFixture[str]) -> Non
     assert "exit status:" in text
     for code in ("0 ", "1 ", "2 ", "130", "143"):
         assert f"\n  {code}" in text, code
+
+
+@pytest.mark.slow
+def test_workers_started_early_are_the_ones_the_run_uses(
+    tmp_path: Path, corpus: Path, test_components: None
+) -> None:
+    from casflow.pipeline.runner import EarlyWorkers, run_workflow
+    from casflow.pipeline.validation import load_workflow
+
+    builds = tmp_path / "builds.txt"
+    wf = _workflow(tmp_path, corpus, tmp_path / "out")
+    wf.write_text(
+        wf.read_text("utf-8")
+        .replace(
+            "- component: test.whitespace_tokenizer.v1",
+            f'- component: test.whitespace_tokenizer.v1\n    config: {{record_builds: "{builds}"}}',
+        )
+        .replace("run:", "run:\n  jobs: 2\n  batch_size: 1"),
+        "utf-8",
+    )
+    workflow = load_workflow(wf)
+    assert EarlyWorkers.start(workflow) is not None
+    EarlyWorkers.wait()
+    early = builds.read_text("utf-8").split()
+    assert len(set(early)) == 2  # each worker built its chain before the run began
+    report = run_workflow(workflow)
+    assert report.counts["ok"] == 3
+    # The run took the early workers over with their chains: nothing was built again.
+    assert builds.read_text("utf-8").split() == early

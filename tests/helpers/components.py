@@ -13,7 +13,7 @@ import time
 import cassis
 from pydantic import Field
 
-from casflow.pipeline.component import ComponentConfig, Processor
+from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import POS, SENTENCE, TOKEN
 
 
@@ -26,11 +26,20 @@ class WhitespaceTokenizerConfig(ComponentConfig):
         None, description="Sleep forever when the text contains this string."
     )
     sleep: float = Field(0.0, description="Seconds to sleep per document (to make runs slow).")
+    record_builds: str | None = Field(
+        None, description="Append the process id to this file each time the component is built."
+    )
 
 
 class WhitespaceTokenizer(Processor[WhitespaceTokenizerConfig]):
     name = "test.whitespace_tokenizer.v1"
     produces = (TOKEN, SENTENCE)
+
+    def __init__(self, config: WhitespaceTokenizerConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        if config.record_builds:
+            with open(config.record_builds, "a", encoding="utf-8") as builds:
+                builds.write(f"{os.getpid()}\n")
 
     def process(self, view: cassis.Cas) -> None:
         text = view.sofa_string
