@@ -368,7 +368,7 @@ def test_workers_started_early_are_the_ones_the_run_uses(
     tmp_path: Path, corpus: Path, test_components: None
 ) -> None:
     from casflow.pipeline.runner import EarlyWorkers, run_workflow
-    from casflow.pipeline.validation import load_workflow
+    from casflow.pipeline.workflow import load_workflow
 
     builds = tmp_path / "builds.txt"
     wf = _workflow(tmp_path, corpus, tmp_path / "out")
