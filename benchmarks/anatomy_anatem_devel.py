@@ -20,13 +20,14 @@ from pathlib import Path
 import cassis
 from _common import CORPORA
 
-from casflow.components.crfsuite.corpora import load_anatem_documents
+from casflow.components.crfsuite.gold_view import mention_document
 from casflow.components.crfsuite.tagger import AnatomyNer, AnatomyNerConfig
 from casflow.components.formats.anatem.parse import ANATEM_CLASSES
 from casflow.components.metrics.matching import STRICT, Mention
 from casflow.components.metrics.mentions import mention_counts, score_mentions
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.counts import Counts, add_counts
+from casflow.pipeline.gold_sources import GoldSource, read_source
 from casflow.typesystem import ANATOMY_MENTION, SENTENCE, load_typesystem
 
 
@@ -36,7 +37,15 @@ def main() -> int:
     parser.add_argument("--corpora", type=Path, default=CORPORA)
     parser.add_argument("--gold-sentences", action="store_true")
     args = parser.parse_args()
-    documents = load_anatem_documents(args.corpora / "anatem", "devel")
+    source = GoldSource(
+        component="anatem.reader.v1",
+        config={"corpus": str(args.corpora / "anatem"), "split": "devel"},
+    )
+    documents = read_source(
+        source,
+        RunContext(output_dir=Path(".")),
+        lambda view, doc_id: mention_document(view, doc_id, ANATOMY_MENTION),
+    )
     typesystem = load_typesystem()
     component = AnatomyNer(AnatomyNerConfig(model=args.model), RunContext(output_dir=Path(".")))
     total: Counts = {}
@@ -46,7 +55,7 @@ def main() -> int:
         cas.sofa_string = document.text
         if args.gold_sentences:
             sentence = typesystem.get_type(SENTENCE)
-            cas.add_all([sentence(begin=s.begin, end=s.end) for s in document.sentences])
+            cas.add_all([sentence(begin=b, end=e) for b, e in document.sentences])
         component.process(cas)
         system = [Mention(m.begin, m.end, m.value) for m in cas.select(ANATOMY_MENTION)]
         gold = [Mention(m.begin, m.end, m.label) for m in document.mentions]

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 import spacy
 from _common import CORPORA
 
 from casflow.components.models import shipped_model_path
-from casflow.components.spacy.craft_syntax import read_craft_split
 from casflow.components.spacy.evaluate_syntax import evaluate_pipeline
+from casflow.components.spacy.gold_cas import gold_syntax_from_view
+from casflow.pipeline.component import RunContext
+from casflow.pipeline.gold_sources import GoldSource, read_source
 
 DEFAULT_CRAFT = CORPORA / "craft"
 
@@ -31,7 +34,16 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = parser.parse_args()
     nlp = spacy.load(args.model or shipped_model_path("craft_syntax"))
-    golds = read_craft_split(args.craft, args.split)
+    source = GoldSource(
+        component="craft.reader.v1",
+        config={
+            "corpus": args.craft,
+            "split": args.split,
+            "layers": ["sentences", "tokens", "pos", "lemmas", "dependencies"],
+            "ontologies": [],
+        },
+    )
+    golds = read_source(source, RunContext(output_dir=Path(".")), gold_syntax_from_view)
     summary = evaluate_pipeline(nlp, golds).summary()
     if args.json:
         print(json.dumps(summary, indent=2))

@@ -19,12 +19,13 @@ from pathlib import Path
 import cassis
 from _common import CORPORA
 
-from casflow.components.crfsuite.corpora import load_bc2gm
 from casflow.components.crfsuite.evaluate import unit_counts
+from casflow.components.crfsuite.gold_view import mention_document
 from casflow.components.crfsuite.tagger import GeneNer, GeneNerConfig
 from casflow.components.metrics.mentions import score_mentions
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.counts import Counts, add_counts
+from casflow.pipeline.gold_sources import GoldSource, read_source
 from casflow.typesystem import GENE_MENTION, SENTENCE, load_typesystem
 
 
@@ -33,7 +34,15 @@ def main() -> int:
     parser.add_argument("--model", default="casflow:gene")
     parser.add_argument("--corpora", type=Path, default=CORPORA)
     args = parser.parse_args()
-    examples = load_bc2gm(args.corpora / "bc2gm", "devel")
+    source = GoldSource(
+        component="bc2gm.reader.v1",
+        config={"corpus": str(args.corpora / "bc2gm"), "split": "devel"},
+    )
+    examples = read_source(
+        source,
+        RunContext(output_dir=Path(".")),
+        lambda view, doc_id: mention_document(view, doc_id, GENE_MENTION, "GENE"),
+    )
     typesystem = load_typesystem()
     component = GeneNer(GeneNerConfig(model=args.model), RunContext(output_dir=Path(".")))
     total: Counts = {}

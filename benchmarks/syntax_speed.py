@@ -16,8 +16,8 @@ from pathlib import Path
 import spacy
 from _common import CORPORA
 
+from casflow.components.corpora.craft import read_id_list
 from casflow.components.models import shipped_model_path
-from casflow.components.spacy.craft_syntax import craft_ids
 
 DEFAULT_CRAFT = CORPORA / "craft"
 
@@ -31,7 +31,7 @@ def main() -> None:
     nlp = spacy.load(args.model or shipped_model_path("craft_syntax"))
     texts = [
         (Path(args.craft) / "articles" / "txt" / f"{pmid}.txt").read_text(encoding="utf-8")
-        for pmid in craft_ids(args.craft, "dev")
+        for pmid in read_id_list(Path(args.craft) / "articles" / "ids" / "craft-ids-dev.txt")
     ]
     nlp.max_length = max(nlp.max_length, max(len(text) for text in texts) + 1)
     nlp(texts[0][:5000])  # warm-up

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import textwrap
-import warnings
 import zipfile
 from pathlib import Path
 
@@ -198,6 +196,7 @@ name: organ
 [Term]
 id: UBERON:0000948
 name: heart
+def: "A hollow, muscular organ." [ZFIN:curator]
 synonym: "cardiac muscle organ" EXACT []
 is_a: UBERON:0000062 ! organ
 
@@ -227,15 +226,29 @@ name: cell
 id: CL:0000057
 name: fibroblast
 """
+CRAFT_TEXT = "endothelial cells of the cell wall\n"
 KNOWTATOR = """\
 <?xml version="1.0" encoding="UTF-8"?>
 <annotations textSource="1.txt">
   <annotation>
     <mention id="craft_1" />
     <annotator id="a">A</annotator>
-    <span start="0" end="23" />
+    <span start="0" end="17" />
     <spannedText>endothelial cells</spannedText>
   </annotation>
+  <annotation>
+    <mention id="craft_2" />
+    <annotator id="a">A</annotator>
+    <span start="0" end="11" />
+    <span start="25" end="29" />
+    <spannedText>endothelial ... cell</spannedText>
+  </annotation>
+  <classMention id="craft_1">
+    <mentionClass id="CL:0000115">endothelial cell</mentionClass>
+  </classMention>
+  <classMention id="craft_2">
+    <mentionClass id="CL:0000115">endothelial cell</mentionClass>
+  </classMention>
 </annotations>
 """
 # hand-made word clusters (word<TAB>ids at three granularities)
@@ -245,6 +258,12 @@ CLUSTERS = (
 
 
 def write_craft(folder: Path) -> None:
+    articles = folder / "craft" / "articles"
+    (articles / "txt").mkdir(parents=True)
+    (articles / "ids").mkdir()
+    (articles / "txt" / "1.txt").write_text(CRAFT_TEXT, encoding="utf-8")
+    (articles / "ids" / "craft-ids-train.txt").write_text("1\n", encoding="utf-8")
+    (articles / "ids" / "craft-ids-dev.txt").write_text("", encoding="utf-8")
     concepts = folder / "craft" / "concept-annotation"
     for name, obo in (("UBERON", UBERON_OBO), ("CL", CL_OBO)):
         (concepts / name / name / "knowtator").mkdir(parents=True)
@@ -283,7 +302,6 @@ model:
     label: GENE
     scoring: alt_eval
     eval_sentences: gold
-    corpora: CORPORA
     crf:
       scheme: BIOES
       c1: 0.03
@@ -310,7 +328,19 @@ layers: [anatomy]
 model:
   component: train.crf.mentions.v1
   config:
-    corpora: CORPORA
+    resources:
+      ontologies: CORPORA/craft/concept-annotation
+      mention_lexicon:
+        component: craft.reader.v1
+        config: {corpus: CORPORA/craft, layers: [concepts], ontologies: [CL]}
+      cluster_text:
+        - {component: craft.reader.v1, config: {corpus: CORPORA/craft, layers: []}, units: lines}
+        - {definitions: [UBERON, CL]}
+        - {component: anatem.reader.v1, config: {corpus: CORPORA/anatem, split: train}, units: tokens}
+      pos_tagger:
+        component: anatem.reader.v1
+        config: {corpus: CORPORA/anatem, split: train, pos: true}
+        order: id
     document_order: id
     members:
       - scheme: BIOES
@@ -433,29 +463,6 @@ def test_gene_model_cross_validation_report_card_and_runtime_component(
     assert again.report["final"]["dev_scores"] == dev
 
 
-def test_gene_trainer_reproduces_the_command_line_trainer(tmp_path: Path, corpora: Path) -> None:
-    from casflow.components.crfsuite.train import main as train_main
-
-    cli_model = tmp_path / "cli"
-    args = ["--corpus", "bc2gm", "--corpora", str(corpora), "--output", str(cli_model)]
-    args += ["--scheme", "BIOES", "--train-lexicon", "2", "--abbreviations"]
-    args += ["--c1", "0.03", "--c2", "0.05", "--iterations", "40", "--no-eval"]
-    args += ["--postprocess", "balance_brackets"]
-    assert train_main(args) == 0
-    text = GENE_WORKFLOW.replace("cross_validation: {folds: 2}", "cross_validation: {folds: 0}")
-    text = text.replace("  dev: {split: devel}\n", "")
-    result = run_training(
-        load_training_workflow(workflow(tmp_path, text, corpora, tmp_path / "out")),
-        log=lambda line: None,
-    )
-    for name in (MODEL_FILE, "lexicon.tsv"):
-        assert (result.model_dir / name).read_bytes() == (cli_model / name).read_bytes(), name
-    ours = json.loads((result.model_dir / META_FILE).read_text("utf-8"))
-    theirs = json.loads((cli_model / META_FILE).read_text("utf-8"))
-    for key in ("scheme", "features", "lexicon", "clusters", "pos", "postprocess"):
-        assert ours[key] == theirs[key], key
-
-
 # ----------------------------------------------------------------------------- anatomy
 
 
@@ -525,50 +532,6 @@ def test_anatomy_vote_of_three_crfs_with_lexicons_clusters_and_pos(
     assert sum("training a CRF" in line for line in lines) == 3
 
 
-def test_anatomy_member_reproduces_the_command_line_trainer(tmp_path: Path, corpora: Path) -> None:
-    from casflow.components.crfsuite.train import main as train_main
-
-    cli_model = tmp_path / "cli"
-    args = ["--corpus", "anatem", "--corpora", str(corpora), "--output", str(cli_model)]
-    args += ["--scheme", "BIOES", "--c1", "0.03", "--c2", "0.05", "--iterations", "30"]
-    args += ["--ontology-lexicon", "--abbreviations", "--craft-lexicon", "CL"]
-    args += ["--clusters", str(corpora / "clusters.tsv")]
-    args += ["--pos-model", str(tmp_path / "cli-pos.crfsuite"), "--no-eval"]
-    assert train_main(args) == 0
-    one = textwrap.dedent(
-        f"""\
-        name: one
-        gold:
-          reader:
-            component: anatem.reader.v1
-            view: gold
-            config: {{corpus: {corpora / "anatem"}}}
-          train: {{split: train}}
-        layers: [anatomy]
-        model:
-          component: train.crf.mentions.v1
-          config:
-            corpora: {corpora}
-            document_order: id
-            crf:
-              scheme: BIOES
-              c1: 0.03
-              c2: 0.05
-              iterations: 30
-              features: {{abbreviations: true}}
-              ontology_lexicon: true
-              craft_lexicon: [CL]
-              clusters: {corpora / "clusters.tsv"}
-              pos_model: {tmp_path / "our-pos.crfsuite"}
-        output: {tmp_path / "out"}
-        """
-    )
-    (tmp_path / "one.yaml").write_text(one, encoding="utf-8")
-    result = run_training(load_training_workflow(tmp_path / "one.yaml"), log=lambda line: None)
-    for name in (MODEL_FILE, "lexicon.tsv", "clusters.tsv", "pos.crfsuite"):
-        assert (result.model_dir / name).read_bytes() == (cli_model / name).read_bytes(), name
-
-
 TWO_MEMBERS = """\
 name: tiny_anatomy_two
 gold:
@@ -582,7 +545,6 @@ layers: [anatomy]
 model:
   component: train.crf.mentions.v1
   config:
-    corpora: CORPORA
     document_order: id
     members:
       - scheme: BIOES
@@ -646,7 +608,7 @@ def test_unknown_document_steps_are_reported(tmp_path: Path, corpora: Path) -> N
     bad = TWO_MEMBERS.replace("[propagate_abbreviations]", "[propagate_everything]")
     errors = problems(workflow(tmp_path, bad, corpora, tmp_path / "out"))
     assert any(
-        "train.yaml:25: model -> config -> document_postprocess" in e
+        "train.yaml:24: model -> config -> document_postprocess" in e
         and "unknown document post-processing propagate_everything" in e
         for e in errors
     ), errors
@@ -691,12 +653,12 @@ def test_model_settings_problems_are_reported_with_yaml_lines(
         "      iterations: 40", "      iterations: 40\n      c3: 1"
     )
     errors = problems(workflow(tmp_path, bad, corpora, out))
-    assert any("train.yaml:22: model -> config -> crf -> c3: unknown key 'c3'" in e for e in errors)
+    assert any("train.yaml:21: model -> config -> crf -> c3: unknown key 'c3'" in e for e in errors)
     assert any("unknown post-processing balance_braces" in e for e in errors), errors
     both = ANATOMY_WORKFLOW.replace("    members:", "    crf: {scheme: BIO}\n    members:")
     errors = problems(workflow(tmp_path, both, corpora, out))
     assert any(
-        e.startswith("train.yaml:15: model -> config -> crf: Value error, give exactly one of crf")
+        e.startswith("train.yaml:27: model -> config -> crf: Value error, give exactly one of crf")
         for e in errors
     ), errors
     neither = GENE_WORKFLOW.replace("    crf:", "    crf_settings:")
@@ -706,90 +668,106 @@ def test_model_settings_problems_are_reported_with_yaml_lines(
     too_many = ANATOMY_WORKFLOW.replace("needed: 2", "needed: 4")
     errors = problems(workflow(tmp_path, too_many, corpora, out))
     assert any(
-        "train.yaml:38: model -> config -> needed: Value error, needed 4 is more" in e
+        "train.yaml:50: model -> config -> needed: Value error, needed 4 is more" in e
         for e in errors
     ), errors
-    # resources the settings need are checked before any document is read
+    # the gold sources and ontologies the settings need are checked before any document
+    # is read (the clusters cache being absent, its text sources are needed)
     (corpora / "clusters.tsv").unlink()
-    errors = problems(workflow(tmp_path, ANATOMY_WORKFLOW, corpora, out))
+    missing = ANATOMY_WORKFLOW.replace(
+        "CORPORA/anatem, split: train}, units", "CORPORA/none, split: train}, units"
+    )
+    missing = missing.replace("{definitions: [UBERON, CL]}", "{definitions: [UBERON, GO]}")
+    errors = problems(workflow(tmp_path, missing, corpora, out))
     assert any(
         e.startswith("train.yaml:10: model -> config: members 1, 2, 3: building the word clusters")
-        and str(corpora / "craft" / "articles" / "txt") in e
+        and "anatem.reader.v1: cannot read the train document list" in e
+        and str(corpora / "none") in e
         for e in errors
     ), errors
+    assert any(
+        "the GO ontology needs " + str(corpora / "craft" / "concept-annotation" / "GO" / "GO") in e
+        for e in errors
+    ), errors
+
+
+# ----------------------------------------------------------------------------- resources from gold views
+
+
+def _resources(tmp_path: Path, corpora: Path):
+    from casflow.components.crfsuite.trainer import CrfMentionTrainer, Resources
+    from casflow.pipeline.component import TrainingContext
+
+    loaded = load_training_workflow(workflow(tmp_path, ANATOMY_WORKFLOW, corpora, tmp_path / "o"))
+    config = loaded.trainer.config
+    assert isinstance(loaded.trainer.component_class, type(CrfMentionTrainer))
+    context = TrainingContext(output_dir=tmp_path, workflow_dir=tmp_path, layers=("anatomy",))
+    return config, Resources(config.resources, context, 0)
+
+
+def test_craft_lexicon_comes_from_the_concept_mentions_of_gold_views(
+    tmp_path: Path, corpora: Path
+) -> None:
+    config, resources = _resources(tmp_path, corpora)
+    # the mention in two pieces is no name: only the contiguous one is read
+    assert resources.mention_texts(lambda line: None) == [("endothelial cells", "CL")]
+    member2 = config.members[1]
+    lexicon = resources.static_lexicon(member2, lambda line: None)
+    assert lexicon is not None
+    assert lexicon.entries[("endothelial", "cell")] == {"K-CL"}
+    # member 2 has the ontology lexicon too: names by ontology, UBERON's also by CARO class
+    assert lexicon.entries[("fibroblast",)] == {"CL"}
+    assert lexicon.entries[("liver",)] == {"UBERON", "U-Organ"}
+    assert lexicon.entries[("skin",)] == {"UBERON", "U-Tissue"}
+    only_ontologies = resources.static_lexicon(config.members[0], lambda line: None)
+    assert only_ontologies is not None and ("endothelial", "cell") not in only_ontologies.entries
+
+
+def test_cluster_text_is_the_gold_views_and_definitions_in_order(
+    tmp_path: Path, corpora: Path
+) -> None:
+    _, resources = _resources(tmp_path, corpora)
+    lines: list[str] = []
+    texts = list(resources.cluster_text(lines.append))
+    anatem_tokens = [
+        " ".join(" ".join(unmark(s)[0] for s in sentences).split(" "))
+        for sentences in ANATEM_TRAIN.values()  # the reader's order (no order: id given)
+    ]
+    assert texts == [
+        "endothelial cells of the cell wall",  # CRAFT, by lines
+        "",
+        "A hollow, muscular organ.",  # UBERON's one definition; CL has none
+        *anatem_tokens,  # AnatEM train, Token texts joined by spaces
+    ]
+    assert any("anatem.reader.v1" in line for line in lines)
+
+
+def test_pos_tagger_learns_from_the_pos_of_gold_view_tokens(tmp_path: Path, corpora: Path) -> None:
+    from casflow.components.crfsuite.pos_features import PosTagger, pos_sequences
+    from casflow.pipeline.gold_sources import read_source
+
+    config, resources = _resources(tmp_path, corpora)
+    source = config.resources.pos_tagger
+    context = resources.context
+    per_document = read_source(source, context, lambda view, _: pos_sequences(view))
+    first = sorted(ANATEM_TRAIN)[0]  # order: id
+    sentence = unmark(ANATEM_TRAIN[first][0])[0]
+    features, labels = per_document[0][0]
+    words = [sentence[b:e] for b, e in tokenize(sentence)]
+    assert len(features) == len(labels) == len(words)
+    assert labels == [
+        "PU"
+        if not w[0].isalnum()
+        else {"DT": "DT", "IN": "IN", "CC": "CC", "VBD": "VB", "VBZ": "VB", "NNS": "NNS"}.get(
+            POS_TAGS.get(w.lower(), "NNS" if w.endswith("s") else "NN"), "NN"
+        )
+        for w in words
+    ]
+    model = resources.pos_model(str(tmp_path / "pos.crfsuite"), lambda line: None)
+    assert PosTagger(model).tag(sentence, tokenize(sentence)) == labels
 
 
 # ----------------------------------------------------------------------------- real corpora
-
-
-def _read_views(reader_name: str, config: dict, doc_count: int) -> list[tuple[str, cassis.Cas]]:
-    from casflow.pipeline.registry import registry
-
-    cls = registry().get(reader_name)
-    reader = cls(cls.Config.model_validate(config), RunContext(output_dir=Path(".")))
-    views = []
-    with warnings.catch_warnings():
-        # BC2GM train has lines whose text differs from their offsets; offsets win (as in
-        # corpora.load_bc2gm)
-        warnings.simplefilter("ignore")
-        refs = list(reader.iter_documents())[:doc_count]
-    for ref in refs:
-        cas = cassis.Cas(typesystem=load_typesystem())
-        view = cas.create_view("gold")
-        reader.load(ref, view)
-        views.append((ref.doc_id, view))
-    return views
-
-
-def _trainer(layer: str, label: str | None):
-    from casflow.components.crfsuite.trainer import CrfMentionTrainer
-    from casflow.pipeline.component import TrainingContext
-
-    config = CrfMentionTrainer.Config.model_validate({"label": label, "crf": {}})
-    return CrfMentionTrainer(config, TrainingContext(output_dir=Path("."), layers=(layer,)))
-
-
-def _same(ours, theirs) -> None:
-    assert (ours.text, ours.tokens) == (theirs.text, theirs.tokens), theirs.id
-    key = lambda m: (m.begin, m.end, m.label)  # noqa: E731
-    assert sorted(ours.mentions, key=key) == sorted(
-        [type(m)(m.begin, m.end, m.label, tuple(sorted(m.alternatives))) for m in theirs.mentions],
-        key=key,
-    ), theirs.id
-
-
-@pytest.mark.slow
-@pytest.mark.corpus
-def test_bc2gm_gold_views_give_the_corpus_loader_examples(corpora_dir: Path) -> None:
-    from casflow.components.crfsuite.corpora import load_bc2gm
-
-    expected = load_bc2gm(corpora_dir / "bc2gm", "train")[:60]
-    views = _read_views(
-        "bc2gm.reader.v1", {"corpus": str(corpora_dir / "bc2gm"), "split": "train"}, 60
-    )
-    trainer = _trainer("genes", "GENE")
-    assert any(m.alternatives for e in expected for m in e.mentions)
-    for (doc_id, view), theirs in zip(views, expected, strict=True):
-        document = trainer.example(view, doc_id)
-        assert doc_id == theirs.id and len(document.examples) == 1
-        _same(document.examples[0], theirs)
-
-
-@pytest.mark.corpus
-def test_anatem_gold_views_give_the_corpus_loader_examples(corpora_dir: Path) -> None:
-    from casflow.components.crfsuite.corpora import load_anatem
-
-    views = _read_views(
-        "anatem.reader.v1", {"corpus": str(corpora_dir / "anatem"), "split": "devel"}, 4
-    )
-    expected = load_anatem(corpora_dir / "anatem", "devel")
-    trainer = _trainer("anatomy", None)
-    for doc_id, view in views:
-        document = trainer.example(view, doc_id)
-        theirs = [e for e in expected if e.id.split("#")[0] == doc_id]
-        assert len(document.examples) == len(theirs) > 1
-        for ours, example in zip(document.examples, theirs, strict=True):
-            _same(ours, example)
 
 
 @pytest.mark.corpus

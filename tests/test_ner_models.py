@@ -20,7 +20,7 @@ from casflow.components.crfsuite.features import (
 )
 from casflow.components.crfsuite.labels import decode, encode, token_range
 from casflow.components.crfsuite.lexicon import Lexicon
-from casflow.components.crfsuite.ontology import classify_terms, obo_terms, obo_terms_by_id
+from casflow.components.crfsuite.lexicons import classify_terms, ontology_lexicon
 from casflow.components.crfsuite.postprocess import balance_brackets, drop_long_chunks
 from casflow.components.crfsuite.tagger import (
     AnatomyNer,
@@ -33,6 +33,7 @@ from casflow.components.crfsuite.tagger import (
     resolve_model,
 )
 from casflow.components.crfsuite.tokenize import refine, tokenize
+from casflow.components.formats.obo import read_obo, terms
 from casflow.pipeline.component import RunContext
 from casflow.typesystem import (
     ANATOMY_MENTION,
@@ -145,19 +146,28 @@ def test_lexicon_longest_match_ignores_case_and_plural(tmp_path: Path) -> None:
     assert Lexicon.load(tmp_path / "lex.tsv").entries == lexicon.entries
 
 
-def test_obo_terms_reads_names_and_exact_synonyms(tmp_path: Path) -> None:
+def test_ontology_lexicon_reads_names_exact_synonyms_and_caro_classes(tmp_path: Path) -> None:
     obo = tmp_path / "mini.obo.zip"
     with zipfile.ZipFile(obo, "w") as archive:
         archive.writestr(
             "mini.obo",
             "format-version: 1.2\n\n"
+            "[Term]\nid: UBERON:0000062\nname: organ\n\n"
             '[Term]\nid: UBERON:1\nname: heart\nsynonym: "cor" EXACT []\n'
-            'synonym: "cardium" RELATED []\n\n'
+            'synonym: "cardium" RELATED []\nis_a: UBERON:0000062 ! organ\n\n'
             "[Term]\nid: UBERON:2\nname: old thing\nis_obsolete: true\n\n"
             "[Term]\nid: GO:3\nname: not anatomy\n\n"
             "[Typedef]\nid: part_of\nname: part of\n",
         )
-    assert list(obo_terms(obo, "UBERON:")) == ["heart", "cor"]
+    cl = tmp_path / "cl.obo"
+    cl.write_text("[Term]\nid: CL:1\nname: fibroblast\n", encoding="utf-8")
+    lexicon = ontology_lexicon({"UBERON": obo, "CL": cl})
+    assert lexicon.entries == {
+        ("organ",): {"UBERON", "U-Organ"},
+        ("heart",): {"UBERON", "U-Organ"},
+        ("cor",): {"UBERON", "U-Organ"},
+        ("fibroblast",): {"CL"},
+    }
 
 
 # ---------------------------------------------------------------- a tiny CRF
@@ -319,11 +329,20 @@ def test_shipped_anatomy_model_tags(tmp_path: Path) -> None:
 
 @pytest.mark.corpus
 def test_tokenizer_puts_token_boundaries_at_every_gold_mention_boundary(corpora_dir: Path) -> None:
-    from casflow.components.crfsuite.corpora import load_anatem, load_bc2gm
+    from casflow.components.crfsuite.gold_view import mention_document
+    from casflow.pipeline.gold_sources import GoldSource, read_source
 
-    examples = load_bc2gm(corpora_dir / "bc2gm", "devel") + load_anatem(
-        corpora_dir / "anatem", "devel"
-    )
+    context = RunContext(output_dir=Path("."))
+    examples = []
+    for component, mention_type in (
+        ("bc2gm.reader.v1", GENE_MENTION),
+        ("anatem.reader.v1", ANATOMY_MENTION),
+    ):
+        source = GoldSource(component=component, config={"split": "devel"})
+        documents = read_source(
+            source, context, lambda view, doc_id, t=mention_type: mention_document(view, doc_id, t)
+        )
+        examples += [e for d in documents for e in d.examples]
     misses = []
     for example in examples:
         starts = {b for b, _ in example.tokens}
@@ -396,10 +415,10 @@ def test_classify_terms_follows_is_a_to_the_upper_classes(tmp_path: Path) -> Non
         "[Term]\nid: U:9\nname: lobe\n",
         encoding="utf-8",
     )
-    terms = obo_terms_by_id(obo, "U:")
-    assert terms["U:3"] == (["liver", "hepar"], ["U:2"])
-    assert terms["U:4"][1] == ["U:9"]  # the genus, not the part_of differentia
-    pairs = set(classify_terms(terms, {"U:1": "Organ", "U:9": "Part"}))
+    terms_by_id = {t.id: (t.exact_names, t.parents) for t in terms(read_obo(obo), "U:")}
+    assert terms_by_id["U:3"] == (["liver", "hepar"], ["U:2"])
+    assert terms_by_id["U:4"][1] == ["U:9"]  # the genus, not the part_of differentia
+    pairs = set(classify_terms(terms_by_id, {"U:1": "Organ", "U:9": "Part"}))
     assert pairs == {
         ("organ", "Organ"),
         ("gland", "Organ"),

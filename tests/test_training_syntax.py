@@ -11,7 +11,7 @@ from casflow.components.metrics.segmentation import score_segmentation
 from casflow.components.spacy.craft_tokenizer import blank_craft_english
 from casflow.components.spacy.evaluate_syntax import score_docs
 from casflow.components.spacy.gold import GoldSyntaxDocument
-from casflow.components.spacy.train_cli import SYNTAX_CONFIG, train_pipeline
+from casflow.components.spacy.trainer import SYNTAX_CONFIG, train_pipeline
 from casflow.components.spacy.training_docs import (
     chunk_sentences,
     gold_to_doc,
@@ -204,11 +204,24 @@ def test_shipped_model_tags_and_parses() -> None:
 @pytest.mark.slow
 @pytest.mark.corpus
 def test_craft_article_converts_with_exact_text(craft_dir: Path) -> None:
-    from casflow.components.spacy.craft_syntax import craft_ids, read_craft_syntax
+    from casflow.components.spacy.gold_cas import gold_syntax_from_view
+    from casflow.pipeline.component import RunContext
+    from casflow.pipeline.gold_sources import GoldSource, read_source
 
-    assert len(craft_ids(craft_dir, "train")) == 60 and len(craft_ids(craft_dir, "dev")) == 7
-    pmid = craft_ids(craft_dir, "dev")[0]
-    gold = read_craft_syntax(craft_dir, pmid)
+    source = GoldSource(
+        component="craft.reader.v1",
+        config={
+            "corpus": str(craft_dir),
+            "split": "dev",
+            "ids": None,
+            "layers": ["sentences", "tokens", "pos", "lemmas", "dependencies"],
+            "ontologies": [],
+        },
+    )
+    context = RunContext(output_dir=Path("."))
+    golds = read_source(source, context, gold_syntax_from_view)
+    assert len(golds) == 7
+    gold = golds[0]
     vocab = spacy.blank("en").vocab
     whole = gold_to_doc(vocab, gold)
     first, last = gold.tokens[0][0], gold.tokens[-1][1]

@@ -297,31 +297,6 @@ def test_shipped_training_workflows_validate(craft_dir: Path) -> None:
     assert loaded.resolved["model"]["component"] == "train.spacy.syntax.v1"
 
 
-@pytest.mark.slow
-@pytest.mark.corpus
-def test_craft_gold_view_gives_the_conllu_training_data(craft_dir: Path) -> None:
-    from casflow.components.corpora.craft import CraftReader, CraftReaderConfig
-    from casflow.components.spacy.craft_syntax import craft_ids, read_craft_syntax
-    from casflow.pipeline.component import DocumentRef, RunContext
-
-    pmid = craft_ids(craft_dir, "dev")[0]
-    reader = CraftReader(
-        CraftReaderConfig(
-            corpus=str(craft_dir),
-            layers=["sentences", "tokens", "pos", "lemmas", "dependencies"],
-            ontologies=[],
-        ),
-        RunContext(output_dir=Path(".")),
-    )
-    cas = cassis.Cas(typesystem=load_typesystem())
-    view = cas.create_view("gold")
-    reader.load(DocumentRef(pmid, str(craft_dir / "articles" / "txt" / f"{pmid}.txt")), view)
-    from_cas = gold_syntax_from_view(view, pmid)
-    from_conllu = read_craft_syntax(craft_dir, pmid)
-    for name in ("text", "sentences", "tokens", "tags", "heads", "deprels", "pos", "lemmas"):
-        assert getattr(from_cas, name) == getattr(from_conllu, name), name
-
-
 def test_run_and_training_workflows_point_at_each_other(
     tmp_path: Path, corpus: dict[str, Path]
 ) -> None:

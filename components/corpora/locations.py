@@ -46,10 +46,20 @@ def describe_default(name: str) -> str:
     return f"${ENV}/{name}, else {(DEFAULT / name).as_posix()}"
 
 
-def craft_ontology(craft: str | Path, ontology: str) -> Path:
-    """CRAFT's OBO file of ``ontology`` (``concept-annotation/<ONT>/<ONT>/<ONT>.obo.zip``,
-    or the unzipped ``.obo`` where only that exists)."""
-    folder = Path(craft) / "concept-annotation" / ontology / ontology
-    zipped = folder / f"{ontology}.obo.zip"
-    plain = folder / f"{ontology}.obo"
+def ontology_file(folder: str | Path, ontology: str) -> Path:
+    """The OBO file of ``ontology`` in a folder laid out as CRAFT's ``concept-annotation``:
+    ``<ONT>/<ONT>/<ONT>.obo.zip``, or the unzipped ``.obo`` where only that exists."""
+    base = Path(folder) / ontology / ontology
+    zipped = base / f"{ontology}.obo.zip"
+    plain = base / f"{ontology}.obo"
     return plain if not zipped.is_file() and plain.is_file() else zipped
+
+
+def craft_ontologies(craft: str | Path) -> Path:
+    """The folder of CRAFT's ontologies (and concept annotations)."""
+    return Path(craft) / "concept-annotation"
+
+
+def craft_ontology(craft: str | Path, ontology: str) -> Path:
+    """CRAFT's OBO file of ``ontology`` (``concept-annotation/<ONT>/<ONT>/<ONT>.obo.zip``)."""
+    return ontology_file(craft_ontologies(craft), ontology)

@@ -3,9 +3,11 @@
 Words (lower-cased casflow tokens) are represented by their positive PMI with
 context words in a ±2 window, reduced by truncated SVD and clustered with
 k-means at several granularities; a token's features are its cluster ids (the
-"Brown cluster prefix" idea at coarse and fine levels). The text comes from the
-corpora folder's training-side material only: the CRAFT articles, the UBERON,
-CL and SO ontology definitions, and the training portions of BC2GM and AnatEM.
+"Brown cluster prefix" idea at coarse and fine levels). The text comes from gold
+views (:func:`view_texts`) and ontology definitions (:func:`definition_texts`), as
+the trainer's ``resources.cluster_text`` lists them: for the shipped anatomy
+tagger the CRAFT articles, the UBERON, CL and SO definitions, and the training
+portions of BC2GM and AnatEM.
 
 A second kind of clusters groups words by their word2vec vectors (k-means of the
 static vectors inside a spaCy pipeline, e.g. the shipped ``craft_syntax`` one,
@@ -20,10 +22,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from casflow.components.crfsuite.ontology import _lines
-from casflow.components.crfsuite.tokenize import Span, tokenize
+import cassis
 
-_DEF = re.compile(r'^def: "((?:[^"\\]|\\.)*)"')
+from casflow.components.crfsuite.tokenize import Span, tokenize
+from casflow.components.formats.obo import read_obo
+from casflow.typesystem import TOKEN
+
 _DIGITS = re.compile(r"\d")
 
 
@@ -31,25 +35,22 @@ def cluster_key(word: str) -> str:
     return _DIGITS.sub("0", word.lower())
 
 
-def unlabelled_texts(corpora: Path) -> Iterator[str]:
-    """Training-side raw text of the corpora folder, one paragraph / sentence at a time."""
-    for path in sorted((corpora / "craft" / "articles" / "txt").glob("*.txt")):
-        yield from path.read_text(encoding="utf-8").split("\n")
-    for relative in (
-        "craft/concept-annotation/UBERON/UBERON/UBERON.obo.zip",
-        "craft/concept-annotation/CL/CL/CL.obo.zip",
-        "craft/concept-annotation/SO/SO/SO.obo.zip",
-    ):
-        for line in _lines(corpora / relative):
-            match = _DEF.match(line)
-            if match:
-                yield match.group(1)
-    train_in = corpora / "bc2gm" / "bc2-format" / "train" / "train.in"
-    for line in train_in.read_text(encoding="utf-8").splitlines():
-        yield line.partition(" ")[2]
-    for path in sorted((corpora / "anatem" / "conll" / "train").glob("*.conll")):
-        words = [ln.split("\t")[0] for ln in path.read_text(encoding="utf-8").splitlines() if ln]
-        yield " ".join(words)
+def view_texts(view: cassis.Cas, units: str) -> list[str]:
+    """A gold view's text as cluster sentences: ``lines`` (split at line breaks),
+    ``text`` (the whole text) or ``tokens`` (the Token texts joined by spaces)."""
+    text = view.sofa_string or ""
+    if units == "lines":
+        return text.split("\n")
+    if units == "tokens":
+        tokens = sorted(view.select(TOKEN), key=lambda t: (t.begin, t.end))
+        return [" ".join(text[t.begin : t.end] for t in tokens)]
+    return [text]
+
+
+def definition_texts(obo_file: Path) -> Iterator[str]:
+    """The definitions of an OBO ontology, in file order, as written."""
+    for stanza in read_obo(obo_file):
+        yield from stanza.definitions
 
 
 def build_clusters(

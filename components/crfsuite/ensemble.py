@@ -84,21 +84,3 @@ def assemble(output: Path, members: Sequence[Path], needed: int | None = None) -
         names.append(name)
     meta = {"members": names, "needed": needed if needed is not None else len(names) // 2 + 1}
     (output / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        description="Assemble trained CRF folders into a voting model."
-    )
-    parser.add_argument("--output", type=Path, required=True)
-    parser.add_argument("--needed", type=int, default=None, help="votes to keep a mention")
-    parser.add_argument("members", type=Path, nargs="+")
-    args = parser.parse_args(argv)
-    assemble(args.output, args.members, args.needed)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

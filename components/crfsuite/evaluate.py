@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from casflow.components.crfsuite.corpora import Example, GoldMention
+from casflow.components.crfsuite.gold_view import Example, GoldMention
 from casflow.components.metrics.matching import STRICT, Mention
 from casflow.components.metrics.mentions import alt_eval_counts, mention_counts, score_mentions
 from casflow.pipeline.counts import Counts, add_counts

@@ -1,10 +1,9 @@
 """A gold CAS view -> :class:`MentionDocument` (what ``train.crf.mentions.v1`` trains on).
 
 A document's sentences are the view's ``Sentence`` annotations (the rule-based
-splitter's when it has none); each becomes a :class:`~.corpora.Example` on
-casflow's own tokens (:func:`~.tokenize.tokenize` over the sentence), exactly as
-:mod:`.corpora` builds them from the corpus files, so training from a CAS and
-from the files sees the same data. Mentions of one type become gold mentions
+splitter's when it has none); each becomes an :class:`Example` on casflow's own
+tokens (:func:`~.tokenize.tokenize` over the sentence), so training sees the
+tokens the component produces from raw text. Mentions of one type become gold mentions
 whose class is either one fixed label (genes) or the mention's ``value`` (the
 AnatEM classes); BioCreative alternatives ride along for ``alt_eval`` scoring.
 """
@@ -16,9 +15,28 @@ from typing import Any
 
 import cassis
 
-from casflow.components.crfsuite.corpora import Example, GoldMention
 from casflow.components.crfsuite.tokenize import Span, tokenize
 from casflow.typesystem import SENTENCE, short_name
+
+
+@dataclass
+class GoldMention:
+    """A gold mention: character span, class, accepted alternative spans (BioCreative)."""
+
+    begin: int
+    end: int
+    label: str
+    alternatives: tuple[Span, ...] = ()
+
+
+@dataclass
+class Example:
+    """One training sentence: the text it lives in, its casflow token spans, its mentions."""
+
+    id: str
+    text: str
+    tokens: list[Span]
+    mentions: list[GoldMention] = field(default_factory=list)
 
 
 @dataclass

@@ -1,5 +1,8 @@
 """A small part-of-speech tagger for NER features, trained on AnatEM's own POS column.
 
+The tagger learns from gold views whose Tokens carry POS (``anatem.reader.v1``
+with ``pos: true``; the trainer's ``resources.pos_tagger``).
+
 AnatEM's NERsuite files carry GENIA-tagger POS tags for every token (a training
 resource of the corpus, not gold labels of the task). Each casflow token takes
 the coarse tag of the corpus token it lies in (NN, NNS, NNP, JJ, VB, IN, DT, CD,
@@ -9,12 +12,14 @@ become ``pos=`` features of the mention taggers (NERsuite used POS the same way)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+import cassis
 
 from casflow.components.crfsuite.features import FeatureSettings, sentence_features
 from casflow.components.crfsuite.tokenize import Span, tokenize
-from casflow.components.formats.anatem import parse as anatem
+from casflow.typesystem import SENTENCE, TOKEN
 
 POS_FEATURES = FeatureSettings(window=2, affix_max=3, char_ngrams=(), word_context=True)
 
@@ -29,19 +34,26 @@ def coarse_pos(tag: str) -> str:
     return tag[:2]
 
 
-def pos_training_sequences(corpus_dir: Path, split: str = "train"):
-    """(features, coarse POS labels) per AnatEM sentence, on casflow tokens."""
-    for path in sorted((Path(corpus_dir) / "nersuite" / split).glob("*.nersuite")):
-        document = anatem.read_nersuite(path)
-        for sentence in document.sentences:
-            spans = tokenize(document.text, sentence.begin, sentence.end)
-            labels = []
-            k = 0
-            for begin, _ in spans:
-                while sentence.tokens[k].end <= begin:
-                    k += 1
-                labels.append(coarse_pos(sentence.tokens[k].pos))
-            yield sentence_features(document.text, spans, POS_FEATURES), labels
+def pos_sequences(view: cassis.Cas) -> list[tuple[list[list[str]], list[str]]]:
+    """(features, coarse POS labels) per sentence of a gold view whose Tokens carry POS
+    (``anatem.reader.v1`` with ``pos: true``), on casflow tokens: each takes the tag of
+    the gold token it starts in."""
+    text = view.sofa_string or ""
+    tokens = sorted(view.select(TOKEN), key=lambda t: (t.begin, t.end))
+    sequences = []
+    k = 0
+    for sentence in sorted(view.select(SENTENCE), key=lambda s: (s.begin, s.end)):
+        while k < len(tokens) and tokens[k].end <= sentence.begin:
+            k += 1
+        spans = tokenize(text, sentence.begin, sentence.end)
+        labels = []
+        for begin, _ in spans:
+            while tokens[k].end <= begin:
+                k += 1
+            tag = tokens[k].pos.PosValue if tokens[k].pos is not None else None
+            labels.append(coarse_pos(tag or ""))
+        sequences.append((sentence_features(text, spans, POS_FEATURES), labels))
+    return sequences
 
 
 class PosTagger:
@@ -76,12 +88,14 @@ def pos_features(tags: Sequence[str]) -> list[list[str]]:
     return out
 
 
-def train_pos_tagger(corpus_dir: Path, output: Path, iterations: int = 100) -> None:
-    """Train the POS tagger on AnatEM train's POS column (deterministic)."""
+def train_pos_tagger(
+    sequences: Iterable[tuple[list[list[str]], list[str]]], output: Path, iterations: int = 100
+) -> None:
+    """Train the POS tagger on (features, labels) sequences (deterministic for their order)."""
     import pycrfsuite
 
     trainer = pycrfsuite.Trainer(verbose=False)
-    for features, labels in pos_training_sequences(corpus_dir):
+    for features, labels in sequences:
         trainer.append(features, labels)
     trainer.set_params(
         {"c1": 0.1, "c2": 0.01, "max_iterations": iterations, "feature.possible_transitions": True}

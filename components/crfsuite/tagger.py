@@ -1,6 +1,6 @@
 """casflow components that tag gene and anatomy mentions with a shipped CRF model.
 
-``ner.crf.v1`` runs any model folder written by :mod:`casflow.components.crfsuite.train`;
+``ner.crf.v1`` runs any model folder written by ``train.crf.mentions.v1`` (``casflow train``);
 ``ner.gene.v1`` and ``ner.anatomy.v1`` are the same component with the shipped
 BC2GM and AnatEM models as defaults. Sentences come from the view's Sentence
 annotations when there are any (else the rule-based splitter), tokens from the
@@ -57,7 +57,7 @@ def model_problem(path: Path) -> str | None:
     if missing:
         return (
             f"model folder {path} lacks {', '.join(missing)}; train one with "
-            "'python -m casflow.components.crfsuite.train' or name a shipped model "
+            "'casflow train' (train.crf.mentions.v1) or name a shipped model "
             f"({', '.join(SHIPPED_PREFIX + n for n in SHIPPED_MODELS)})"
         )
     return None

@@ -1,35 +1,36 @@
 """``train.crf.mentions.v1``: the CRF mention taggers (genes, anatomy) from gold views.
 
 The trainer of ``casflow train`` for ``ner.crf.v1`` models. A gold view becomes a
-:class:`~.gold_view.MentionDocument` (sentences on casflow tokens, as
-:mod:`.corpora` makes them from the files); ``train`` does what ``python -m
-casflow.components.crfsuite.train`` does with the same settings (jackknifed
-training-mention lexicon, ontology and CRAFT lexicons, word clusters, POS
-features, post-processing) and writes a model folder the runtime component loads
-as it loads the shipped ones: one CRF, or a vote of member CRFs
-(:mod:`.ensemble`). ``evaluate`` runs that component on the raw text of each
-document and scores its mentions as the model cards do.
+:class:`~.gold_view.MentionDocument` (sentences on casflow tokens); ``train``
+builds the features (jackknifed training-mention lexicon, ontology and CRAFT
+lexicons, word clusters, POS features, post-processing) and writes a model folder
+the runtime component loads as it loads the shipped ones: one CRF, or a vote of
+member CRFs (:mod:`.ensemble`). ``evaluate`` runs that component on the raw text
+of each document and scores its mentions as the model cards do.
 
-Lexicons, clusters and the POS tagger are built once per run and shared by the
-members and folds; cluster and POS files are caches kept where the settings name
-them. A member whose folder was trained with the same settings and data is not
-trained again (a note beside it says so), so an interrupted run resumes.
+Everything else a model is made from is named in the settings
+(``resources``): the gold views of the CRAFT lexicon, the word clusters' text and
+the POS tagger, read by their readers (:mod:`casflow.pipeline.gold_sources`), and
+the ontologies (OBO). They are built once per run and shared by the members and
+folds; cluster and POS files are caches kept where the settings name them. A
+member whose folder was trained with the same settings and data is not trained
+again (:mod:`casflow.pipeline.fingerprints`), so an interrupted run resumes.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import redirect_stdout
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
 import cassis
 
 from casflow.cas.sofa import set_sofa_text
-from casflow.components.corpora.locations import corpora_root
-from casflow.components.crfsuite.corpora import Example
+from casflow.components.corpora.locations import corpus_dir, craft_ontologies, ontology_file
 from casflow.components.crfsuite.crf import (
     META_FILE,
     DocumentContext,
@@ -38,13 +39,26 @@ from casflow.components.crfsuite.crf import (
     train_crf,
 )
 from casflow.components.crfsuite.features import FeatureSettings
-from casflow.components.crfsuite.gold_view import MentionDocument, mention_document
+from casflow.components.crfsuite.gold_view import Example, MentionDocument, mention_document
 from casflow.components.crfsuite.lexicon import Lexicon
-from casflow.components.crfsuite.trainer_config import CrfMentionTrainerConfig, CrfOptions
+from casflow.components.crfsuite.lexicons import (
+    ONTOLOGY_PREFIXES,
+    mention_lexicon,
+    merged,
+    ontology_lexicon,
+    view_mention_texts,
+)
+from casflow.components.crfsuite.trainer_config import (
+    CrfMentionTrainerConfig,
+    CrfOptions,
+    CrfResources,
+    DefinitionText,
+)
 from casflow.components.inputs import resolve_input
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.fingerprints import Fingerprint, forget, mark_done, step_status
+from casflow.pipeline.gold_sources import check_source, read_source
 from casflow.pipeline.training import LogLines
 from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, load_typesystem
 
@@ -53,15 +67,19 @@ MODEL_DIR = "model"
 #: the shipped spaCy pipeline whose static vectors (word2vec, CRAFT + BC2GM text) make
 #: the embedding clusters
 VECTORS_MODEL = "craft_syntax"
+#: the ontologies whose concept-mention texts a CRAFT lexicon may hold
+MENTION_ONTOLOGIES = frozenset({"GO_CC", "CL", "UBERON", "PR", "SO", "NCBITaxon", "CHEBI"})
 #: layer -> the mention type it learns
 MENTION_LAYERS = {"genes": GENE_MENTION, "anatomy": ANATOMY_MENTION}
 
 
-def corpora_folder(config: CrfMentionTrainerConfig, context: RunContext) -> Path:
-    """The corpora folder the settings name (else $CASFLOW_CORPORA, else ../shared/corpora)."""
-    if config.corpora is None:
-        return corpora_root()
-    return Path(resolve_input(config.corpora, context.workflow_dir))
+def ontology_path(resources: CrfResources, context: RunContext, ontology: str) -> Path:
+    """The OBO file of ``ontology``: in resources.ontologies, else CRAFT's."""
+    if resources.ontologies is None:
+        folder = craft_ontologies(corpus_dir("craft"))
+    else:
+        folder = Path(resolve_input(resources.ontologies, context.workflow_dir))
+    return ontology_file(folder, ontology)
 
 
 def cache_path(name: str, context: RunContext) -> Path:
@@ -69,45 +87,57 @@ def cache_path(name: str, context: RunContext) -> Path:
     return Path(resolve_input(name, context.workflow_dir))
 
 
-def resource_inputs(
-    options: CrfOptions, corpora: Path, context: RunContext
-) -> list[tuple[str, Path]]:
-    """(what for, path) of the corpus files that training with ``options`` reads besides
-    the gold views."""
-    from casflow.components.crfsuite.train import ONTOLOGIES
-
-    needed: list[tuple[str, Path]] = []
+def resource_problems(
+    options: CrfOptions, resources: CrfResources, context: RunContext
+) -> list[str]:
+    """What is missing to build the resources ``options`` use (gold sources are checked
+    by their readers, ontologies by their files); caches that exist need nothing."""
+    problems: list[str] = []
+    ontologies: list[str] = []
     if options.ontology_lexicon:
-        needed += [("the ontology lexicon", corpora / rel) for rel, _ in ONTOLOGIES.values()]
-    concepts = corpora / "craft" / "concept-annotation"
-    for ontology in options.craft_lexicon:
-        needed.append(("the CRAFT lexicon", concepts / ontology / ontology / "knowtator"))
-    if options.clusters is not None and not cache_path(options.clusters, context).is_file():
-        # what clusters.unlabelled_texts reads
-        building = f"building the word clusters {options.clusters}"
-        needed += [
-            (building, path)
-            for path in (
-                corpora / "craft" / "articles" / "txt",
-                *(concepts / o / o / f"{o}.obo.zip" for o in ("UBERON", "CL", "SO")),
-                corpora / "bc2gm" / "bc2-format" / "train" / "train.in",
-                corpora / "anatem" / "conll" / "train",
-            )
+        ontologies += list(ONTOLOGY_PREFIXES)
+    if options.craft_lexicon:
+        problems += [
+            f"the CRAFT lexicon (resources.mention_lexicon): {p}"
+            for p in check_source(resources.mention_lexicon, context)
         ]
+    if options.clusters is not None and not cache_path(options.clusters, context).is_file():
+        for item in resources.cluster_text:
+            if isinstance(item, DefinitionText):
+                ontologies += item.definitions
+            else:
+                problems += [
+                    f"building the word clusters {options.clusters}: {p}"
+                    for p in check_source(item, context)
+                ]
     if (
         options.embedding_clusters is not None
         and not cache_path(options.embedding_clusters, context).is_file()
+        and not _shipped_vectors_model().is_dir()
     ):
-        needed.append(
-            (
-                f"building the embedding clusters {options.embedding_clusters}",
-                _shipped_vectors_model(),
-            )
+        problems.append(
+            f"building the embedding clusters {options.embedding_clusters} needs "
+            f"{_shipped_vectors_model()}, which does not exist"
         )
     if options.pos_model is not None and not cache_path(options.pos_model, context).is_file():
-        training = f"training the POS tagger {options.pos_model}"
-        needed.append((training, corpora / "anatem" / "nersuite" / "train"))
-    return needed
+        problems += [
+            f"training the POS tagger {options.pos_model}: {p}"
+            for p in check_source(resources.pos_tagger, context)
+        ]
+    for ontology in dict.fromkeys(ontologies):
+        path = ontology_path(resources, context, ontology)
+        if not path.is_file():
+            problems.append(
+                f"the {ontology} ontology needs {path}, which does not exist; set "
+                "resources.ontologies to the folder holding <ONT>/<ONT>/<ONT>.obo.zip"
+            )
+    return problems
+
+
+def _texts_of(view: cassis.Cas, doc_id: str, units: str) -> list[str]:
+    from casflow.components.crfsuite.clusters import view_texts
+
+    return view_texts(view, units)
 
 
 def _shipped_vectors_model() -> Path:
@@ -120,50 +150,80 @@ def _shipped_vectors_model() -> Path:
 class Resources:
     """Lexicons, word clusters and POS taggers, built once and shared by members and folds."""
 
-    def __init__(self, corpora: Path, context: RunContext, seed: int) -> None:
-        self.corpora = corpora
+    def __init__(self, settings: CrfResources, context: RunContext, seed: int) -> None:
+        self.settings = settings
         self.context = context
         self.seed = seed
         self._ontology: Lexicon | None = None
+        self._mentions: list[tuple[str, str]] | None = None
         self._static: dict[tuple[bool, tuple[str, ...]], Lexicon | None] = {}
         self._clusters: dict[Path, dict[str, tuple[int, ...]]] = {}
 
     def static_lexicon(self, options: CrfOptions, log: Log) -> Lexicon | None:
-        """Ontology names and CRAFT mention texts, as ``ner.train`` merges them."""
-        from casflow.components.crfsuite.ontology import craft_mention_texts
-        from casflow.components.crfsuite.train import merged, ontology_lexicon
-
+        """Ontology names and concept-mention texts of other gold views."""
         key = (options.ontology_lexicon, tuple(options.craft_lexicon))
         if key not in self._static:
             lexicon = None
             if options.ontology_lexicon:
                 if self._ontology is None:
-                    log(f"reading the UBERON and CL ontologies of {self.corpora}")
-                    self._ontology = ontology_lexicon(self.corpora)
-                lexicon = merged(self._ontology)  # a copy: CRAFT entries must not leak into it
+                    files = {
+                        name: ontology_path(self.settings, self.context, name)
+                        for name in ONTOLOGY_PREFIXES
+                    }
+                    log(f"reading the ontologies {', '.join(map(str, files.values()))}")
+                    self._ontology = ontology_lexicon(files)
+                lexicon = merged(self._ontology)  # a copy: mention entries must not leak into it
             if options.craft_lexicon:
                 lexicon = lexicon or Lexicon()
-                for ontology in options.craft_lexicon:
-                    log(f"reading CRAFT {ontology} mention texts")
-                    for phrase in craft_mention_texts(self.corpora / "craft", ontology):
+                wanted = set(options.craft_lexicon)
+                for phrase, ontology in self.mention_texts(log):
+                    if ontology in wanted:
                         lexicon.add(phrase, "K-" + ontology)
             self._static[key] = lexicon
         return self._static[key]
+
+    def mention_texts(self, log: Log) -> list[tuple[str, str]]:
+        """(text, ontology) of the contiguous concept mentions of resources.mention_lexicon."""
+        if self._mentions is None:
+            source = self.settings.mention_lexicon
+            log(f"reading concept mentions with {source.component}")
+            per_document = read_source(
+                source,
+                self.context,
+                lambda view, _: view_mention_texts(view, MENTION_ONTOLOGIES),
+            )
+            self._mentions = [pair for pairs in per_document for pair in pairs]
+        return self._mentions
+
+    def cluster_text(self, log: Log) -> Iterator[str]:
+        """The sentences of resources.cluster_text, in order."""
+        from casflow.components.crfsuite.clusters import definition_texts
+
+        for item in self.settings.cluster_text:
+            if isinstance(item, DefinitionText):
+                for ontology in item.definitions:
+                    yield from definition_texts(
+                        ontology_path(self.settings, self.context, ontology)
+                    )
+            else:
+                log(f"reading unlabelled text with {item.component}")
+                convert = partial(_texts_of, units=item.units)
+                for texts in read_source(item, self.context, convert):
+                    yield from texts
 
     def clusters(self, name: str, log: Log) -> dict[str, tuple[int, ...]]:
         from casflow.components.crfsuite.clusters import (
             build_clusters,
             load_clusters,
             save_clusters,
-            unlabelled_texts,
         )
 
         path = cache_path(name, self.context)
         if path not in self._clusters:
             if not path.is_file():
-                log(f"building word clusters from the unlabelled text of {self.corpora} -> {path}")
+                log(f"building word clusters -> {path}")
                 path.parent.mkdir(parents=True, exist_ok=True)
-                built = build_clusters(unlabelled_texts(self.corpora), seed=self.seed)
+                built = build_clusters(self.cluster_text(log), seed=self.seed)
                 save_clusters(built, path)
             self._clusters[path] = load_clusters(path)
         return self._clusters[path]
@@ -186,13 +246,15 @@ class Resources:
         return self._clusters[path]
 
     def pos_model(self, name: str, log: Log) -> Path:
-        from casflow.components.crfsuite.pos_features import train_pos_tagger
+        from casflow.components.crfsuite.pos_features import pos_sequences, train_pos_tagger
 
         path = cache_path(name, self.context)
         if not path.is_file():
-            log(f"training the POS tagger on AnatEM train of {self.corpora} -> {path}")
+            source = self.settings.pos_tagger
+            log(f"training the POS tagger on the views of {source.component} -> {path}")
+            per_document = read_source(source, self.context, lambda view, _: pos_sequences(view))
             path.parent.mkdir(parents=True, exist_ok=True)
-            train_pos_tagger(self.corpora / "anatem", path)
+            train_pos_tagger((seq for seqs in per_document for seq in seqs), path)
         return path
 
 
@@ -224,9 +286,8 @@ def train_member(
     label: str | None = None,
     meta_extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One CRF on sentence ``examples`` into ``output``, as ``python -m ...ner.train`` does."""
+    """One CRF on sentence ``examples`` into ``output`` with the features ``options`` name."""
     from casflow.components.crfsuite.pos_features import PosTagger
-    from casflow.components.crfsuite.train import mention_lexicon, merged
 
     pos_path = resources.pos_model(options.pos_model, log) if options.pos_model else None
     clusters = resources.clusters(options.clusters, log) if options.clusters else None
@@ -329,7 +390,7 @@ class CrfMentionTrainer(Trainer[CrfMentionTrainerConfig]):
             )
         self.layer = chosen[0]
         self.mention_type = MENTION_LAYERS[self.layer]
-        self.resources = Resources(corpora_folder(config, context), context, self.seed)
+        self.resources = Resources(config.resources, context, self.seed)
 
     @classmethod
     def check_layers(cls, config: ComponentConfig, layers: Sequence[str]) -> list[str]:
@@ -340,24 +401,19 @@ class CrfMentionTrainer(Trainer[CrfMentionTrainerConfig]):
     @classmethod
     def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:
         assert isinstance(config, CrfMentionTrainerConfig)
-        corpora = corpora_folder(config, context)
-        missing: dict[tuple[str, Path], list[int]] = {}
+        problems: dict[str, list[int]] = {}
         for number, options in enumerate(config.models(), start=1):
-            for what, path in resource_inputs(options, corpora, context):
-                if not path.exists():
-                    missing.setdefault((what, path), []).append(number)
-        problems = []
-        for (what, path), numbers in missing.items():
+            for problem in resource_problems(options, config.resources, context):
+                problems.setdefault(problem, []).append(number)
+        found = []
+        for problem, numbers in problems.items():
             who = (
                 "crf"
                 if config.crf is not None
                 else f"member{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))}"
             )
-            problems.append(
-                f"{who}: {what} needs {path}, which does not exist; set corpora to the folder "
-                "holding craft/, bc2gm/ and anatem/ (or give an existing clusters / POS file)"
-            )
-        return problems
+            found.append(f"{who}: {problem}")
+        return found
 
     # ------------------------------------------------------------------ examples
 

@@ -1,18 +1,21 @@
 """Settings of ``train.crf.mentions.v1``: one CRF, or a vote of several.
 
-Every option of ``python -m casflow.components.crfsuite.train`` has a field here, so a
-training workflow can state exactly how a shipped model was made (its
-``meta.json`` records the command line; the fields carry the same names).
+Besides the training documents, a CRF may use resources learned from other gold
+views (:class:`CrfResources`): a lexicon of CRAFT concept-mention texts, word
+clusters from unlabelled text, a POS tagger; and the UBERON and CL ontologies
+as a lexicon. The defaults are what the shipped anatomy tagger was made from, and
+``workflows/train-anatomy.yaml`` spells them out.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from casflow.components.crfsuite.postprocess import DOCUMENT_POSTPROCESSORS, POSTPROCESSORS
 from casflow.pipeline.component import ComponentConfig
+from casflow.pipeline.gold_sources import GoldSource
 
 
 class FeatureOptions(ComponentConfig):
@@ -52,18 +55,18 @@ class CrfOptions(ComponentConfig):
     ontology_lexicon: bool = Field(
         False,
         description="UBERON and CL names and exact synonyms (and UBERON terms by their CARO "
-        "class) as lexicon features; read from the corpora folder's CRAFT ontologies.",
+        "class) as lexicon features; the OBO files of resources.ontologies.",
     )
     craft_lexicon: list[str] = Field(
         default_factory=list,
-        description="CRAFT concept-mention texts of these ontologies (GO_CC, CL, UBERON, PR) "
-        "as lexicon features.",
+        description="Concept-mention texts of these ontologies (GO_CC, CL, UBERON, PR) in the "
+        "gold views of resources.mention_lexicon, as lexicon features.",
     )
     clusters: str | None = Field(
         None,
-        description="Word-cluster features from this file (word<TAB>ids); built from the "
-        "corpora folder's unlabelled training-side text when the file does not exist, and "
-        "kept there. None: no cluster features.",
+        description="Word-cluster features from this file (word<TAB>ids); built from "
+        "resources.cluster_text when the file does not exist, and kept there. None: no "
+        "cluster features.",
     )
     embedding_clusters: str | None = Field(
         None,
@@ -74,8 +77,8 @@ class CrfOptions(ComponentConfig):
     pos_model: str | None = Field(
         None,
         description="POS features from this POS tagger (a crfsuite file); trained from the "
-        "POS column of AnatEM train in the corpora folder when the file does not exist, and "
-        "kept there. None: no POS features.",
+        "gold views of resources.pos_tagger when the file does not exist, and kept there. "
+        "None: no POS features.",
     )
     postprocess: list[str] = Field(
         default_factory=list,
@@ -101,6 +104,83 @@ class CrfOptions(ComponentConfig):
 
 
 _CRF_KEYS = ", ".join(CrfOptions.model_fields)
+
+
+class TextSource(GoldSource):
+    """A gold source whose text becomes cluster sentences."""
+
+    units: Literal["lines", "text", "tokens"] = Field(
+        "text",
+        description="Sentences from each view: lines (the text split at line breaks), text "
+        "(the whole text) or tokens (the Token texts joined by single spaces).",
+    )
+
+
+class DefinitionText(BaseModel):
+    """The definitions of ontologies (of resources.ontologies) as cluster sentences."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    definitions: list[str] = Field(
+        min_length=1, description="Ontologies (e.g. UBERON, CL, SO) whose definitions are read."
+    )
+
+
+def _craft_mentions() -> GoldSource:
+    return GoldSource(
+        component="craft.reader.v1",
+        config={"split": "all", "layers": ["concepts"], "ontologies": ["GO_CC", "CL", "UBERON"]},
+    )
+
+
+def _cluster_text() -> list[TextSource | DefinitionText]:
+    return [
+        TextSource(
+            component="craft.reader.v1",
+            config={"split": "all", "layers": []},
+            order="id",
+            units="lines",
+        ),
+        DefinitionText(definitions=["UBERON", "CL", "SO"]),
+        TextSource(component="bc2gm.reader.v1", config={"split": "train"}, units="text"),
+        TextSource(
+            component="anatem.reader.v1", config={"split": "train"}, order="id", units="tokens"
+        ),
+    ]
+
+
+def _pos_views() -> GoldSource:
+    return GoldSource(
+        component="anatem.reader.v1", config={"split": "train", "pos": True}, order="id"
+    )
+
+
+class CrfResources(ComponentConfig):
+    """Where the lexicons, word clusters and POS tagger of the members are learned from."""
+
+    mention_lexicon: GoldSource = Field(
+        default_factory=_craft_mentions,
+        description="Gold views holding the concept mentions of craft_lexicon (mentions with "
+        "an ontology feature, e.g. CRAFT's read by craft.reader.v1).",
+    )
+    cluster_text: list[TextSource | DefinitionText] = Field(
+        default_factory=_cluster_text,
+        min_length=1,
+        description="Unlabelled text of the word clusters, in order: gold sources (with units) "
+        "and ontology definitions. Default: the CRAFT articles (all 67, lines), the UBERON, CL "
+        "and SO definitions, BC2GM train, AnatEM train (tokens).",
+    )
+    pos_tagger: GoldSource = Field(
+        default_factory=_pos_views,
+        description="Gold views with POS on their Tokens that the POS tagger of pos_model "
+        "learns from (default AnatEM train with its NERsuite POS column).",
+    )
+    ontologies: str | None = Field(
+        None,
+        description="Folder holding <ONT>/<ONT>/<ONT>.obo.zip for ontology_lexicon and "
+        "definitions (CRAFT's concept-annotation layout); default CRAFT's "
+        "($CASFLOW_CORPORA/craft/concept-annotation, else ../shared/corpora/craft/...).",
+    )
 
 
 class CrfMentionTrainerConfig(ComponentConfig):
@@ -130,10 +210,9 @@ class CrfMentionTrainerConfig(ComponentConfig):
         description="Post-processing of each document's mentions after tagging (and after the "
         f"vote), in order ({', '.join(DOCUMENT_POSTPROCESSORS)}); stored in the model's meta.",
     )
-    corpora: str | None = Field(
-        None,
-        description="Corpora folder for lexicons, clusters and the POS tagger (CRAFT "
-        "ontologies, unlabelled text); default $CASFLOW_CORPORA, else ../shared/corpora.",
+    resources: CrfResources = Field(
+        default_factory=CrfResources,
+        description="Gold views and ontologies the lexicons, clusters and POS tagger come from.",
     )
     scoring: Literal["strict", "alt_eval"] = Field(
         "strict",
@@ -148,8 +227,8 @@ class CrfMentionTrainerConfig(ComponentConfig):
     document_order: Literal["reader", "id"] = Field(
         "reader",
         description="Order of the training documents given to the CRF: as the reader lists "
-        "them, or sorted by document id (python -m casflow.components.crfsuite.train reads AnatEM "
-        "files in name order). The CRF's sums, hence its weights, depend on the order.",
+        "them, or sorted by document id (the shipped anatomy tagger read AnatEM files in name "
+        "order). The CRF's sums, hence its weights, depend on the order.",
     )
 
     @field_validator("document_postprocess")

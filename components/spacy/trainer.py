@@ -1,34 +1,53 @@
 """``train.spacy.syntax.v1``: a spaCy tokenizer + tagger + parser from gold views.
 
 The trainer of ``casflow train`` for the syntax layers (tokens, sentences, Penn
-XPOS, dependencies). Gold views become chunked ``DocBin`` files
-(:mod:`.spacy_docs`); training runs spaCy's loop in *stages*: the first stage
-initialises the pipeline from the base config, every later one continues from
-the previous stage's best checkpoint (by the config's score weights on the
-development documents) with its own learning rate and step budget. Stages end at
-a fixed number of steps, so a run is the same for a given seed whatever the
-machine's speed. The final pipeline is saved as casflow ships it (CRAFT
-tokenizer rules, newline sentence starts; :func:`.train.ship_pipeline`).
+XPOS, dependencies). Training runs in steps, each skipped when a finished one
+with the same settings and data is on disk (:mod:`casflow.pipeline.fingerprints`):
+
+1. *Word vectors* (optional): with ``vectors: {word2vec: ...}``, word2vec is
+   trained on the text of the gold sources listed there (every non-empty line,
+   CRAFT-tokenised so vector keys match the pipeline's tokens;
+   :mod:`casflow.components.gensim.word2vec`), once per run
+   (``<output>/vectors``, shared by the cross-validation folds). ``vectors`` may
+   instead name an existing spaCy pipeline whose vectors are used as they are.
+2. *Training Docs*: gold views become chunked ``DocBin`` files
+   (:mod:`.training_docs`).
+3. *Stages*: the first stage initialises the pipeline from the base config, every
+   later one continues from the previous stage's best checkpoint (by the config's
+   score weights on the development documents) with its own learning rate and
+   step budget. Stages end at a fixed number of steps, so a run is the same for a
+   given seed whatever the machine's speed.
+
+The final pipeline is saved as casflow ships it (:func:`ship_pipeline`: CRAFT
+tokenizer rules, newline sentence starts, no training paths).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
+import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import cassis
 from pydantic import BaseModel, ConfigDict, Field
+from spacy.language import Language
 
+from casflow.components.spacy.craft_tokenizer import blank_craft_english, craft_tokenizer
 from casflow.components.spacy.gold import GoldSyntaxDocument
 from casflow.components.spacy.gold_cas import gold_syntax_from_view
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
-from casflow.pipeline.fingerprints import fingerprint, mark_done, step_status
+from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
+from casflow.pipeline.gold_sources import GoldSource, check_source, read_source
 from casflow.pipeline.training import LogLines
 from casflow.typesystem import DEPENDENCY, POS, SENTENCE, TOKEN
 
 SHIPPED_PREFIX = "casflow:"
+CONFIG_DIR = Path(__file__).parent / "configs"
+SYNTAX_CONFIG = CONFIG_DIR / "syntax.cfg"
 
 
 class Stage(BaseModel):
@@ -49,15 +68,37 @@ def _default_stages() -> list[Stage]:
     ]
 
 
+class Word2VecSettings(ComponentConfig):
+    """Word2vec (skip-gram) vectors trained as the first step of the syntax trainer."""
+
+    text: list[GoldSource] = Field(
+        min_length=1,
+        description="Gold sources whose text the vectors learn from, in order (every "
+        "non-empty line of each view's text is a sentence).",
+    )
+    dims: int = Field(100, gt=0, description="Vector width.")
+    window: int = Field(5, gt=0, description="Context words either side.")
+    min_count: int = Field(3, ge=1, description="Words seen fewer times get no vector.")
+    max_words: int = Field(
+        30000, gt=0, description="Keep the vectors of this many most frequent words."
+    )
+    epochs: int = Field(10, gt=0, description="Passes over the text.")
+
+
+class VectorsStep(ComponentConfig):
+    word2vec: Word2VecSettings = Field(description="Train word2vec vectors (needs gensim).")
+
+
 class SpacySyntaxTrainerConfig(ComponentConfig):
     base_config: str = Field(
         "casflow:syntax.cfg",
         description="spaCy training config (casflow:NAME: one of casflow's own, "
         "components/spacy/configs).",
     )
-    vectors: str | None = Field(
+    vectors: VectorsStep | str | None = Field(
         "casflow:craft_syntax",
-        description="A spaCy pipeline whose static vectors the model uses (casflow:NAME: a "
+        description="Static word vectors: {word2vec: {text: [gold sources], ...}} trains them "
+        "first; a string names a spaCy pipeline whose vectors are used (casflow:NAME: a "
         "shipped model); none: no static vectors.",
     )
     stages: list[Stage] = Field(
@@ -77,8 +118,6 @@ class SpacySyntaxTrainerConfig(ComponentConfig):
 
 
 def resolve_config_path(name: str) -> Path:
-    from casflow.components.spacy.train_cli import CONFIG_DIR
-
     if name.startswith(SHIPPED_PREFIX):
         return CONFIG_DIR / name[len(SHIPPED_PREFIX) :]
     return Path(name)
@@ -127,7 +166,12 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         path = resolve_config_path(config.base_config)
         if not path.is_file():
             problems.append(f"base_config {config.base_config!r}: no file {path}")
-        if config.vectors is not None:
+        if isinstance(config.vectors, VectorsStep):
+            for source in config.vectors.word2vec.text:
+                problems += [f"vectors text: {p}" for p in check_source(source, context)]
+            if importlib.util.find_spec("gensim") is None:
+                problems.append("vectors: word2vec needs gensim: pip install 'casflow[vectors]'")
+        elif config.vectors is not None:
             try:
                 vectors = resolve_vectors(config.vectors)
             except FileNotFoundError as exc:
@@ -144,7 +188,7 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
             view, doc_id, pos="pos" in self.chosen, dependencies="dependencies" in self.chosen
         )
 
-    def _pipeline_overrides(self) -> dict[str, Any]:
+    def _pipeline_overrides(self, vectors: Path | None) -> dict[str, Any]:
         pipes = ["tok2vec"]
         if "pos" in self.chosen:
             pipes.append("tagger")
@@ -161,8 +205,8 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         }
         for key, weight in weights.items():
             overrides[f"training.score_weights.{key}"] = weight
-        if self.config.vectors is not None:
-            overrides["paths.vectors"] = str(resolve_vectors(self.config.vectors))
+        if vectors is not None:
+            overrides["paths.vectors"] = str(vectors)
             overrides["components.tok2vec.model.embed.include_static_vectors"] = True
         overrides.update(self.config.overrides)
         return overrides
@@ -176,11 +220,7 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
     ) -> Path:
         from spacy.util import fix_random_seed
 
-        from casflow.components.spacy.train_cli import (
-            ship_pipeline,
-            train_pipeline,
-            write_training_corpus,
-        )
+        from casflow.components.spacy.training_docs import write_training_corpus
 
         if not dev:
             raise ValueError(
@@ -189,6 +229,7 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
             )
         _limit_threads(self.config.threads)
         output_dir = Path(output_dir)
+        vectors = self.vectors(log)
         corpus = output_dir / "corpus"
         counts = write_training_corpus({"train": train, "dev": dev}, corpus, self.config.max_tokens)
         log(f"training Docs: {counts['train']} train, {counts['dev']} dev (in {corpus})")
@@ -211,7 +252,7 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
                 f"learning rate {stage.learn_rate}"
                 + (f", continuing from {previous}" if previous else "")
             )
-            overrides = self._pipeline_overrides() if previous is None else {}
+            overrides = self._pipeline_overrides(vectors) if previous is None else {}
             overrides.update(
                 {
                     "training.max_steps": stage.max_steps,
@@ -243,6 +284,44 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
             shutil.rmtree(model)
         ship_pipeline(previous, model, craft_rules=self.config.craft_tokenizer)
         return model
+
+    def vectors(self, log: Callable[[str], None]) -> Path | None:
+        """The spaCy pipeline holding the static vectors: trained here (once per run,
+        in ``<output>/vectors``) or named by the settings."""
+        if self.config.vectors is None:
+            return None
+        if isinstance(self.config.vectors, str):
+            return resolve_vectors(self.config.vectors)
+        settings = self.config.vectors.word2vec
+        log("word vectors: reading their text")
+        sentences = word2vec_sentences(settings.text, self.context)
+        folder = Path(self.context.output_dir) / "vectors"
+        done = folder.parent / "vectors.done.json"
+        step = fingerprint(settings.model_dump(mode="json"), self.seed, sentences)
+        if step_status(done, step, folder) == "done":
+            log(f"word vectors: already trained ({folder}); skipped")
+            return folder
+        forget(done)
+        log(
+            f"word vectors: word2vec on {len(sentences)} lines "
+            f"({sum(map(len, sentences))} tokens) -> {folder}"
+        )
+        from casflow.components.gensim.word2vec import train_word2vec
+
+        if folder.exists():
+            shutil.rmtree(folder)
+        train_word2vec(
+            sentences,
+            folder,
+            dims=settings.dims,
+            window=settings.window,
+            min_count=settings.min_count,
+            max_words=settings.max_words,
+            epochs=settings.epochs,
+            seed=self.seed,
+        )
+        mark_done(done, step)
+        return folder
 
     def _fingerprint(self, stage: int, corpus: Path) -> str:
         """What a finished stage depends on: settings up to it, seed, layers, data."""
@@ -282,6 +361,115 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
             "documents). Scores are casflow's evaluators on whole texts from raw text: "
             "token and sentence F, XPOS accuracy, UAS and LAS (CoNLL 2018 alignment)."
         )
+
+
+def word2vec_sentences(sources: Sequence[GoldSource], context: RunContext) -> list[list[str]]:
+    """Every non-empty line of every view of ``sources``, in order, as CRAFT tokens."""
+    nlp = blank_craft_english()
+
+    def lines(view: cassis.Cas, doc_id: str) -> list[list[str]]:
+        return [
+            [t.text for t in nlp.make_doc(line) if not t.is_space]
+            for line in (view.sofa_string or "").splitlines()
+            if line.strip()
+        ]
+
+    return [
+        line for source in sources for doc in read_source(source, context, lines) for line in doc
+    ]
+
+
+def train_pipeline(
+    config_path: str | Path,
+    train_path: str | Path,
+    dev_path: str | Path,
+    output_dir: str | Path | None,
+    overrides: dict[str, Any] | None = None,
+    *,
+    use_craft_tokenizer: bool = True,
+    resume_from: str | Path | None = None,
+    stdout: Any = sys.stdout,
+) -> Language:
+    """One stage: initialise and train the pipeline of ``config_path`` with spaCy's loop;
+    returns the final ``nlp`` (``output_dir/model-best`` and ``model-last`` hold the
+    saved ones).
+
+    With ``resume_from`` (a trained pipeline folder) training continues from its
+    weights under its own config plus ``overrides`` (e.g. a lower
+    ``training.optimizer.learn_rate``); ``config_path`` is then not read.
+    """
+    import spacy
+    from spacy.training.initialize import init_nlp
+    from spacy.training.loop import train as train_loop
+    from spacy.util import dot_to_dict, load_config
+
+    settings = {"paths.train": str(train_path), "paths.dev": str(dev_path)}
+    settings.update(overrides or {})
+    if resume_from is not None:
+        nlp = spacy.load(resume_from, config=dot_to_dict(settings))
+    else:
+        config = load_config(config_path, overrides=settings, interpolate=False)
+        nlp = init_nlp(config, use_gpu=-1)
+    if use_craft_tokenizer:
+        # After initialisation (labels come from the gold side), before training: every
+        # training and dev Doc is then tokenised as raw text will be.
+        nlp.tokenizer = craft_tokenizer(nlp)
+    start = time.time()
+    output = Path(output_dir) if output_dir is not None else None
+    if output is not None:
+        output.mkdir(parents=True, exist_ok=True)
+    train_loop(nlp, output, use_gpu=-1, stdout=stdout, stderr=sys.stderr)
+    print(f"training took {time.time() - start:.0f} s", file=stdout)
+    return nlp
+
+
+def add_newline_sentence_starts(nlp: Language, name: str = "newline_sentences") -> None:
+    """Put a built-in ``attribute_ruler`` first that starts a sentence after every
+    whitespace token holding a line break; the parser keeps preset sentence starts.
+
+    In CRAFT a line break ends a sentence all but 4 times in 21,731 (headings and
+    titles are lines of their own).
+    """
+    if name in nlp.pipe_names:
+        return
+    ruler = nlp.add_pipe("attribute_ruler", name=name, first=True)
+    ruler.add([[{"IS_SPACE": True, "TEXT": {"REGEX": "\n"}}, {}]], {"SENT_START": 1}, index=1)
+
+
+def ship_pipeline(
+    source: str | Path,
+    target: str | Path,
+    *,
+    newline_sentences: bool = True,
+    craft_rules: bool = True,
+) -> Path:
+    """Save the pipeline at ``source`` to ``target`` for distribution with ``nlp.to_disk``
+    (no optimizer state, no corpus; ``meta.json`` name: the target folder's name): the
+    current CRAFT tokenizer rules, :func:`add_newline_sentence_starts`, and the tokenizer
+    pinned to ``spacy.Tokenizer.v1`` in its config so it loads with plain ``spacy.load``."""
+    import spacy
+    from spacy.util import load_config
+
+    nlp = spacy.load(source)
+    nlp.meta["name"] = Path(target).name
+    nlp.meta["version"] = "0.1.0"
+    nlp.meta["description"] = "casflow pipeline trained from gold corpora; see MODEL_CARD.md"
+    # the rules are code: ship the current ones whatever the checkpoint was trained with
+    if craft_rules:
+        nlp.tokenizer = craft_tokenizer(nlp)
+    if newline_sentences:
+        add_newline_sentence_starts(nlp)
+    target = Path(target)
+    target.mkdir(parents=True, exist_ok=True)
+    nlp.to_disk(target)
+    config = load_config(target / "config.cfg", interpolate=False)
+    config["nlp"]["tokenizer"] = {"@tokenizers": "spacy.Tokenizer.v1"}
+    # training-time paths are of the machine that trained it; loading needs none
+    for name in ("train", "dev", "vectors", "init_tok2vec"):
+        if name in config["paths"]:
+            config["paths"][name] = None
+    config.to_disk(target / "config.cfg")
+    return target
 
 
 def _limit_threads(threads: int) -> None:

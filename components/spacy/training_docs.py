@@ -145,3 +145,18 @@ def write_docbin(docs: Iterable[Doc], path: str | Path) -> int:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     docbin.to_disk(path)
     return n
+
+
+def write_training_corpus(
+    splits: dict[str, Iterable[GoldSyntaxDocument]], output_dir: str | Path, max_tokens: int = 200
+) -> dict[str, int]:
+    """``<output_dir>/<split>.spacy`` for every split; returns Docs written per split."""
+    import spacy
+
+    vocab = spacy.blank("en").vocab
+    return {
+        split: write_docbin(
+            gold_to_docs(vocab, golds, max_tokens), Path(output_dir) / f"{split}.spacy"
+        )
+        for split, golds in splits.items()
+    }

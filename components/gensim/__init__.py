@@ -1,0 +1,1 @@
+"""gensim: word2vec vectors for casflow's models (optional extra ``vectors``)."""
