@@ -37,6 +37,11 @@ SENTENCES = [
 ]
 
 
+#: the UPOS (POS.coarseValue) of each XPOS in the fixtures
+UPOS = {"NNS": "NOUN", "NN": "NOUN", "VBD": "VERB", "VBZ": "AUX", "VBN": "VERB", ".": "PUNCT"}
+UPOS.update({"DT": "DET", "IN": "ADP", "RB": "ADV"})
+
+
 def gold_cas(
     doc_sentences: list[list[tuple[str, str, int, str]]], *, pos: bool = True
 ) -> cassis.Cas:
@@ -57,7 +62,7 @@ def gold_cas(
             position = begin + len(form)
             token = T(begin=begin, end=position)
             if pos:
-                token.pos = P(begin=begin, end=position, PosValue=tag)
+                token.pos = P(begin=begin, end=position, PosValue=tag, coarseValue=UPOS[tag])
                 view.add(token.pos)
             view.add(token)
             tokens.append(token)
@@ -245,6 +250,10 @@ def test_cross_validation_then_final_model_report_card_and_resume(
     nlp = spacy.load(result.model_dir)
     doc = nlp("Mice grew fast.")
     assert nlp.pipe_names[-2:] == ["tagger", "parser"] and all(t.tag_ for t in doc)
+    # the XPOS -> UPOS map of the gold views goes with the model (spacy.pipeline.v1 reads it)
+    upos = (result.model_dir / "upos.tsv").read_text("utf-8").splitlines()
+    assert upos[1] == "# from the gold views of the 4 training documents (PosValue, coarseValue)"
+    assert dict(line.split("\t") for line in upos[2:]) == UPOS
     assert any("stage 2/2" in line for line in lines)
     # a rerun takes the finished folds and stages from disk
     lines.clear()

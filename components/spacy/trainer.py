@@ -283,7 +283,27 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         if model.exists():
             shutil.rmtree(model)
         ship_pipeline(previous, model, craft_rules=self.config.craft_tokenizer)
+        self._write_upos_map(train, model, log)
         return model
+
+    def _write_upos_map(
+        self, train: Sequence[GoldSyntaxDocument], model: Path, log: Callable[[str], None]
+    ) -> None:
+        """``upos.tsv`` beside the model: the UPOS the gold views pair with each XPOS, so
+        ``spacy.pipeline.v1`` can write UPOS for a tagger that predicts XPOS only."""
+        from casflow.components.spacy.upos import UPOS_FILE, learn_upos_pairs, write_upos_map
+
+        if "pos" not in self.chosen:
+            return
+        mapping = learn_upos_pairs(
+            pair for doc in train if doc.pos for pair in zip(doc.tags, doc.pos, strict=True)
+        )
+        if mapping:
+            source = (
+                f"the gold views of the {len(train)} training documents (PosValue, coarseValue)"
+            )
+            write_upos_map(mapping, model / UPOS_FILE, source)
+            log(f"XPOS -> UPOS map of {len(mapping)} tags -> {model / UPOS_FILE}")
 
     def vectors(self, log: Callable[[str], None]) -> Path | None:
         """The spaCy pipeline holding the static vectors: trained here (once per run,

@@ -11,9 +11,10 @@ the predicted tag.
 The map is a TSV file (``XPOS<TAB>UPOS`` lines after ``#`` comments) beside the
 model, ``upos.tsv``; ``spacy.pipeline.v1`` reads it from the model's folder and
 fills the UPOS of every token the pipeline leaves without one (XPOS the map does
-not know become ``X``, UD's "other"). ``craft_syntax/upos.tsv`` is
-``write_upos_map(learn_upos_map(<CRAFT train .conllu files>), path)``;
-tests/test_upos.py checks that relearning gives the shipped file.
+not know become ``X``, UD's "other"). ``train.spacy.syntax.v1`` writes it into
+the model it trains, learned from the gold views of the training documents
+(:func:`learn_upos_pairs`); tests/test_upos.py checks that the CRAFT training
+treebank gives the shipped map.
 """
 
 from __future__ import annotations
@@ -31,12 +32,22 @@ UNKNOWN_UPOS = "X"
 
 def learn_upos_map(conllu_files: Iterable[str | os.PathLike[str]]) -> dict[str, str]:
     """Each XPOS -> the UPOS it carries most often in the files (ties: alphabetical)."""
+    return learn_upos_pairs(
+        (word.xpos, word.upos)
+        for path in conllu_files
+        for sentence in read_conllu(path).sentences
+        for word in sentence.syntactic_words
+    )
+
+
+def learn_upos_pairs(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Each XPOS -> the UPOS it is paired with most often (ties: alphabetical); pairs with
+    an empty or ``_`` side are left out. ``train.spacy.syntax.v1`` learns the map of the
+    model it trains from the gold views' tokens (XPOS ``PosValue``, UPOS ``coarseValue``)."""
     seen: dict[str, Counter[str]] = defaultdict(Counter)
-    for path in conllu_files:
-        for sentence in read_conllu(path).sentences:
-            for word in sentence.syntactic_words:
-                if word.xpos not in ("", "_") and word.upos not in ("", "_"):
-                    seen[word.xpos][word.upos] += 1
+    for xpos, upos in pairs:
+        if xpos not in ("", "_") and upos not in ("", "_"):
+            seen[xpos][upos] += 1
     return {
         xpos: min(counts, key=lambda upos: (-counts[upos], upos))
         for xpos, counts in sorted(seen.items())
