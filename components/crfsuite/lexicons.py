@@ -90,7 +90,11 @@ def ontology_lexicon(obo_files: Mapping[str, Path]) -> Lexicon:
     their CARO class; ``obo_files``: ontology name -> its OBO file."""
     lexicon = Lexicon()
     for name, prefix in ONTOLOGY_PREFIXES.items():
-        by_id = {t.id: (t.exact_names, t.parents) for t in terms(read_obo(obo_files[name]), prefix)}
+        by_id = {
+            t.id: (t.exact_names, t.parents)
+            for t in terms(read_obo(obo_files[name]), prefix)
+            if t.id is not None
+        }
         for names, _ in by_id.values():
             for phrase in names:
                 lexicon.add(phrase, name)

@@ -347,7 +347,7 @@ def train_member(
         },
     )
     shipped_lexicon = merged(static, mention_lexicon(examples, label) if k else None)
-    with LogLines(log) as lines, redirect_stdout(lines):  # type: ignore[type-var]
+    with LogLines(log) as lines, redirect_stdout(lines):
         return train_crf(
             sequences(),
             output,

@@ -452,7 +452,10 @@ def add_newline_sentence_starts(nlp: Language, name: str = "newline_sentences") 
     """
     if name in nlp.pipe_names:
         return
+    from spacy.pipeline import AttributeRuler
+
     ruler = nlp.add_pipe("attribute_ruler", name=name, first=True)
+    assert isinstance(ruler, AttributeRuler)
     ruler.add([[{"IS_SPACE": True, "TEXT": {"REGEX": "\n"}}, {}]], {"SENT_START": 1}, index=1)
 
 
