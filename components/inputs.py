@@ -100,8 +100,8 @@ def iter_input_files(input_spec: str, pattern: str) -> Iterator[tuple[Path, Path
         )
         root = Path(glob.escape(input_spec).split("*")[0] or ".")
         root = root if root.is_dir() else root.parent
-        for found in matches:
-            yield Path(found), root
+        for name in matches:
+            yield Path(name), root
         return
     raise InputNotFoundError(
         f"input {input_spec!r} is not a file, folder, glob or @list file; "

@@ -21,7 +21,7 @@ member must have the same tokens.
 from __future__ import annotations
 
 import bisect
-from typing import Any
+from typing import Any, cast
 
 import cassis
 from pydantic import Field
@@ -247,5 +247,7 @@ class CombineConstituents(Combiner[CombineConstituentsConfig]):
         for word, tag in zip(words, combined.tags, strict=True):
             if tag is None:
                 continue
-            word.pos = pos_type(begin=word.begin, end=word.end, PosValue=tag[0], coarseValue=tag[1])
+            # the vote returns what the members proposed: (PosValue, coarseValue) pairs
+            fine, coarse = cast("tuple[str | None, str | None]", tag)
+            word.pos = pos_type(begin=word.begin, end=word.end, PosValue=fine, coarseValue=coarse)
             out.append(word.pos)

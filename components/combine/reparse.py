@@ -63,6 +63,12 @@ class CombinedParse:
     fallback_arcs: int  # arcs no member proposed (0 when the members cover the sentence)
 
 
+def _complete_tree(heads: Sequence[int | None]) -> bool:
+    """Every token has a head and the heads form one tree."""
+    known = [h for h in heads if h is not None]
+    return len(known) == len(heads) and tree_problem(known) is None
+
+
 def tree_problem(heads: Sequence[int]) -> str | None:
     """Why ``heads`` is not one tree (one root, no cycle, all attached), or None."""
     n = len(heads)
@@ -121,7 +127,7 @@ def _maximum_spanning_tree(
         graph.add_edge(head, dependent, weight=score - penalty if head == ROOT else score)
     # A member whose parse is a complete tree guarantees a single-rooted spanning
     # tree among the member arcs; only without one are the fallback arcs needed.
-    if not any(None not in m.heads and tree_problem(m.heads) is None for m in members):
+    if not any(_complete_tree(m.heads) for m in members):
         for dependent in range(1, n + 1):
             if not graph.has_edge(ROOT, dependent):
                 graph.add_edge(ROOT, dependent, weight=-penalty)
@@ -173,18 +179,18 @@ def combine_parses(
         if head == ROOT:
             labels.append(root_label)
             continue
-        label = weighted_choice(
+        chosen = weighted_choice(
             (m.labels[dependent - 1], m.arc_weight(m.labels[dependent - 1]))
             for m in members
             if m.heads[dependent - 1] == head
         )
-        if label is None:  # a fallback arc: the token's most voted label, whatever its head
-            label = weighted_choice(
+        if chosen is None:  # a fallback arc: the token's most voted label, whatever its head
+            chosen = weighted_choice(
                 (m.labels[dependent - 1], m.arc_weight(m.labels[dependent - 1]))
                 for m in members
                 if m.heads[dependent - 1] is not None and m.heads[dependent - 1] != ROOT
             )
-        labels.append(label or FALLBACK_LABEL)
+        labels.append(chosen or FALLBACK_LABEL)
 
     proposals = [
         {(h, d) for d, h in enumerate(m.heads, start=1) if h is not None and h != d}

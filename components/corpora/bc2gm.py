@@ -114,15 +114,29 @@ def _resolve(path: str, context: RunContext) -> Path:
 
 
 class GoldFileOptions(Protocol):
-    """The file options of a sentence + mention-lines corpus reader's configuration."""
+    """The file options of a sentence + mention-lines corpus reader's configuration
+    (read-only, as the frozen configs give them)."""
 
-    corpus: str | None
-    folder: str | None
-    sentences: str | None
-    genes: str | None
-    alternatives: str | None
-    ids: list[str] | None
-    ids_file: str | None
+    @property
+    def corpus(self) -> str | None: ...
+
+    @property
+    def folder(self) -> str | None: ...
+
+    @property
+    def sentences(self) -> str | None: ...
+
+    @property
+    def genes(self) -> str | None: ...
+
+    @property
+    def alternatives(self) -> str | None: ...
+
+    @property
+    def ids(self) -> list[str] | None: ...
+
+    @property
+    def ids_file(self) -> str | None: ...
 
 
 def gold_files(

@@ -665,9 +665,9 @@ def _build_structure(
         begin, end = _trim(text, match.start(), match.end())
         if begin >= end or inside(titles, begin, end) or begin in label_lines:
             continue
-        section = first_blocks.get(begin)
-        if section is not None and (
-            (begin, end) in heading_trees or text[begin:end].lower() == section.name.lower()
+        opened = first_blocks.get(begin)
+        if opened is not None and (
+            (begin, end) in heading_trees or text[begin:end].lower() == opened.name.lower()
         ):
             out.append(types.heading(begin=begin, end=end, depth=1))
         elif (begin, end) in heading_trees and not inside(floats, begin, end):
@@ -1048,7 +1048,7 @@ def _missing_layer_files(config: CraftReaderConfig, articles: Sequence[_Article]
             f"folder laid out as CRAFT, or 'folders' (keys {', '.join(unplaced)})"
         )
     if problems and not missing["text"]:
-        readable = [
+        readable: list[str] = [
             layer
             for layer in ALL_LAYERS
             if layer != "concepts" and not any(missing[k] for k in _layer_kinds(layer))

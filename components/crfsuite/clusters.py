@@ -178,7 +178,8 @@ def cluster_features(
         f = [f"{prefix}{n}={c}" for n, c in enumerate(own)] if own else [f"{prefix}=UNK"]
         for d in (-1, 1):
             j = i + d
-            if 0 <= j < len(ids) and ids[j]:
-                f.append(f"{prefix}1[{d}]={ids[j][1]}")
+            neighbour = ids[j] if 0 <= j < len(ids) else None
+            if neighbour:
+                f.append(f"{prefix}1[{d}]={neighbour[1]}")
         out.append(f)
     return out

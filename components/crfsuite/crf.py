@@ -99,8 +99,8 @@ class DocumentContext:
             ):
                 mine.extend(more)
         if self.settings.pos and self.pos_tagger is not None:
-            tags = self.pos_tagger.tag(text, spans)
-            for mine, more in zip(extra, pos_features(tags), strict=True):
+            pos_tags = self.pos_tagger.tag(text, spans)
+            for mine, more in zip(extra, pos_features(pos_tags), strict=True):
                 mine.extend(more)
         if self.settings.clusters and self.clusters is not None:
             for mine, more in zip(extra, cluster_features(text, spans, self.clusters), strict=True):
@@ -168,9 +168,10 @@ class CrfTagger:
     def load(cls, model_dir: str | Path) -> CrfTagger:
         model_dir = Path(model_dir)
         meta = json.loads((model_dir / META_FILE).read_text(encoding="utf-8"))
-        settings = FeatureSettings(
-            **{k: tuple(v) if isinstance(v, list) else v for k, v in meta["features"].items()}
-        )
+        stored: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in meta["features"].items()
+        }
+        settings = FeatureSettings(**stored)
         lexicon = None
         if meta.get("lexicon"):
             lexicon = Lexicon.load(model_dir / meta["lexicon"])

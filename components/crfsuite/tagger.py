@@ -88,7 +88,7 @@ class CrfNer(Processor[CrfNerConfig]):
     description = (
         "CRF named-entity tagger (gene or anatomy mentions) with a shipped or given model."
     )
-    produces = (GENE_MENTION, ANATOMY_MENTION)
+    produces: ClassVar[tuple[str, ...]] = (GENE_MENTION, ANATOMY_MENTION)
 
     def __init__(self, config: CrfNerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)

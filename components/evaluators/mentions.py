@@ -75,7 +75,7 @@ class MentionEvaluatorConfig(EvaluatorConfig):
         "AnatomyMention, ConceptMention); subtypes are included.",
     )
     criteria: list[CriterionName] = Field(
-        default_factory=lambda: ["strict", "left", "right", "overlap"],
+        default_factory=lambda: list[CriterionName](("strict", "left", "right", "overlap")),
         description="Span criteria; 'alternatives' is BioCreative's accepted-alternatives rule.",
     )
     class_mapping: dict[str, list[str]] | None = Field(

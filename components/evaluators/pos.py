@@ -34,7 +34,7 @@ FEATURES: dict[str, str] = {"xpos": "PosValue", "upos": "coarseValue"}
 
 class PosEvaluatorConfig(EvaluatorConfig):
     tagsets: list[TagSet] = Field(
-        default_factory=lambda: ["xpos", "upos"],
+        default_factory=lambda: list[TagSet](("xpos", "upos")),
         description="Tag sets compared: xpos (POS.PosValue, the treebank tag) and upos "
         "(POS.coarseValue, the universal tag); each is scored on its own.",
     )

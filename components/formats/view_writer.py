@@ -20,7 +20,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import cassis
 from pydantic import Field
@@ -55,7 +55,8 @@ FolderWriterConfigT = TypeVar("FolderWriterConfigT", bound=FolderWriterConfig)
 class FolderWriter(Writer[FolderWriterConfigT]):
     """Writes ``<folder>/<doc>{extension}``, one file per document."""
 
-    extension: ClassVar[str] = ""
+    #: The file name ending; a writer whose config chooses it sets it in ``__init__``.
+    extension: str = ""
 
     def __init__(self, config: FolderWriterConfigT, context: RunContext) -> None:
         super().__init__(config, context)

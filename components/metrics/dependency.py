@@ -92,7 +92,7 @@ def sentence_from_heads(
             DepWord(
                 begin,
                 end,
-                None if head == 0 else tuple(spans[head - 1]),
+                None if head == 0 else (spans[head - 1][0], spans[head - 1][1]),
                 deprel,
                 upos[i] if upos is not None else "",
                 xpos[i] if xpos is not None else "",
@@ -213,7 +213,7 @@ def dependency_counts(
     ]
 
     n_sentences = len(gold)
-    per_sentence = [dict.fromkeys(_raw_keys(), 0) for _ in range(n_sentences)]
+    per_sentence: list[Counts] = [dict.fromkeys(_raw_keys(), 0.0) for _ in range(n_sentences)]
     errors: list[dict[str, Any]] = []
 
     for gi, word in enumerate(g.words):
@@ -251,7 +251,7 @@ def dependency_counts(
     gold_starts = [min((w.begin for w in sentence), default=None) for sentence in gold]
     sentence_starts = sorted((start, n) for n, start in enumerate(gold_starts) if start is not None)
     start_positions = [start for start, _ in sentence_starts]
-    orphan_counts: Counts = dict.fromkeys(_raw_keys(), 0)
+    orphan_counts: Counts = dict.fromkeys(_raw_keys(), 0.0)
     for si, word in enumerate(s.words):
         if not system_scored[si]:
             continue

@@ -259,8 +259,8 @@ def score_mentions(counts: Mapping[str, float]) -> dict[str, dict[str, Any]]:
         parsed = _parse_key(key)
         if parsed is None or parsed[3] not in ("tp", "fp", "fn"):
             continue
-        criterion, level, label, kind = parsed
-        if level == "micro":
+        criterion, _level, label, kind = parsed
+        if label is None:  # micro
             bucket = micro.setdefault(criterion, {})
         else:
             bucket = per_class.setdefault(criterion, {}).setdefault(label, {})

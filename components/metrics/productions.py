@@ -111,6 +111,7 @@ def classify(
     (else the reverse); it only decides which span counts as the test span.
     """
     best: tuple[tuple[int, ...], str, Production] | None = None
+    rank: tuple[int, ...]
     for other in candidates:
         same_parent = other.parent == production.parent
         same_daughters = other.daughters == production.daughters

@@ -78,7 +78,7 @@ class GoldSyntaxDocument:
 
     def sentence_token_ranges(self) -> list[tuple[int, int]]:
         """(first, last + 1) token indices per sentence; sentences without tokens are dropped."""
-        ranges: list[tuple[int, int]] = []
+        ranges: list[list[int]] = []  # [first, end, sentence]
         for i, s in enumerate(self.sentence_of_tokens()):
             if ranges and ranges[-1][2] == s:
                 ranges[-1][1] = i + 1

@@ -349,7 +349,10 @@ def _doc_from_tokens(
         aligned.append(token)
         begins.append(token.begin)
         pos = token.end
-    sent_starts = _sent_starts(begins, region) if region is not None else None
+    # spaCy's annotation takes ints too (a list is invariant)
+    sent_starts: list[bool | int | None] | None = (
+        list(_sent_starts(begins, region)) if region is not None else None
+    )
     return Doc(nlp.vocab, words=words, spaces=spaces, sent_starts=sent_starts), aligned
 
 
@@ -396,7 +399,7 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
             config.entity_mapping,
             config.unmapped_entities,
             upos_map=(
-                read_upos_map(_upos_path(config.upos_map, context))
+                read_upos_map(_upos_path(config.upos_map, self.context))
                 if config.upos_map is not None
                 else model_upos_map(getattr(self.nlp, "path", None))
             ),

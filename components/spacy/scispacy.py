@@ -147,7 +147,7 @@ class ScispacyNerConfig(SpacyPipelineConfig):
         f"{', '.join(NER_PRESETS)} (a model given by name picks its own).",
     )
     layers: list[Layer] = Field(
-        default_factory=lambda: ["entities"],
+        default_factory=lambda: list[Layer](("entities",)),
         description=f"Layers to write, from: {', '.join(ALL_LAYERS)}.",
     )
     entity_mapping: dict[str, EntityTarget] = Field(

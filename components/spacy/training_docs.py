@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import cast
 
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
@@ -65,7 +66,7 @@ def gold_to_doc(
     lemmas: list[str] = []
     heads: list[int] = []
     deps: list[str] = []
-    sent_starts: list[bool] = []
+    sent_starts: list[bool | int | None] = []  # spaCy's annotation of Doc(sent_starts=)
     position_of: dict[int, int] = {}
     starts = {first for first, _ in ranges}
     pending_heads: list[tuple[int, int]] = []  # (doc position, gold token index)
@@ -103,7 +104,8 @@ def gold_to_doc(
         words=words,
         spaces=spaces,
         tags=tags,
-        pos=[p or None for p in pos] if gold.pos else None,
+        # an empty UPOS is no tag: spaCy takes None there, though its annotation says str
+        pos=cast("list[str]", [p or None for p in pos]) if gold.pos else None,
         lemmas=lemmas if gold.lemmas else None,
         heads=heads,
         deps=deps,

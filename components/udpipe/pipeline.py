@@ -74,7 +74,7 @@ class UdpipeConfig(SegmenterConfig):
             skip.add("tokens")
         if self.use_existing_sentences:
             skip.add("sentences")
-        return set(self.layers) - skip
+        return set[str](self.layers) - skip
 
 
 class UdpipePipeline(Processor[UdpipeConfig]):
@@ -207,6 +207,7 @@ class UdpipePipeline(Processor[UdpipeConfig]):
         make_token, make_pos, make_lemma = ts.get_type(TOKEN), ts.get_type(POS), ts.get_type(LEMMA)
         make_dep, make_root = ts.get_type(DEPENDENCY), ts.get_type(DEPENDENCY_ROOT)
         make_sentence = ts.get_type(SENTENCE)
+        sentences: list[tuple[list[tuple[int, int]], list[Any] | None]]
         if self.config.use_existing_tokens:
             groups = self._existing(view, regions)
             sentences = [([(t.begin, t.end) for t in g], g) for g in groups]

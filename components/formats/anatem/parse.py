@@ -249,7 +249,8 @@ def parse_conll(
     classes = tuple(classes) if classes is not None else None
     for sentence in document.sentences:
         for mention in sentence.mentions:
-            _check_label(mention.label, classes, source, sentence.tokens[mention.tokens[0]].line)
+            first = mention.tokens[0] if mention.tokens is not None else 0  # parse_bio sets them
+            _check_label(mention.label, classes, source, sentence.tokens[first].line)
     return document
 
 

@@ -120,18 +120,18 @@ def bio_to_spans(tags: Sequence[str]) -> list[tuple[int, int, str]]:
     """Token ranges [first, last) with their class, by the conlleval chunk rules
     (so IOB1 input, where I- may start a mention, reads as conlleval reads it)."""
     spans: list[tuple[int, int, str]] = []
-    start: int | None = None
-    current: str | None = None
+    open_span: tuple[int, str] | None = None  # (first token, class) of the mention read
     for index, tag in enumerate(tags):
         prefix, label = split_tag(tag)
+        current = open_span[1] if open_span is not None else None
         starts = prefix == "B" or (prefix == "I" and label != current)
-        if start is not None and (prefix == OUTSIDE or starts):
-            spans.append((start, index, current))
-            start, current = None, None
-        if starts:
-            start, current = index, label
-    if start is not None:
-        spans.append((start, len(tags), current))
+        if open_span is not None and (prefix == OUTSIDE or starts):
+            spans.append((open_span[0], index, open_span[1]))
+            open_span = None
+        if starts and label is not None:  # B- and I- tags always carry a class
+            open_span = (index, label)
+    if open_span is not None:
+        spans.append((open_span[0], len(tags), open_span[1]))
     return spans
 
 

@@ -30,6 +30,7 @@ from casflow.components.formats.view_writer import (
     mention_label,
     sentences_with_tokens,
 )
+from casflow.pipeline.component import RunContext
 from casflow.pipeline.files import atomic_write_text
 from casflow.typesystem import NAMED_ENTITY
 
@@ -40,7 +41,7 @@ class BioWriterConfig(ViewWriterConfig):
     folder: str = Field("bio", description="Sub-folder of the run's output folder.")
     type: str = Field(NAMED_ENTITY, description="Mentions to write (type and its subtypes).")
     columns: list[Column] = Field(
-        default_factory=lambda: ["token", "tag"],
+        default_factory=lambda: list[Column](("token", "tag")),
         description="Columns of each line: token, pos (PosValue), lemma, tag.",
     )
     extension: str = Field(".conll", description="File name extension.")
@@ -67,9 +68,9 @@ class BioWriter(ViewWriter[BioWriterConfig]):
     name = "bio.writer.v1"
     description = "Token-per-line BIO/CoNLL files (token and tag columns, AnatEM style)."
 
-    @property
-    def extension(self) -> str:  # type: ignore[override]
-        return self.config.extension
+    def __init__(self, config: BioWriterConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        self.extension = config.extension
 
     def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
         view = self.source_view(cas, doc_id)

@@ -217,7 +217,8 @@ def _parse_line(line: str, source: str, number: int) -> Annotation:
             raise FormatError(
                 f"{ann_id}: expected 'Reference TARGET DB:ID'", source=source, line=number
             )
-        return Normalization(ann_id, *match.groups(), text or "", number)
+        kind_name, target, resource, resource_id = match.groups()
+        return Normalization(ann_id, kind_name, target, resource, resource_id, text or "", number)
     return OtherLine(line, number)
 
 

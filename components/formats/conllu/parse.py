@@ -273,7 +273,10 @@ def parse_conllu(text: str, source: str = STRING_SOURCE) -> ConlluDocument:
                 source=source,
                 line=number,
             )
-        words.append(ConlluWord(*fields, line=number))
+        id_, form, lemma, upos, xpos, feats, head, deprel, deps, misc = fields
+        words.append(
+            ConlluWord(id_, form, lemma, upos, xpos, feats, head, deprel, deps, misc, line=number)
+        )
     close(len(lines) + 1)
     return document
 

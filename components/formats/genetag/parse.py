@@ -221,7 +221,9 @@ def parse_mentions(
                 )
             warn("two records on one line; read as two lines", source=source, line=number)
             head, tail = records[0][3][: glued.start()], records[0][3][glued.start() :]
-            records = [(*records[0][:3], head), _MENTION_LINE.fullmatch(tail).groups()]
+            second = _MENTION_LINE.fullmatch(tail)
+            assert second is not None  # the tail starts with a record's head (_GLUED_RECORD)
+            records = [(*records[0][:3], head), second.groups()]
         for sentence_id, first, last, mention_text in records:
             if int(last) < int(first):
                 raise FormatError(

@@ -151,7 +151,9 @@ class NxmlReader(Reader[NxmlReaderConfig]):
                 except OSError as exc:  # vanished or unreadable since it was listed
                     error = f"{item.uri}: cannot read: {exc}"
             if doc_id is None:
-                style = "relative_path" if self.config.id_style == "relative_path" else "stem"
+                style: Literal["stem", "relative_path"] = (
+                    "relative_path" if self.config.id_style == "relative_path" else "stem"
+                )
                 doc_id = document_id(item.path, item.root, style)
             yield DocumentRef(doc_id, item.uri, item.data, item.size, error)
 
@@ -161,14 +163,26 @@ class NxmlReader(Reader[NxmlReaderConfig]):
 
 
 class JatsOptions(Protocol):
-    """What a JATS reader's config says about the text and annotations it makes."""
+    """What a JATS reader's config says about the text and annotations it makes
+    (read-only, as the frozen configs give them)."""
 
-    back_matter: bool
-    references: bool
-    citations: bool
-    typography: bool
-    language: str
-    huge_tree: bool
+    @property
+    def back_matter(self) -> bool: ...
+
+    @property
+    def references(self) -> bool: ...
+
+    @property
+    def citations(self) -> bool: ...
+
+    @property
+    def typography(self) -> bool: ...
+
+    @property
+    def language(self) -> str: ...
+
+    @property
+    def huge_tree(self) -> bool: ...
 
 
 def jats_produces(options: JatsOptions) -> tuple[str, ...]:

@@ -197,7 +197,8 @@ def format_tree(tree: Tree) -> str:
 
 def leaves(tree: Tree) -> list[tuple[str, str]]:
     """``(word, tag)`` pairs from left to right, empty elements (-NONE-) included."""
-    return [(node.word, node.label) for node in tree.preterminals()]  # type: ignore[misc]
+    # a preterminal always has its word
+    return [(node.word or "", node.label) for node in tree.preterminals()]
 
 
 def prune(tree: Tree, delete_tags: Iterable[str]) -> Tree | None:

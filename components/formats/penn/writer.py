@@ -47,6 +47,7 @@ from casflow.components.formats.view_writer import (
     ViewWriter,
     ViewWriterConfig,
 )
+from casflow.pipeline.component import RunContext
 from casflow.pipeline.files import atomic_write_text
 
 EMPTY_TAG = "-NONE-"
@@ -85,9 +86,9 @@ class PennWriter(ViewWriter[PennWriterConfig]):
     name = "penn.writer.v1"
     description = "Penn Treebank bracketed trees, one per line (CRAFT style), from constituents."
 
-    @property
-    def extension(self) -> str:  # type: ignore[override]
-        return self.config.extension
+    def __init__(self, config: PennWriterConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        self.extension = config.extension
 
     def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
         view = self.source_view(cas, doc_id)
