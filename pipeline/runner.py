@@ -421,7 +421,7 @@ class EarlyWorkers:
 
     _current: EarlyWorkers | None = None
 
-    def __init__(self, results: Iterator[Any]) -> None:
+    def __init__(self, results: Generator[Any]) -> None:
         self.results = results
 
     @classmethod
@@ -468,7 +468,7 @@ class EarlyWorkers:
         _kill_loky_workers()
         with contextlib.suppress(Exception), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # joblib warns about the tasks cancelled here
-            self.results.close()  # type: ignore[attr-defined]
+            self.results.close()
 
 
 def _kill_loky_workers() -> None:
