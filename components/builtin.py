@@ -82,6 +82,8 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "tokens.scispacy.v1": "casflow.components.spacy.segmenters:ScispacyTokens",
     # UDPipe 1
     "udpipe.v1": "casflow.components.udpipe.pipeline:UdpipePipeline",
+    # Apache OpenNLP (one JVM per worker)
+    "opennlp.pipeline.v1": "casflow.components.opennlp.pipeline:OpenNlpPipeline",
     # scispaCy
     "scispacy.core.v1": "casflow.components.spacy.scispacy:ScispacyCore",
     "scispacy.ner.v1": "casflow.components.spacy.scispacy:ScispacyNer",
@@ -91,4 +93,5 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "train.crf.mentions.v1": "casflow.components.crfsuite.trainer:CrfMentionTrainer",
     "train.nltk.punkt.v1": "casflow.components.nltk.punkt:PunktSentenceTrainer",
     "train.udpipe.v1": "casflow.components.udpipe.trainer:UdpipeTrainer",
+    "train.opennlp.v1": "casflow.components.opennlp.trainer:OpenNlpTrainer",
 }

@@ -31,6 +31,7 @@ DEPENDENCY_ROOT = _DKPRO + "syntax.type.dependency.ROOT"
 CONSTITUENT = _DKPRO + "syntax.type.constituent.Constituent"
 CONSTITUENT_ROOT = _DKPRO + "syntax.type.constituent.ROOT"
 PENN_TREE = _DKPRO + "syntax.type.PennTree"
+CHUNK = _DKPRO + "syntax.type.chunk.Chunk"
 NAMED_ENTITY = _DKPRO + "ner.type.NamedEntity"
 
 ARTICLE_VERSION = "casflow.metadata.ArticleVersion"

@@ -1,0 +1,1 @@
+"""Apache OpenNLP (Debian package opennlp): its tools as one component, and its trainers."""

@@ -1,0 +1,100 @@
+"""What the OpenNLP component and trainer share, without the CAS: layer names, model
+files, how words are written for OpenNLP, and reading its chunk tags and trees.
+
+Words: OpenNLP's formats split at whitespace, so whitespace inside a token (CRAFT has
+a few words with hair spaces) is written ``_``; the parser's Penn trees cannot hold
+raw brackets, so the parser sees every bracket in its PTB escape (``-LRB-``, ...), in
+training and at run time alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from casflow.components.formats.penn.parse import Tree, escape_token, parse_tree
+
+OpenNlpLayer = Literal["sentences", "tokens", "pos", "chunks", "constituents"]
+ALL_LAYERS: tuple[OpenNlpLayer, ...] = ("sentences", "tokens", "pos", "chunks", "constituents")
+#: The file each layer's model has in a model folder written by ``train.opennlp.v1``.
+MODEL_FILES: dict[str, str] = {
+    "sentences": "en-sent.bin",
+    "tokens": "en-token.bin",
+    "pos": "en-pos.bin",
+    "chunks": "en-chunker.bin",
+    "constituents": "en-parser-chunking.bin",
+}
+#: What OpenNLP's tools are called, for messages.
+TOOL_NAMES = {
+    "sentences": "sentence detector",
+    "tokens": "tokenizer",
+    "pos": "POS tagger",
+    "chunks": "chunker",
+    "constituents": "parser",
+}
+
+_WHITESPACE = re.compile(r"\s")
+
+
+def word(text: str) -> str:
+    """A token as OpenNLP's whitespace-separated formats can hold it."""
+    return _WHITESPACE.sub("_", text) or "_"
+
+
+def parser_word(text: str) -> str:
+    """A token as the parser sees it (brackets escaped; see the module docstring)."""
+    return escape_token(word(text)) if text != '"' else '"'
+
+
+def resolve_model(
+    layer: str, explicit: str | None, folder: str | None, base_dir: Path | None
+) -> Path | None:
+    """The model file of ``layer``: ``explicit``, else its file in ``folder``; relative
+    paths also from the workflow's folder. None when neither is given."""
+    if explicit is None and folder is None:
+        return None
+    path = Path(explicit if explicit is not None else folder).expanduser()  # type: ignore[arg-type]
+    if not path.exists() and not path.is_absolute() and base_dir is not None:
+        path = base_dir / path
+    if explicit is None:
+        path = path / MODEL_FILES[layer]
+    return path
+
+
+def chunk_spans(tags: Sequence[str]) -> list[tuple[int, int, str]]:
+    """``(first, last + 1, label)`` token ranges of BIO chunk tags, as OpenNLP reads them:
+    an I- tag that does not continue a chunk of its label starts one."""
+    chunks: list[tuple[int, int, str]] = []
+    start: int | None = None
+    label = ""
+    for i, tag in enumerate([*tags, "O"]):
+        prefix, _, kind = tag.partition("-")
+        continues = prefix == "I" and start is not None and kind == label
+        if start is not None and not continues:
+            chunks.append((start, i, label))
+            start = None
+        if prefix in ("B", "I") and not continues:
+            start, label = i, kind
+    return chunks
+
+
+def chunk_tags(length: int, chunks: Sequence[tuple[int, int, str]]) -> list[str]:
+    """BIO tags of ``length`` tokens from ``(first, last + 1, label)`` chunks."""
+    tags = ["O"] * length
+    for first, end, label in chunks:
+        for i in range(first, end):
+            tags[i] = ("B-" if i == first else "I-") + label
+    return tags
+
+
+def indexed_tree(bracketed: str, length: int) -> Tree:
+    """A parser answer whose leaves are token indices, checked to cover 0..length-1 in order."""
+    tree = parse_tree(bracketed)
+    leaves = [leaf.word for leaf in tree.preterminals()]
+    if leaves != [str(i) for i in range(length)]:
+        raise ValueError(
+            f"the OpenNLP parser returned a tree over tokens {leaves}, not the {length} given"
+        )
+    return tree

@@ -1,0 +1,228 @@
+"""The JVM side of the OpenNLP wrapper: one long-lived Java process per worker process.
+
+``java/OpenNlpServer.java`` (package data) is compiled once against Debian's
+``opennlp-tools.jar`` into ``$XDG_CACHE_HOME/casflow/opennlp/<hash>/`` (as
+:mod:`casflow.pipeline.uima_java` compiles its checker) and started on the first
+request. It reads one JSON object per line on stdin and answers one JSON line on
+stdout; OpenNLP's own printing goes to stderr, which is kept in a temporary file
+and quoted when something fails. Every component and trainer of a process shares
+the one JVM (:func:`shared_server`); the last one to :func:`release` it stops it.
+
+Java counts offsets in UTF-16 units, Python in code points: :func:`to_code_points`
+converts the spans Java returns for a text with characters outside the BMP.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+JAR_ENV = "CASFLOW_OPENNLP_JAR"
+DEFAULT_JAR = Path("/usr/share/java/opennlp-tools.jar")
+SERVER_CLASS = "OpenNlpServer"
+
+
+class OpenNlpError(RuntimeError):
+    """The OpenNLP server refused a request or died."""
+
+
+def find_jar() -> Path | None:
+    """``$CASFLOW_OPENNLP_JAR`` or Debian's ``opennlp-tools.jar``; None if absent."""
+    configured = os.environ.get(JAR_ENV)
+    jar = Path(configured) if configured else DEFAULT_JAR
+    return jar if jar.is_file() else None
+
+
+def opennlp_missing() -> str | None:
+    """Why OpenNLP cannot run here, or None."""
+    if shutil.which("java") is None or shutil.which("javac") is None:
+        return "java and javac must be on PATH to run Apache OpenNLP"
+    if find_jar() is None:
+        return (
+            f"Apache OpenNLP not found (looked at ${JAR_ENV} and {DEFAULT_JAR}); install the "
+            f"Debian package opennlp (apt-get install opennlp) or set {JAR_ENV} to "
+            "an opennlp-tools 2.x jar"
+        )
+    return None
+
+
+def server_source() -> Path:
+    return Path(str(resources.files(__package__).joinpath("java", f"{SERVER_CLASS}.java")))
+
+
+def default_build_dir() -> Path:
+    cache_root = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache_root) / "casflow" / "opennlp"
+
+
+def compile_server(jar: Path, build_dir: Path | None = None) -> Path:
+    """Compile the server once per source and jar; return the folder of its classes."""
+    source = server_source()
+    build_dir = build_dir or default_build_dir()
+    digest = hashlib.sha256(source.read_bytes() + str(jar.resolve()).encode()).hexdigest()
+    class_dir = build_dir / digest[:16]
+    if (class_dir / f"{SERVER_CLASS}.class").is_file():
+        return class_dir
+    build_dir.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="compiling-", dir=build_dir))
+    try:
+        result = subprocess.run(
+            ["javac", "-encoding", "UTF-8", "-cp", str(jar), "-d", str(staging), str(source)],
+            capture_output=True,
+            text=True,
+        )
+        if result.returncode != 0:
+            raise OpenNlpError(f"javac failed on {source} against {jar}:\n{result.stderr}")
+        try:
+            staging.rename(class_dir)
+        except OSError:
+            # Another process compiled the same source first; its classes are identical.
+            if not (class_dir / f"{SERVER_CLASS}.class").is_file():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return class_dir
+
+
+class OpenNlpServer:
+    """One JVM running ``OpenNlpServer``, started on the first request."""
+
+    def __init__(self, jar: Path | None = None, build_dir: Path | None = None) -> None:
+        self.jar = jar
+        self.build_dir = build_dir
+        self._process: subprocess.Popen[bytes] | None = None
+        self._stderr: Any = None
+        self._lock = threading.Lock()
+        self._loaded: set[tuple[str, str]] = set()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        problem = opennlp_missing() if self.jar is None else None
+        if problem:
+            raise OpenNlpError(problem)
+        jar = self.jar or find_jar()
+        assert jar is not None
+        class_dir = compile_server(jar, self.build_dir)
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the JVM
+        self._process = subprocess.Popen(
+            [
+                "java",
+                "-XX:+UseSerialGC",  # one GC thread: the machine is shared
+                "-cp",
+                os.pathsep.join([str(class_dir), str(jar)]),
+                SERVER_CLASS,
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+        )
+        return self._process
+
+    def stderr_tail(self, limit: int = 4000) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0, os.SEEK_END)
+        size = self._stderr.tell()
+        self._stderr.seek(max(0, size - limit))
+        return self._stderr.read().decode("utf-8", errors="replace")
+
+    def request(self, op: str, **fields: Any) -> dict[str, Any]:
+        """Send one request; its answer, or OpenNlpError with the server's message."""
+        line = json.dumps({"op": op, **fields}) + "\n"
+        with self._lock:
+            process = self._process
+            if process is None or process.poll() is not None:
+                process = self._start()
+            assert process.stdin is not None and process.stdout is not None
+            try:
+                process.stdin.write(line.encode("utf-8"))
+                process.stdin.flush()
+                answer = process.stdout.readline()
+            except BrokenPipeError:
+                answer = b""
+        if not answer:
+            raise OpenNlpError(
+                f"the OpenNLP JVM stopped during {op!r}; its stderr:\n{self.stderr_tail()}"
+            )
+        result: dict[str, Any] = json.loads(answer)
+        if "error" in result:
+            raise OpenNlpError(f"OpenNLP {op}: {result['error']}")
+        return result
+
+    def load(self, kind: str, path: Path) -> str:
+        """Load a model once per JVM; its key for later requests."""
+        key = str(Path(path).resolve())
+        if (kind, key) not in self._loaded:
+            try:
+                self.request("load", kind=kind, path=key)
+            except OpenNlpError as exc:
+                raise OpenNlpError(
+                    f"{path}: not an OpenNLP {kind} model OpenNLP 2 can load ({exc})"
+                ) from exc
+            self._loaded.add((kind, key))
+        return key
+
+    def close(self) -> None:
+        process, self._process = self._process, None
+        self._loaded.clear()
+        if process is not None:
+            if process.stdin is not None:
+                process.stdin.close()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+
+_shared: OpenNlpServer | None = None
+_users = 0
+_shared_lock = threading.Lock()
+
+
+def shared_server() -> OpenNlpServer:
+    """The process's one OpenNLP JVM (not started until its first request)."""
+    global _shared, _users
+    with _shared_lock:
+        if _shared is None:
+            _shared = OpenNlpServer()
+        _users += 1
+        return _shared
+
+
+def release(server: OpenNlpServer) -> None:
+    """A user of :func:`shared_server` is done; the last one stops the JVM."""
+    global _shared, _users
+    with _shared_lock:
+        if server is not _shared:
+            server.close()
+            return
+        _users -= 1
+        if _users <= 0:
+            _shared.close()
+            _shared, _users = None, 0
+
+
+def to_code_points(text: str, spans: list[list[int]]) -> list[tuple[int, int]]:
+    """Spans in UTF-16 units of ``text`` as code-point offsets."""
+    if text.isascii() or all(ord(c) < 0x10000 for c in text):
+        return [(b, e) for b, e in spans]
+    index = []
+    for position, char in enumerate(text):
+        index.append(position)
+        if ord(char) >= 0x10000:
+            index.append(position)  # the low surrogate: never a span boundary
+    index.append(len(text))
+    return [(index[b], index[e]) for b, e in spans]

@@ -1,0 +1,407 @@
+"""Apache OpenNLP: ``opennlp.pipeline.v1`` with tiny models that ``casflow train``
+(``train.opennlp.v1``) trains once per session from hand-written Penn trees, on the real
+OpenNLP of the Debian package (one JVM per process). Tests that start the JVM are
+``slow`` and ``java``; they skip when java/javac or opennlp-tools.jar is missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cassis
+import pytest
+
+from casflow.components.formats.penn.alignment import TreeTypes, align_trees, build_tree_layers
+from casflow.components.opennlp.head_rules import head_rules_text
+from casflow.components.opennlp.model import chunk_spans, chunk_tags, parser_word
+from casflow.components.opennlp.server import opennlp_missing, to_code_points
+from casflow.pipeline.component import RunContext
+from casflow.pipeline.registry import registry
+from casflow.typesystem import (
+    CHUNK,
+    CONSTITUENT,
+    CONSTITUENT_ROOT,
+    POS,
+    SENTENCE,
+    TOKEN,
+    load_typesystem,
+)
+
+TREES = [
+    "( (S (NP (DT The) (NN protein)) (VP (VBZ binds) (NP (NN DNA))) (. .)) )",
+    "( (S (NP (NNS Cells)) (VP (VBD were) (VP (VBN grown) (PP (IN in) (NP (NN culture))))) (. .)) )",
+    "( (S (NP (DT The) (NN mouse) (NN gene)) (VP (VBZ is) (ADJP (JJ active))) (. .)) )",
+    "( (S (NP (PRP We)) (VP (VBD measured) (NP (DT the) (NN expression)) "
+    "(PP (IN in) (NP (NNS embryos)))) (. .)) )",
+    "( (S (NP (NN Expression)) (VP (VBD was) (ADJP (JJ high)) (PP (IN in) "
+    "(NP (DT the) (NN liver)))) (. .)) )",
+    "( (S (NP (DT This) (NN result)) (VP (VBZ suggests) (NP (DT a) (NN role))) (. .)) )",
+    "( (S (NP (NP (NNS Mice)) (PRN (-LRB- -LRB-) (NP (CD 12)) (-RRB- -RRB-))) "
+    "(VP (VBD were) (VP (VBN used))) (. .)) )",
+    "( (S (NP (DT The) (NNS results)) (VP (VBD were) (ADJP (JJ clear))) (. .)) )",
+    "( (S (NP (NP (DT The) (NN gene)) (PRN (-LRB- -LRB-) (NP (NN Fig.) (CD 2)) (-RRB- -RRB-))) "
+    "(VP (VBD was) (VP (VBN cloned))) (. .)) )",
+    "( (S (NP (NN Staining)) (VP (VBD was) (ADJP (JJ weak)) (PP (IN in) (NP (NN Fig.) (CD 3)))) "
+    "(. .)) )",
+]
+SENTENCE_TEXTS = [
+    "The protein binds DNA.",
+    "Cells were grown in culture.",
+    "The mouse gene is active.",
+    "We measured the expression in embryos.",
+    "Expression was high in the liver.",
+    "This result suggests a role.",
+    "Mice (12) were used.",
+    "The results were clear.",
+    "The gene (Fig. 2) was cloned.",
+    "Staining was weak in Fig. 3.",
+]
+TINY = {"iterations": 60, "cutoff": 0, "chunks_from": "trees"}
+
+
+def _skip_reason() -> str | None:
+    return opennlp_missing()
+
+
+needs_opennlp = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+
+def gold_document(rotation: int, tmp: Path) -> cassis.Cas:
+    """The hand-written trees (rotated) as one paragraph, gold layers in view ``gold``."""
+    order = list(range(rotation, len(TREES))) + list(range(rotation))
+    text = " ".join(SENTENCE_TEXTS[i] for i in order)
+    tree_file = tmp / f"doc{rotation}.tree"
+    tree_file.write_text("".join(TREES[i] + "\n" for i in order), encoding="utf-8")
+    ts = load_typesystem()
+    cas = cassis.Cas(typesystem=ts)
+    cas.sofa_string = text
+    view = cas.create_view("gold")
+    view.sofa_string = text
+    out: list = []
+    build_tree_layers(
+        align_trees(tree_file, text, tree_file.name),
+        ["sentences", "tokens", "pos", "constituents"],
+        TreeTypes.of(ts),
+        out,
+    )
+    for annotation in out:
+        view.add(annotation)
+    return cas
+
+
+@pytest.fixture(scope="session")
+def tiny_opennlp_training(tmp_path_factory: pytest.TempPathFactory):
+    """OpenNLP models of every layer trained by casflow train on the hand-written trees."""
+    if _skip_reason():
+        pytest.skip(str(_skip_reason()))
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    root = tmp_path_factory.mktemp("tiny_opennlp")
+    for split, rotations in (("train", range(len(TREES))), ("dev", [3])):
+        folder = root / split
+        folder.mkdir()
+        for k in rotations:
+            cas = gold_document(k, root)
+            (folder / f"{split}{k}.xmi").write_text(cas.to_xmi(), encoding="utf-8")
+    options = "\n".join(f"    {key}: {value!r}" for key, value in TINY.items())
+    workflow = root / "train.yaml"
+    workflow.write_text(
+        f"""\
+gold:
+  reader:
+    component: xmi.reader.v1
+    view: gold
+    config: {{views: {{gold: [Sentence, Token, POS, Constituent]}}}}
+  train: {{input: {root / "train"}}}
+  dev: {{input: {root / "dev"}}}
+layers: [sentences, tokens, pos, chunks, constituents]
+model:
+  component: train.opennlp.v1
+  config:
+{options}
+seed: 0
+output: {root / "out"}
+""",
+        encoding="utf-8",
+    )
+    result = run_training(load_training_workflow(workflow), log=lambda _: None)
+    return workflow, result
+
+
+@pytest.fixture(scope="session")
+def tiny_opennlp_model(tiny_opennlp_training) -> Path:
+    return tiny_opennlp_training[1].model_dir
+
+
+def build(name: str, **config: object):
+    cls = registry().get(name)
+    return cls(cls.Config(**config), RunContext(output_dir=Path(".")))
+
+
+def run(view: cassis.Cas, **config: object) -> cassis.Cas:
+    component = build("opennlp.pipeline.v1", **config)
+    try:
+        component.process(view)
+    finally:
+        component.close()
+    return view
+
+
+def plain_view(text: str) -> cassis.Cas:
+    cas = cassis.Cas(typesystem=load_typesystem())
+    cas.sofa_string = text
+    return cas
+
+
+def spans(view: cassis.Cas, type_name: str) -> list[tuple[int, int]]:
+    return sorted((a.begin, a.end) for a in view.select(type_name))
+
+
+def assert_exact_tokens(view: cassis.Cas) -> None:
+    text = view.sofa_string
+    for token in view.select(TOKEN):
+        covered = text[token.begin : token.end]
+        assert covered == token.get_covered_text() and covered.strip() == covered and covered
+
+
+def assert_trees_over_tokens(view: cassis.Cas) -> None:
+    """One ROOT per sentence whose leaves are exactly the sentence's tokens, in order,
+    with parent and children links agreeing."""
+    ts = view.typesystem
+    roots = list(view.select(CONSTITUENT_ROOT))
+    assert len(roots) == len(list(view.select(SENTENCE)))
+    for root in roots:
+        leaves: list = []
+
+        def walk(node, parent, found: list) -> None:
+            assert node.parent is parent
+            if ts.subsumes(ts.get_type(TOKEN), node.type):
+                found.append(node)
+                return
+            assert node.constituentType
+            for child in node.children.elements:
+                walk(child, node, found)
+
+        for child in root.children.elements:
+            walk(child, root, leaves)
+        sentence_tokens = [t for t in view.select_covered(TOKEN, root)]
+        assert [(t.begin, t.end) for t in leaves] == [(t.begin, t.end) for t in sentence_tokens]
+        assert all(t.pos is not None and t.pos.PosValue for t in leaves)
+
+
+# -- without the JVM -----------------------------------------------------------------------------
+
+
+def test_chunk_tags_round_trip_and_lenient_reading() -> None:
+    chunks = [(0, 2, "NP"), (2, 3, "VP"), (4, 5, "NP")]
+    tags = chunk_tags(5, chunks)
+    assert tags == ["B-NP", "I-NP", "B-VP", "O", "B-NP"]
+    assert chunk_spans(tags) == chunks
+    # As OpenNLP reads them: an I- tag not continuing its label starts a chunk.
+    assert chunk_spans(["I-NP", "I-VP", "O", "I-NP"]) == [(0, 1, "NP"), (1, 2, "VP"), (3, 4, "NP")]
+
+
+def test_words_for_opennlp_formats() -> None:
+    assert parser_word("(") == "-LRB-" and parser_word("]") == "-RSB-"
+    assert parser_word("Xpd\u200aTTD") == "Xpd_TTD"
+
+
+def test_utf16_offsets_from_java_become_code_points() -> None:
+    text = "a \U0001d6fc b"
+    # Java: "a"=0..1, the character outside the BMP = 2..4 (two units), "b" = 5..6
+    assert to_code_points(text, [[0, 1], [2, 4], [5, 6]]) == [(0, 1), (2, 3), (4, 5)]
+
+
+def test_head_rules_in_opennlp_format() -> None:
+    for line in head_rules_text().splitlines():
+        count, _label, direction, *tags = line.split()
+        assert int(count) == len(tags) + 2 and direction in ("0", "1")
+
+
+def test_config_problems_are_named(tmp_path: Path) -> None:
+    cls = registry().get("opennlp.pipeline.v1")
+    with pytest.raises(ValueError, match="choose pos or constituents"):
+        cls.Config(model="m", layers=["sentences", "tokens", "pos", "constituents"])
+    with pytest.raises(ValueError, match="add 'tokens'"):
+        cls.Config(model="m", layers=["sentences", "pos"])
+    config = cls.Config(model=str(tmp_path), layers=["sentences", "tokens"])
+    problems = cls.check_config(config, RunContext(output_dir=tmp_path))
+    if not opennlp_missing():
+        assert len(problems) == 2 and all("no OpenNLP" in p for p in problems)
+    requires, produces = cls.requirements(
+        cls.Config(
+            model="m",
+            layers=["constituents"],
+            use_existing_sentences=True,
+            use_existing_tokens=True,
+        )
+    )
+    assert set(requires) == {SENTENCE, TOKEN}
+    assert POS in produces and CONSTITUENT in produces and TOKEN not in produces
+
+
+# -- with the JVM --------------------------------------------------------------------------------
+
+
+@needs_opennlp
+@pytest.mark.java
+@pytest.mark.slow
+def test_training_report_and_reuse(tiny_opennlp_training) -> None:
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    workflow, result = tiny_opennlp_training
+    scores = result.report["final"]["dev_scores"]
+    assert set(scores) == {
+        "sentences_f",
+        "tokens_f",
+        "pos",
+        "chunks_f",
+        "parseval_f",
+        "parser_pos",
+    }
+    # The dev document holds the training sentences: tiny models learn them.
+    assert scores["sentences_f"] == 100.0 and scores["tokens_f"] == 100.0
+    assert scores["pos"] >= 90.0 and scores["parseval_f"] >= 80.0
+    for name in ("en-sent.bin", "en-token.bin", "en-pos.bin", "en-chunker.bin"):
+        assert (result.model_dir / name).is_file()
+    assert (result.model_dir / "en-parser-chunking.bin").is_file()
+    logs: list[str] = []
+    run_training(load_training_workflow(workflow), log=logs.append)
+    assert any("reused" in line for line in logs)
+
+
+@needs_opennlp
+@pytest.mark.java
+@pytest.mark.slow
+def test_all_layers_from_raw_text_with_exact_offsets(tiny_opennlp_model: Path, tmp_path) -> None:
+    gold = gold_document(5, tmp_path).get_view("gold")
+    text = gold.sofa_string
+    view = run(
+        plain_view(text),
+        model=str(tiny_opennlp_model),
+        layers=["sentences", "tokens", "pos", "chunks"],
+    )
+    assert spans(view, SENTENCE) == spans(gold, SENTENCE)
+    assert spans(view, TOKEN) == spans(gold, TOKEN)
+    assert_exact_tokens(view)
+    tagged = {(t.begin, t.end): t.pos.PosValue for t in view.select(TOKEN)}
+    gold_tags = {(t.begin, t.end): t.pos.PosValue for t in gold.select(TOKEN)}
+    assert sum(tagged[k] == v for k, v in gold_tags.items()) >= 0.9 * len(gold_tags)
+    chunks = {(c.get_covered_text(), c.chunkValue) for c in view.select(CHUNK)}
+    assert ("The protein", "NP") in chunks
+    for chunk in view.select(CHUNK):
+        inside = view.select_covered(TOKEN, chunk)
+        assert inside and inside[0].begin == chunk.begin and inside[-1].end == chunk.end
+    # The parser over those sentences and tokens (its own tags replace nothing here:
+    # a second view keeps the tagger's tags apart).
+    parsed = run(
+        plain_view(text),
+        model=str(tiny_opennlp_model),
+        layers=["sentences", "tokens", "constituents"],
+    )
+    assert_trees_over_tokens(parsed)
+    brackets = {(c.get_covered_text(), c.constituentType) for c in parsed.select(CONSTITUENT)}
+    assert ("The protein", "NP") in brackets and ("Mice (12) were used.", "S") in brackets
+
+
+@needs_opennlp
+@pytest.mark.java
+@pytest.mark.slow
+def test_existing_sentences_and_tokens_are_consumed(tiny_opennlp_model: Path) -> None:
+    """Another tool's sentences and tokens (here: one sentence, whitespace tokens with the
+    final period split off) are tagged, chunked and parsed as they are; none is written."""
+    text = "Cells were grown in culture.  The protein binds DNA."
+    view = plain_view(text)
+    ts = view.typesystem
+    S, T = ts.get_type(SENTENCE), ts.get_type(TOKEN)
+    view.add(S(begin=0, end=28))
+    view.add(S(begin=30, end=len(text)))
+    position = 0
+    for piece in [
+        "Cells",
+        "were",
+        "grown",
+        "in",
+        "culture",
+        ".",
+        "The",
+        "protein",
+        "binds",
+        "DNA",
+        ".",
+    ]:
+        begin = text.index(piece, position)
+        position = begin + len(piece)
+        view.add(T(begin=begin, end=position))
+    tokens_before = spans(view, TOKEN)
+    tokens = list(view.select(TOKEN))
+    run(
+        view,
+        model=str(tiny_opennlp_model),
+        layers=["constituents"],
+        use_existing_sentences=True,
+        use_existing_tokens=True,
+    )
+    assert spans(view, TOKEN) == tokens_before
+    assert len(list(view.select(SENTENCE))) == 2
+    assert_trees_over_tokens(view)
+    # the parse hangs on the very Token annotations that were there
+    leaves = {id(t) for r in view.select(CONSTITUENT) for t in r.children.elements}
+    assert any(id(t) in leaves for t in tokens)
+    run(
+        view,
+        model=str(tiny_opennlp_model),
+        layers=["chunks"],
+        use_existing_sentences=True,
+        use_existing_tokens=True,
+    )
+    assert ("The protein", "NP") in {
+        (c.get_covered_text(), c.chunkValue) for c in view.select(CHUNK)
+    }
+
+
+@needs_opennlp
+@pytest.mark.java
+@pytest.mark.slow
+def test_one_jvm_per_process_shared_and_closed(tiny_opennlp_model: Path) -> None:
+    from casflow.components.opennlp import server as server_module
+
+    first = build("opennlp.pipeline.v1", model=str(tiny_opennlp_model), layers=["sentences"])
+    second = build("opennlp.pipeline.v1", model=str(tiny_opennlp_model), layers=["sentences"])
+    first.process(plain_view("The protein binds DNA. Cells were grown."))
+    second.process(plain_view("The protein binds DNA."))
+    assert first._server is second._server
+    process = first._server._process
+    assert process is not None and process.poll() is None
+    first.close()
+    assert process.poll() is None  # the other component still uses it
+    second.close()
+    assert process.wait(timeout=10) is not None
+    assert server_module._shared is None
+
+
+@needs_opennlp
+@pytest.mark.java
+@pytest.mark.slow
+def test_xmi_with_opennlp_layers_loads_in_uima_java(tiny_opennlp_model: Path, tmp_path) -> None:
+    from casflow.pipeline.uima_java import (
+        cassis_cas_report,
+        compare_reports,
+        find_uima_jar,
+        java_cas_reports,
+    )
+    from casflow.typesystem import typesystem_xml_path
+
+    if find_uima_jar() is None:
+        pytest.skip("Apache UIMA jar not found (install libuima-core-java)")
+    text = " ".join(SENTENCE_TEXTS)
+    cas = plain_view(text)
+    run(cas, model=str(tiny_opennlp_model), layers=["sentences", "tokens", "pos", "chunks"])
+    other = cas.create_view("parsed")
+    other.sofa_string = text
+    run(other, model=str(tiny_opennlp_model), layers=["sentences", "tokens", "constituents"])
+    path = tmp_path / "doc.xmi"
+    path.write_text(cas.to_xmi(), encoding="utf-8")
+    java = java_cas_reports(typesystem_xml_path(), [path], spans=True)[path]
+    assert compare_reports(java, cassis_cas_report(path, spans=True)) == []
+    assert java.indexed_counts["parsed"][CONSTITUENT_ROOT] == len(SENTENCE_TEXTS)
+    assert java.indexed_counts["_InitialView"][CHUNK] > 0
