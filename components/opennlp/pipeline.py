@@ -59,6 +59,7 @@ from casflow.pipeline.component import Processor, RunContext
 from casflow.typesystem import CHUNK, POS, SENTENCE, TOKEN
 
 Span = tuple[int, int]
+DEFAULT_LAYERS: tuple[OpenNlpLayer, ...] = ("sentences", "tokens", "pos")
 
 
 class OpenNlpConfig(SegmenterConfig):
@@ -75,7 +76,7 @@ class OpenNlpConfig(SegmenterConfig):
         None, description="OpenNLP parser model file (chunking parser, e.g. en-parser-chunking)."
     )
     layers: list[OpenNlpLayer] = Field(
-        default_factory=lambda: ["sentences", "tokens", "pos"],
+        default_factory=lambda: list(DEFAULT_LAYERS),
         description=f"Layers to write, from: {', '.join(ALL_LAYERS)} (constituents also "
         "writes the parser's POS tags)."
     )
@@ -127,7 +128,7 @@ class OpenNlpConfig(SegmenterConfig):
             "chunks": self.chunker_model,
             "constituents": self.parser_model,
         }
-        files = {}
+        files: dict[str, Path] = {}
         for layer in self.layers:
             path = resolve_model(layer, explicit[layer], self.model, base_dir)
             if path is not None:
