@@ -26,6 +26,7 @@ class Progress:
         self.started = time.perf_counter()
         self.log_every = log_every
         self._last_log = time.perf_counter()
+        self._logged = -1  # documents done at the last log line (no line twice at the end)
         self._bar: Any = None
         self._task: Any = None
         if not enabled:
@@ -90,6 +91,7 @@ class Progress:
             self._log_line()
 
     def _log_line(self) -> None:
+        self._logged = self.done
         # The total grows while a streamed input is listed: until then only what is
         # known so far is "queued"; afterwards the line shows "N of TOTAL".
         if self.listed:
@@ -113,7 +115,7 @@ class Progress:
             print(f"casflow: {message}", file=sys.stderr)
 
     def close(self) -> None:
-        if self.enabled and self._bar is None and self.done:
+        if self.enabled and self._bar is None and self.done and self._logged != self.done:
             self._log_line()
         if self._bar is not None:
             self._bar.stop()

@@ -577,6 +577,11 @@ class LokyDispatcher(Dispatcher):
     def stop(self) -> None:
         _kill_loky_workers()
 
+    def close(self) -> None:
+        # Every result is in; idle workers that exit by themselves take seconds to
+        # tear down their models, which a short run would wait for at exit.
+        _kill_loky_workers()
+
 
 class DaskDispatcher(Dispatcher):
     name = "dask"

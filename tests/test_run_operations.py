@@ -390,3 +390,19 @@ def test_workers_started_early_are_the_ones_the_run_uses(
     assert report.counts["ok"] == 3
     # The run took the early workers over with their chains: nothing was built again.
     assert builds.read_text("utf-8").split() == early
+
+
+def test_progress_prints_the_last_line_once(capsys: pytest.CaptureFixture[str]) -> None:
+    from types import SimpleNamespace
+
+    from casflow.pipeline.progress import Progress
+
+    progress = Progress(total=None, log_every=0.0)
+    for _ in range(3):
+        progress.add_total()
+    progress.listing_done()
+    for _ in range(3):
+        progress.update(SimpleNamespace(tokens=2, status="ok"))
+    progress.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert [line for line in lines if "3 of 3 processed" in line] == [lines[-1]]
