@@ -46,6 +46,8 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "ner.crf.v1": "casflow.components.crfsuite.tagger:CrfNer",
     "ner.gene.v1": "casflow.components.crfsuite.tagger:GeneNer",
     "ner.anatomy.v1": "casflow.components.crfsuite.tagger:AnatomyNer",
+    # dictionary tagger (UBERON and CL names)
+    "ner.dictionary.v1": "casflow.components.dictionary.tagger:DictionaryTagger",
     # writers of whole CASes
     "xmi.writer.v1": _F + "xmi.writer:XmiWriter",
     "json.writer.v1": _F + "json.writer:JsonWriter",
