@@ -291,11 +291,35 @@ class Writer(Component[ConfigT]):
         return []
 
 
+@dataclass(frozen=True)
+class ErrorExample:
+    """One error shown in the HTML report: a stretch of text with spans marked.
+
+    ``gold`` and ``system`` are ``(begin, end)`` offsets into ``text`` (not into the
+    document); ``start`` is where ``text`` begins in the document; ``note`` says what
+    went wrong in a few words (``boundary``, ``missed``, ``spurious``, labels).
+    """
+
+    text: str
+    start: int
+    gold: tuple[tuple[int, int], ...] = ()
+    system: tuple[tuple[int, int], ...] = ()
+    note: str = ""
+
+
+#: Scores by band for the report's band plots: band name -> {"sentences": n, "f1": x, ...}.
+BandScores = dict[str, dict[str, float]]
+#: A table for the report: row -> column -> value.
+DetailTable = dict[str, dict[str, float]]
+
+
 class Evaluator(Component[EvaluatorConfigT]):
     """Compares a gold view with one or more system views; returns counts.
 
     The engine reads, besides ``evaluate`` and ``score``: ``summary`` (the Markdown
-    table's columns), ``summary_decimals`` and ``batch_metric`` (significance tests).
+    table's columns), ``summary_decimals`` and ``batch_metric`` (significance tests),
+    and for the HTML report ``prf_points``, ``band_scores``, ``detail_tables``,
+    ``column_direction`` and ``error_examples`` (each with a default).
     """
 
     role: ClassVar[Role] = "evaluator"
@@ -328,6 +352,36 @@ class Evaluator(Component[EvaluatorConfigT]):
         None means: score the counts and look the path up (always correct, slower).
         """
         return None
+
+    def prf_points(self, scores: dict[str, Any]) -> dict[str, dict[str, float]]:
+        """Named precision / recall / F1 (fractions) for the report's bars and scatter,
+        the headline first (e.g. ``{"strict": {...}, "overlap": {...}}``).
+
+        Default: the scores' own top-level ``precision``, ``recall`` and ``f1``, if any.
+        """
+        if all(isinstance(scores.get(k), (int, float)) for k in ("precision", "recall", "f1")):
+            return {"": {k: float(scores[k]) for k in ("precision", "recall", "f1")}}
+        return {}
+
+    def band_scores(self, scores: dict[str, Any]) -> dict[str, BandScores]:
+        """Scores by band for the report's plots, per kind of band (``"sentence length
+        (words)"``, ``"agreement"``), each band with ``sentences`` and ``f1``; default none."""
+        return {}
+
+    def detail_tables(self, scores: dict[str, Any]) -> dict[str, DetailTable]:
+        """Further tables of one system's scores, by title (e.g. error classes), shown in
+        evaluation.md and the HTML report; default none."""
+        return {}
+
+    def column_direction(self, column: str) -> int:
+        """For marking the best system per ``summary`` column: 1 when higher is better,
+        -1 when lower is better, 0 when the column is not a quality (a count)."""
+        return 1
+
+    def error_examples(self, errors: Sequence[dict[str, Any]]) -> list[ErrorExample]:
+        """The report's error list for one document and system, from the error records
+        ``evaluate`` returned for it (in the order returned); default none."""
+        return []
 
 
 @dataclass

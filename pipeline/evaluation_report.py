@@ -11,7 +11,9 @@ Written into the output folder:
 - ``evaluation-documents.json``: the same scores per document;
 - ``evaluation-errors.jsonl``: every false positive / negative with context;
 - ``evaluation-counts.jsonl``: per-document (and per-unit) counts, the input of
-  ``casflow significance``.
+  ``casflow significance``;
+- ``evaluation.html``: tables, plots and error lists in one self-contained page
+  (see :mod:`casflow.pipeline.html_report`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from casflow.pipeline.chain import DocumentResult
 from casflow.pipeline.component import Evaluator, RunContext
 from casflow.pipeline.counts import add_counts
 from casflow.pipeline.files import atomic_write_text
+from casflow.pipeline.html_report import write_html_report
 from casflow.pipeline.workflow import LoadedWorkflow
 
 
@@ -137,9 +140,11 @@ def write_evaluation_reports(
     markdown = [f"# Evaluation: {workflow.spec.name or Path(workflow.source).name}", ""]
     markdown += _failed_note(results)
     evaluated = [r for r in results if r.status in {"ok", "skipped"}]
+    evaluators: dict[str, Evaluator] = {}
     for step in workflow.evaluators:
         label = step.spec.label()
         evaluator = step.build(Evaluator, context)
+        evaluators[label] = evaluator
         collected = _collect(label, evaluator, evaluated)
         count_lines += collected.count_lines
         error_lines += collected.error_lines
@@ -155,6 +160,7 @@ def write_evaluation_reports(
         if tests is not None:
             summary[label]["significance"] = tests
             markdown += significance_report.markdown_table(tests)
+        markdown += _markdown_details(label, evaluator, collected.systems)
     files = {
         significance_report.SUMMARY_FILE: json.dumps(summary, indent=2, ensure_ascii=False),
         DOCUMENTS_FILE: json.dumps(per_document, indent=1, ensure_ascii=False),
@@ -164,7 +170,34 @@ def write_evaluation_reports(
     for name, text in files.items():
         atomic_write_text(output_dir / name, text)
     atomic_write_text(output_dir / MARKDOWN_FILE, "\n".join(markdown) + "\n")
+    write_html_report(
+        output_dir,
+        workflow.spec.name or Path(workflow.source).name,
+        summary,
+        per_document,
+        evaluators,
+        output_dir / ERRORS_FILE,
+        failed=[r.doc_id for r in results if r.status not in {"ok", "skipped"}],
+    )
     return summary
+
+
+def _markdown_details(label: str, evaluator: Evaluator, systems: dict[str, Any]) -> list[str]:
+    """The evaluator's further tables (``Evaluator.detail_tables``), one per system."""
+    lines: list[str] = []
+    for name, data in systems.items():
+        for title, table in evaluator.detail_tables(data["scores"]).items():
+            columns = list(dict.fromkeys(c for row in table.values() for c in row))
+            lines += [f"{label}, {name}: {title}", ""]
+            lines.append("| | " + " | ".join(columns) + " |")
+            lines.append("|---|" + "---:|" * len(columns))
+            for row_name, row in table.items():
+                cells = [
+                    _fmt(row[c], evaluator.summary_decimals) if c in row else "" for c in columns
+                ]
+                lines.append(f"| {row_name} | " + " | ".join(cells) + " |")
+            lines.append("")
+    return lines
 
 
 def _markdown_table(

@@ -51,7 +51,7 @@ from casflow.components.metrics.dependency import (
 )
 from casflow.components.metrics.matching import STRICT, match_mentions, same_label
 from casflow.components.metrics.parseval import COLLINS_PARAMS, evaluate_parseval
-from casflow.pipeline.component import EvaluatorConfig, RunContext
+from casflow.pipeline.component import BandScores, EvaluatorConfig, RunContext
 from casflow.pipeline.counts import Counts, EvaluationResult
 from casflow.typesystem import CONSTITUENT, DEPENDENCY, NAMED_ENTITY, SENTENCE_AGREEMENT, TOKEN
 
@@ -228,6 +228,20 @@ class AgreementEvaluator(CasEvaluator[AgreementEvaluatorConfig]):
 
     def score(self, counts: Counts) -> dict[str, Any]:
         return score_bands(counts, self.config.bands)
+
+    def prf_points(self, scores: dict[str, Any]) -> dict[str, dict[str, float]]:
+        return {"all": {k: scores["all"][k] for k in ("precision", "recall", "f1")}}
+
+    def band_scores(self, scores: dict[str, Any]) -> dict[str, BandScores]:
+        bands = {
+            band: {"sentences": values["sentences"], "f1": values["f1"]}
+            for band, values in scores.items()
+            if band not in ("at_least", "all") and (band != NO_BAND or values["sentences"])
+        }
+        return {f"agreement ({self.config.measure})": bands}
+
+    def column_direction(self, column: str) -> int:
+        return 0 if column.endswith(": sentences") else 1
 
     def summary(self, scores: dict[str, Any]) -> dict[str, float]:
         metric = {"dependencies": self.config.metric.upper(), "constituents": "F"}.get(

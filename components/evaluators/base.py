@@ -14,12 +14,13 @@ Count columns (e.g. skipped sentences) are ints and shown as such.
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import ClassVar
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
 
 import cassis
 
 from casflow.components.evaluators.adapters import CasInputError, document_id, view_text
-from casflow.pipeline.component import DocumentError, Evaluator, EvaluatorConfigT
+from casflow.pipeline.component import DocumentError, ErrorExample, Evaluator, EvaluatorConfigT
 from casflow.pipeline.counts import EvaluationResult
 from casflow.pipeline.significance import Metric
 
@@ -96,3 +97,77 @@ def prf_metric(prefix: str, name: str) -> Metric | None:
     if name == "recall":
         return RatioMetric((tp,), (tp, fn))
     return None
+
+
+def _known_text(error: Mapping[str, Any]) -> tuple[int, str]:
+    """Where the text an error record carries starts in the document, and that text:
+    its ``context`` (``left[[mention]]right``) when present, else its own ``text``."""
+    begin, end = int(error["begin"]), int(error["end"])
+    text = error.get("text") or ""
+    if len(text) != end - begin:
+        return begin, ""  # a discontinuous mention's text is not the span's text
+    context = error.get("context")
+    marker = f"[[{text}]]"
+    if not context or marker not in context:
+        return begin, text
+    left, _, right = context.partition(marker)
+    return begin - len(left), left + text + right
+
+
+def span_error_examples(errors: Iterable[Mapping[str, Any]]) -> list[ErrorExample]:
+    """False negatives and positives (``type`` FN / FP with ``begin``, ``end``) grouped
+    where their spans overlap, each group with the text its records give around it.
+
+    A group with both kinds is a boundary error (or a label error when a gold and a
+    system span are equal); FN alone were missed, FP alone are spurious.
+    """
+    spans = sorted(
+        (e for e in errors if e.get("type") in ("FN", "FP") and "begin" in e and "end" in e),
+        key=lambda e: (e["begin"], e["end"]),
+    )
+    groups: list[list[Mapping[str, Any]]] = []
+    reach = -1
+    for error in spans:
+        if groups and error["begin"] < reach:
+            groups[-1].append(error)
+        else:
+            groups.append([error])
+        reach = max(reach, error["end"]) if len(groups[-1]) > 1 else error["end"]
+    examples = []
+    for group in groups:
+        known: dict[int, str] = {}
+        for error in group:
+            start, text = _known_text(error)
+            for offset, char in enumerate(text):
+                known.setdefault(start + offset, char)
+        low = min([*known, *(e["begin"] for e in group)])
+        high = max([*(k + 1 for k in known), *(e["end"] for e in group)])
+        text = "".join(known.get(i, " ") for i in range(low, high))
+        gold = [
+            (e["begin"] - low, e["end"] - low, e.get("label")) for e in group if e["type"] == "FN"
+        ]
+        system = [
+            (e["begin"] - low, e["end"] - low, e.get("label")) for e in group if e["type"] == "FP"
+        ]
+        examples.append(
+            ErrorExample(
+                text=text,
+                start=low,
+                gold=tuple((b, e) for b, e, _ in gold),
+                system=tuple((b, e) for b, e, _ in system),
+                note=_note(gold, system),
+            )
+        )
+    return examples
+
+
+def _note(gold: list[tuple[int, int, Any]], system: list[tuple[int, int, Any]]) -> str:
+    if not system:
+        return "missed"
+    if not gold:
+        return "spurious"
+    same_span = [(g, s) for g in gold for s in system if g[:2] == s[:2]]
+    if same_span:
+        g, s = same_span[0]
+        return f"label: gold {g[2]}, system {s[2]}"
+    return "boundary"

@@ -34,6 +34,8 @@ from casflow.components.metrics.leaf_ancestor import (
     score_leaf_ancestor,
 )
 from casflow.components.metrics.leaf_ancestor import PREFIX as LA_PREFIX
+from casflow.components.metrics.length_bands import PREFIX as LENGTH_PREFIX
+from casflow.components.metrics.length_bands import score_length_bands, sentence_length_counts
 from casflow.components.metrics.parseval import (
     COLLINS_PARAMS,
     EvalbParams,
@@ -42,13 +44,16 @@ from casflow.components.metrics.parseval import (
     score_parseval,
 )
 from casflow.components.metrics.parseval import PREFIX as PARSEVAL_PREFIX
-from casflow.components.metrics.productions import PREFIX as PRODUCTIONS_PREFIX
 from casflow.components.metrics.productions import (
+    ERROR_CLASSES,
     evaluate_productions,
     score_productions,
 )
+from casflow.components.metrics.productions import PREFIX as PRODUCTIONS_PREFIX
 from casflow.pipeline.component import (
+    BandScores,
     ComponentConfig,
+    DetailTable,
     EvaluatorConfig,
     EvaluatorConfigT,
     RunContext,
@@ -167,6 +172,10 @@ class ConstituentEvaluator(_TreeEvaluator[ConstituentEvaluatorConfig]):
         counts = result.counts(PARSEVAL_PREFIX, self.params.cutoff_len)
         if not result.valid:
             return counts, [_skip_error(result.status, span, text)]
+        # Length as EVALB counts it (after deletions), the length its cutoff uses.
+        counts.update(
+            sentence_length_counts(result.length, result.matched, result.gold, result.test)
+        )
         errors = [
             {"type": kind, "bracket_start": start, "bracket_end": end, "label": label}
             for kind, brackets in (("FN", result.missing), ("FP", result.extra))
@@ -175,7 +184,17 @@ class ConstituentEvaluator(_TreeEvaluator[ConstituentEvaluatorConfig]):
         return counts, errors
 
     def score(self, counts: Counts) -> dict[str, Any]:
-        return score_parseval(counts)
+        scores = score_parseval(counts)
+        if by_length := score_length_bands(counts):
+            scores[LENGTH_PREFIX] = by_length
+        return scores
+
+    def band_scores(self, scores: dict[str, Any]) -> dict[str, BandScores]:
+        by_length = scores.get(LENGTH_PREFIX)
+        return {"sentence length (words)": by_length} if by_length else {}
+
+    def column_direction(self, column: str) -> int:
+        return {"avg crossing": -1, "skipped": 0}.get(column, 1)
 
     def summary(self, scores: dict[str, Any]) -> dict[str, float]:
         columns: dict[str, float] = {
@@ -258,6 +277,9 @@ class LeafAncestorEvaluator(_TreeEvaluator[LeafAncestorConfig]):
             "skipped": int(scores["skipped_sentences"]),
         }
 
+    def column_direction(self, column: str) -> int:
+        return 0 if column == "skipped" else 1
+
     def batch_metric(self, path: str) -> Metric | None:
         p = LA_PREFIX
         ratios = {
@@ -295,6 +317,29 @@ class ProductionEvaluator(_TreeEvaluator[TreeDeleteConfig]):
             "F": percent(scores["f1"]),
             "skipped": int(scores["skipped_sentences"]),
         }
+
+    def column_direction(self, column: str) -> int:
+        return 0 if column == "skipped" else 1
+
+    def detail_tables(self, scores: dict[str, Any]) -> dict[str, DetailTable]:
+        # What the parser gets wrong, as Clegg & Shepherd tabulate it: each missing gold
+        # production and each extra system production by the class of its closest match.
+        table: DetailTable = {
+            name.replace("_", " "): {
+                "missing": scores["missing"][name],
+                "missing %": percent(scores["missing_share"][name]),
+                "extra": scores["extra"][name],
+                "extra %": percent(scores["extra_share"][name]),
+            }
+            for name in ERROR_CLASSES
+        }
+        table["total"] = {
+            "missing": scores["gold"] - scores["matched"],
+            "missing %": 100.0 if scores["gold"] > scores["matched"] else 0.0,
+            "extra": scores["test"] - scores["matched"],
+            "extra %": 100.0 if scores["test"] > scores["matched"] else 0.0,
+        }
+        return {"production errors (Clegg & Shepherd classes)": table}
 
     def batch_metric(self, path: str) -> Metric | None:
         matched, gold, test = (f"{PRODUCTIONS_PREFIX}/{k}" for k in ("matched", "gold", "test"))

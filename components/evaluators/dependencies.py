@@ -28,8 +28,10 @@ from casflow.components.metrics.dependency import (
     score_dependencies,
     universal_deprel,
 )
-from casflow.pipeline.component import EvaluatorConfig, RunContext
-from casflow.pipeline.counts import Counts, EvaluationResult
+from casflow.components.metrics.length_bands import PREFIX as LENGTH_PREFIX
+from casflow.components.metrics.length_bands import score_length_bands, sentence_length_counts
+from casflow.pipeline.component import BandScores, EvaluatorConfig, RunContext
+from casflow.pipeline.counts import Counts, EvaluationResult, add_counts
 from casflow.pipeline.significance import Metric, RatioMetric
 from casflow.typesystem import DEPENDENCY, TOKEN
 
@@ -77,16 +79,39 @@ class DependencyEvaluator(CasEvaluator[DependencyEvaluatorConfig]):
         self.label_key = full_deprel if self.config.labels == "full" else universal_deprel
 
     def compare(self, gold: cassis.Cas, system: cassis.Cas, text: str) -> EvaluationResult:
-        return dependency_counts(
-            dependency_sentences(gold),
+        gold_sentences = dependency_sentences(gold)
+        result = dependency_counts(
+            gold_sentences,
             dependency_sentences(system),
             punctuation=self.punctuation,
             label_key=self.label_key,
             text=text,
         )
+        # LAS by sentence length (in words, punctuation included), in each sentence's unit
+        # and in the document's counts, so that both still add up to the same totals.
+        for words, unit in zip(gold_sentences, result.units or [], strict=True):
+            by_length = sentence_length_counts(
+                len(words), unit["las/correct"], unit["las/gold"], unit["las/system"]
+            )
+            add_counts(unit, by_length)
+            add_counts(result.counts, by_length)
+        return result
 
     def score(self, counts: Counts) -> dict[str, Any]:
-        return score_dependencies(counts)
+        scores: dict[str, Any] = score_dependencies(counts)
+        if by_length := score_length_bands(counts):
+            scores[LENGTH_PREFIX] = by_length
+        return scores
+
+    def prf_points(self, scores: dict[str, Any]) -> dict[str, dict[str, float]]:
+        return {
+            label: {k: scores[metric][k] for k in ("precision", "recall", "f1")}
+            for metric, label in (("las", "LAS"), ("uas", "UAS"))
+        }
+
+    def band_scores(self, scores: dict[str, Any]) -> dict[str, BandScores]:
+        by_length = scores.get(LENGTH_PREFIX)
+        return {"sentence length (words)": by_length} if by_length else {}
 
     def summary(self, scores: dict[str, Any]) -> dict[str, float]:
         columns = {label: percent(scores[metric]["f1"]) for metric, label in SUMMARY_METRICS}

@@ -12,6 +12,7 @@ alternatives that belong to no gold mention.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import cassis
@@ -22,6 +23,7 @@ from casflow.components.evaluators.base import (
     CasEvaluator,
     percent,
     prf_metric,
+    span_error_examples,
 )
 from casflow.components.metrics.matching import (
     ACCEPTED_ALTERNATIVES,
@@ -39,7 +41,7 @@ from casflow.components.metrics.mentions import (
     mention_counts,
     score_mentions,
 )
-from casflow.pipeline.component import ComponentConfig, EvaluatorConfig, RunContext
+from casflow.pipeline.component import ComponentConfig, ErrorExample, EvaluatorConfig, RunContext
 from casflow.pipeline.counts import Counts, EvaluationResult
 from casflow.pipeline.significance import Metric
 from casflow.typesystem import ALTERNATIVE, NAMED_ENTITY, load_typesystem, short_name
@@ -180,6 +182,19 @@ class MentionEvaluator(CasEvaluator[MentionEvaluatorConfig]):
         if first.get("classes", 0) > 1:
             columns[f"{names[0]} macro F"] = percent(first["f1"])
         return columns
+
+    def prf_points(self, scores: dict[str, Any]) -> dict[str, dict[str, float]]:
+        names = [*self.config.criteria, *([ALT_EVAL_KEY] if self.config.alt_eval else [])]
+        return {
+            name: {k: scores[name]["micro"][k] for k in ("precision", "recall", "f1")}
+            for name in names
+            if name in scores
+        }
+
+    def error_examples(self, errors: Sequence[dict[str, Any]]) -> list[ErrorExample]:
+        # The headline criterion's errors: under the looser ones the same mentions recur.
+        first = self.config.criteria[0]
+        return span_error_examples(e for e in errors if e.get("criterion") == first)
 
     def batch_metric(self, path: str) -> Metric | None:
         parts = path.split("/")

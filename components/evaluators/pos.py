@@ -98,6 +98,13 @@ class PosEvaluator(CasEvaluator[PosEvaluatorConfig]):
             columns[f"{name} F"] = percent(tags["f1"])
         return columns
 
+    def prf_points(self, scores: dict[str, Any]) -> dict[str, dict[str, float]]:
+        return {
+            tagset.upper(): {k: scores[tagset][k] for k in ("precision", "recall", "f1")}
+            for tagset in self.config.tagsets
+            if scores[tagset]["gold"]
+        }
+
     def batch_metric(self, path: str) -> Metric | None:
         tagset, _, name = path.partition("/")
         if tagset not in FEATURES:

@@ -6,12 +6,18 @@ dropped; see ``segmentation``); tokens are compared by exact span.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import cassis
 
 from casflow.components.evaluators.adapters import sentence_spans, token_spans
-from casflow.components.evaluators.base import CasEvaluator, percent, prf_metric
+from casflow.components.evaluators.base import (
+    CasEvaluator,
+    percent,
+    prf_metric,
+    span_error_examples,
+)
 from casflow.components.metrics.segmentation import (
     SENTENCE_KEY,
     TOKEN_KEY,
@@ -19,7 +25,7 @@ from casflow.components.metrics.segmentation import (
     sentence_counts,
     token_counts,
 )
-from casflow.pipeline.component import EvaluatorConfig
+from casflow.pipeline.component import ErrorExample, EvaluatorConfig
 from casflow.pipeline.counts import Counts, EvaluationResult, prf
 from casflow.pipeline.significance import Metric
 from casflow.typesystem import SENTENCE, TOKEN
@@ -41,6 +47,9 @@ class _SpanEvaluator(CasEvaluator[EvaluatorConfig]):
 
     def batch_metric(self, path: str) -> Metric | None:
         return prf_metric(self.key, path)
+
+    def error_examples(self, errors: Sequence[dict[str, Any]]) -> list[ErrorExample]:
+        return span_error_examples(e for e in errors if e.get("unit") == self.key)
 
 
 class SentenceEvaluator(_SpanEvaluator):

@@ -1,0 +1,391 @@
+"""evaluation.html: tables, plots and error lists from a small in-process workflow.
+
+The workflow scores three dependency parsers and their combination, two
+constituency parsers and two gene taggers on hand-written CoNLL-U, Penn and
+brat files. The fast tests read the HTML with lxml; the slow one opens it in
+headless Chromium (Debian's ``chromium``), reads the rendered DOM and takes a
+screenshot.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lxml import html as lxml_html
+
+from casflow.components.evaluators.base import span_error_examples
+from casflow.components.metrics.length_bands import (
+    band_of,
+    score_length_bands,
+    sentence_length_counts,
+)
+from casflow.pipeline.cli import main
+from casflow.pipeline.counts import sum_counts
+from casflow.pipeline.html_report import _marked
+from casflow.pipeline.significance_report import load_evaluator
+
+DOCS = {
+    "doc1": "Pax6 binds DNA in the developing eye of mice. It works.\n",
+    "doc2": "BRCA1 and BARD1 form a stable complex that repairs damaged DNA in human cells "
+    "after irradiation. p53 acts.\n",
+}
+# (word, gold head, gold label) per sentence.
+SENTENCES = {
+    "doc1": [
+        [
+            ("Pax6", 2, "nsubj"),
+            ("binds", 0, "root"),
+            ("DNA", 2, "obj"),
+            ("in", 7, "case"),
+            ("the", 7, "det"),
+            ("developing", 7, "amod"),
+            ("eye", 2, "obl"),
+            ("of", 9, "case"),
+            ("mice", 7, "nmod"),
+            (".", 2, "punct"),
+        ],
+        [("It", 2, "nsubj"), ("works", 0, "root"), (".", 2, "punct")],
+    ],
+    "doc2": [
+        [
+            ("BRCA1", 4, "nsubj"),
+            ("and", 3, "cc"),
+            ("BARD1", 1, "conj"),
+            ("form", 0, "root"),
+            ("a", 7, "det"),
+            ("stable", 7, "amod"),
+            ("complex", 4, "obj"),
+            ("that", 9, "nsubj"),
+            ("repairs", 7, "acl:relcl"),
+            ("damaged", 11, "amod"),
+            ("DNA", 9, "obj"),
+            ("in", 14, "case"),
+            ("human", 14, "amod"),
+            ("cells", 9, "obl"),
+            ("after", 16, "case"),
+            ("irradiation", 9, "obl"),
+            (".", 4, "punct"),
+        ],
+        [("p53", 2, "nsubj"), ("acts", 0, "root"), (".", 2, "punct")],
+    ],
+}
+# Each parser's changes: (document, sentence, word number) -> (head, label).
+PARSERS: dict[str, dict[tuple[str, int, int], tuple[int, str]]] = {
+    "p1": {
+        ("doc1", 0, 7): (3, "nmod"),
+        ("doc2", 0, 14): (11, "nmod"),
+        ("doc2", 0, 16): (11, "nmod"),
+    },
+    "p2": {("doc1", 0, 9): (3, "nmod"), ("doc2", 0, 3): (4, "conj"), ("doc2", 1, 1): (2, "obj")},
+    "p3": {("doc1", 0, 7): (3, "nmod"), ("doc2", 0, 11): (4, "obj"), ("doc2", 0, 16): (14, "nmod")},
+}
+TREES = {
+    "doc1": {
+        "gold": [
+            "(S (NP (NN Pax6)) (VP (VBZ binds) (NP (NN DNA)) (PP (IN in) (NP (NP (DT the) "
+            "(VBG developing) (NN eye)) (PP (IN of) (NP (NNS mice)))))) (. .))",
+            "(S (NP (PRP It)) (VP (VBZ works)) (. .))",
+        ],
+        "t1": [
+            "(S (NP (NN Pax6)) (VP (VBZ binds) (NP (NP (NN DNA)) (PP (IN in) (NP (DT the) "
+            "(VBG developing) (NN eye)))) (PP (IN of) (NP (NNS mice)))) (. .))",
+            "(S (NP (PRP It)) (VP (VBZ works)) (. .))",
+        ],
+        "t2": [
+            "(S (NP (NN Pax6)) (VP (VBZ binds) (NP (NN DNA)) (PP (IN in) (NP (DT the) "
+            "(VBG developing) (NN eye) (PP (IN of) (NP (NNS mice)))))) (. .))",
+            "(S (NP (PRP It)) (VP (VBZ works) (. .)))",
+        ],
+    },
+    "doc2": {
+        "gold": [
+            "(S (NP (NN BRCA1) (CC and) (NN BARD1)) (VP (VBP form) (NP (NP (DT a) (JJ stable) "
+            "(NN complex)) (SBAR (WHNP (WDT that)) (S (VP (VBZ repairs) (NP (VBN damaged) "
+            "(NN DNA)) (PP (IN in) (NP (JJ human) (NNS cells))) (PP (IN after) "
+            "(NP (NN irradiation)))))))) (. .))",
+            "(S (NP (NN p53)) (VP (VBZ acts)) (. .))",
+        ],
+        "t1": [
+            "(S (NP (NN BRCA1) (CC and) (NN BARD1)) (VP (VBP form) (NP (NP (DT a) (JJ stable) "
+            "(NN complex)) (SBAR (WHNP (WDT that)) (S (VP (VBZ repairs) (NP (NP (VBN damaged) "
+            "(NN DNA)) (PP (IN in) (NP (JJ human) (NNS cells)))) (PP (IN after) "
+            "(NP (NN irradiation)))))))) (. .))",
+            "(S (NP (NN p53)) (VP (VBZ acts)) (. .))",
+        ],
+        "t2": [
+            "(S (NP (NP (NN BRCA1)) (CC and) (NP (NN BARD1))) (VP (VBP form) (NP (DT a) "
+            "(JJ stable) (NN complex) (SBAR (WHNP (WDT that)) (S (VP (VBZ repairs) (NP (VBN "
+            "damaged) (NN DNA)) (PP (IN in) (NP (JJ human) (NNS cells))) (PP (IN after) "
+            "(NP (NN irradiation)))))))) (. .))",
+            "(FRAG (NP (NN p53)) (VP (VBZ acts)) (. .))",
+        ],
+    },
+}
+GENES = {
+    "gold": {"doc1": ["Pax6"], "doc2": ["BRCA1", "BARD1", "p53"]},
+    "g1": {"doc1": ["Pax6", "DNA"], "doc2": ["BRCA1", "BARD1", "p53"]},
+    "g2": {"doc1": ["Pax6 binds"], "doc2": ["BRCA1 and BARD1"]},
+}
+
+WORKFLOW = """\
+name: report-fixture
+reader: {component: text.reader.v1, config: {input: docs}}
+components:
+DEPENDENCY_VIEWS
+TREE_VIEWS
+GENE_VIEWS
+  - component: combine.dependencies.v1
+    view: combined
+    config: {members: [p1, p2, p3]}
+evaluators:
+  - id: dependencies
+    component: eval.dependencies.v1
+    config:
+      system_views: [p1, p2, p3, combined]
+      significance: {metric: las/f1, iterations: 200, seed: 1, units: sentences}
+  - id: trust
+    component: eval.agreement.v1
+    config: {system_views: [combined], layer: dependencies, bands: [0, 0.75, 1]}
+  - id: parseval
+    component: eval.constituents.v1
+    config: {gold_view: tgold, system_views: [t1, t2]}
+  - id: productions
+    component: eval.productions.v1
+    config: {gold_view: tgold, system_views: [t1, t2]}
+  - id: genes
+    component: eval.mentions.v1
+    config:
+      gold_view: ggold
+      system_views: [g1, g2]
+      type: GeneMention
+      significance: {metric: strict/micro/f1, iterations: 200, seed: 1}
+run: {jobs: 1, progress: false}
+"""
+
+
+def _conllu(doc: str, changes: dict[tuple[str, int, int], tuple[int, str]]) -> str:
+    lines = []
+    for number, sentence in enumerate(SENTENCES[doc]):
+        lines.append(f"# sent_id = {number}")
+        for i, (word, head, label) in enumerate(sentence, start=1):
+            head, label = changes.get((doc, number, i), (head, label))
+            lines.append(f"{i}\t{word}\t_\t_\t_\t_\t{head}\t{label}\t_\t_")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _brat(text: str, names: list[str]) -> str:
+    lines, start = [], 0
+    for i, name in enumerate(names, start=1):
+        begin = text.index(name, start)
+        lines.append(f"T{i}\tGene {begin} {begin + len(name)}\t{name}\n")
+        start = begin + len(name)
+    return "".join(lines)
+
+
+@pytest.fixture(scope="module")
+def report_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("report")
+    (root / "docs").mkdir()
+    steps = {"DEPENDENCY_VIEWS": [], "TREE_VIEWS": [], "GENE_VIEWS": []}
+    for name, changes in {"gold": {}, **PARSERS}.items():
+        (root / name).mkdir()
+        for doc in DOCS:
+            (root / name / f"{doc}.conllu").write_text(_conllu(doc, changes), encoding="utf-8")
+        steps["DEPENDENCY_VIEWS"].append(
+            f'  - {{component: conllu.import.v1, view: {name}, config: {{path: "{root}/{name}/{{doc_id}}.conllu"}}}}'
+        )
+    for name in ("gold", "t1", "t2"):
+        view = "tgold" if name == "gold" else name
+        (root / view).mkdir()
+        for doc in DOCS:
+            lines = "".join(f"( {tree} )\n" for tree in TREES[doc][name])
+            (root / view / f"{doc}.tree").write_text(lines, encoding="utf-8")
+        steps["TREE_VIEWS"].append(
+            f'  - {{component: penn.import.v1, view: {view}, config: {{path: "{root}/{view}/{{doc_id}}.tree"}}}}'
+        )
+    for name, genes in GENES.items():
+        view = "ggold" if name == "gold" else name
+        (root / view).mkdir()
+        for doc, text in DOCS.items():
+            (root / view / f"{doc}.ann").write_text(_brat(text, genes[doc]), encoding="utf-8")
+        steps["GENE_VIEWS"].append(
+            f"  - {{component: brat.import.v1, view: {view}, "
+            f'config: {{path: "{root}/{view}/{{doc_id}}.ann", types: {{Gene: GeneMention}}}}}}'
+        )
+    for doc, text in DOCS.items():
+        (root / "docs" / f"{doc}.txt").write_text(text, encoding="utf-8")
+    workflow = WORKFLOW.replace("input: docs", f"input: {root / 'docs'}")
+    for key, lines in steps.items():
+        workflow = workflow.replace(key, "\n".join(lines))
+    (root / "wf.yaml").write_text(workflow, encoding="utf-8")
+    code = main(["run", str(root / "wf.yaml"), "--output", str(root / "out")])
+    assert code == 0
+    return root / "out"
+
+
+def _summary_cells(out: Path) -> dict[tuple[str, str], dict[str, float]]:
+    """What the score tables must show: evaluator.summary of evaluation.json's scores."""
+    summary = json.loads((out / "evaluation.json").read_text(encoding="utf-8"))
+    expected = {}
+    for label, entry in summary.items():
+        evaluator = load_evaluator(out, label)
+        for system, data in entry["systems"].items():
+            expected[(label, system)] = evaluator.summary(data["scores"])
+    return expected
+
+
+def _check_tables(document: Any, out: Path) -> None:
+    """Every score table cell equals evaluation.json, in value and as printed."""
+    expected = _summary_cells(out)
+    tables = document.xpath("//table[contains(@class, 'scores')]")
+    assert {t.get("data-evaluator") for t in tables} == {
+        "dependencies", "trust", "parseval", "productions", "genes",
+    }  # fmt: skip
+    seen = set()
+    for table in tables:
+        label = table.get("data-evaluator")
+        columns = [th.text_content() for th in table.xpath("./thead/tr/th")][2:]
+        for row in table.xpath("./tbody/tr"):
+            system = row.get("data-system")
+            cells = row.xpath("./td")[1:]
+            values = expected[(label, system)]
+            assert columns == list(values)
+            for column, cell in zip(columns, cells, strict=True):
+                assert float(cell.get("data-value")) == pytest.approx(values[column], abs=1e-12)
+                value = values[column]
+                shown = str(value) if isinstance(value, int) else f"{value:.2f}"
+                assert cell.text_content() == shown
+            seen.add((label, system))
+    assert seen == set(expected)
+
+
+def test_report_has_tables_plots_bands_and_errors(report_run: Path) -> None:
+    page = (report_run / "evaluation.html").read_text(encoding="utf-8")
+    assert "http://" not in page.replace("http://www.w3.org/", "")  # nothing fetched at view time
+    assert "https://" not in page
+    document = lxml_html.fromstring(page)
+    _check_tables(document, report_run)
+    # Best LAS in bold: the combination (every parser errs elsewhere, the vote is right).
+    las = json.loads((report_run / "evaluation.json").read_text())["dependencies"]["systems"]
+    best = max(las, key=lambda s: las[s]["scores"]["las"]["f1"])
+    row = document.xpath(
+        "//table[@data-evaluator='dependencies']/tbody/tr[@data-system=$s]", s=best
+    )
+    assert row[0].xpath("./td[contains(@class, 'best')]")
+    # Plots: inline SVG, ids unique in the page (several figures in one document).
+    svgs = document.xpath("//figure/svg")
+    assert len(svgs) >= 10
+    ids = document.xpath("//svg//@id")
+    assert len(ids) == len(set(ids))
+    captions = " ".join(document.xpath("//figcaption//text()"))
+    assert "F by sentence length" in captions and "F by agreement" in captions
+    # Significance, as tested: two rows per pair of gene taggers and parsers.
+    significance = document.xpath("//table[contains(@class, 'significance')]/tbody/tr")
+    assert len(significance) == 6 + 1
+    # Production error classes of each tree system, totals as evaluation.json counts them.
+    detail = document.xpath("//table[contains(@class, 'detail')]")
+    assert "Clegg & Shepherd" in detail[0].xpath("./caption")[0].text_content()
+    # Errors with the gold and system spans of a boundary error marked in context.
+    items = document.xpath("//details[@data-system='g2']//li")
+    boundary = [li for li in items if "boundary" in li.text_content()]
+    assert boundary
+    marked = {m.get("class"): m.text_content() for m in boundary[0].xpath(".//mark")}
+    assert marked == {"both": "Pax6", "sys": " binds"}
+
+
+def test_length_bands_in_the_counts_add_up(report_run: Path) -> None:
+    summary = json.loads((report_run / "evaluation.json").read_text())
+    for label in ("dependencies", "parseval"):
+        for system in summary[label]["systems"].values():
+            bands = system["scores"]["by_length"]
+            # Dependencies: every sentence; constituents: those EVALB scored.
+            assert sum(b["sentences"] for b in bands.values()) == 4
+            assert bands["1-10"]["sentences"] == 3 and bands["11-20"]["sentences"] == 1
+    lines = [
+        json.loads(x) for x in (report_run / "evaluation-counts.jsonl").read_text().split("\n") if x
+    ]
+    for line in lines:
+        if line["units"]:
+            assert sum_counts(line["units"]) == pytest.approx(line["counts"])
+
+
+def test_band_names_and_counts() -> None:
+    assert [band_of(n) for n in (1, 10, 11, 50, 51)] == ["1-10", "1-10", "11-20", "41-50", ">50"]
+    counts = sum_counts(
+        [sentence_length_counts(5, 3, 4, 4), sentence_length_counts(7, 1, 2, 2),
+         sentence_length_counts(60, 0, 3, 1)]
+    )  # fmt: skip
+    scores = score_length_bands(counts)
+    assert scores["1-10"] == {"sentences": 2, "precision": 4 / 6, "recall": 4 / 6, "f1": 4 / 6}
+    assert scores[">50"]["f1"] == 0.0 and scores["11-20"]["sentences"] == 0
+    assert score_length_bands({"las/correct": 1}) == {}
+
+
+def test_span_errors_grouped_with_their_context() -> None:
+    text = "Mutant BRCA1 gene binds p53 here."
+    context = 5
+
+    def error(kind: str, begin: int, end: int, label: str = "GENE") -> dict[str, Any]:
+        left = text[max(0, begin - context) : begin]
+        return {
+            "type": kind, "begin": begin, "end": end, "label": label, "text": text[begin:end],
+            "context": f"{left}[[{text[begin:end]}]]{text[end:end + context]}",
+        }  # fmt: skip
+
+    examples = span_error_examples(
+        [error("FN", 7, 12), error("FP", 7, 17), error("FN", 24, 27), error("FP", 29, 33)]
+    )
+    assert [e.note for e in examples] == ["boundary", "missed", "spurious"]
+    first = examples[0]
+    assert first.text == text[2:22] and first.start == 2
+    assert [first.text[b:e] for b, e in first.gold] == ["BRCA1"]
+    assert [first.text[b:e] for b, e in first.system] == ["BRCA1 gene"]
+    assert _marked(first) == (
+        'tant <mark class="both">BRCA1</mark><mark class="sys"> gene</mark> bind'
+    )
+    (label,) = span_error_examples([error("FN", 7, 12), error("FP", 7, 12, "PROTEIN")])
+    assert label.note == "label: gold GENE, system PROTEIN"
+
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+]
+
+
+@pytest.mark.slow
+def test_report_in_headless_chromium(report_run: Path, tmp_path: Path) -> None:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("headless Chromium not installed (Debian: apt-get install chromium)")
+    page = (report_run / "evaluation.html").resolve().as_uri()
+    common = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run(
+        [*common, "--dump-dom", page], capture_output=True, text=True, timeout=120, check=True
+    ).stdout
+    document = lxml_html.fromstring(dom)
+    _check_tables(document, report_run)
+    rendered = document.xpath("//figure/svg[contains(@class, 'plot')]")
+    assert len(rendered) >= 10 and all(svg.xpath(".//path") for svg in rendered)
+    screenshot = tmp_path / "evaluation.png"
+    subprocess.run(
+        [*common, "--window-size=1200,3000", f"--screenshot={screenshot}", page],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert screenshot.stat().st_size > 50_000  # a page of tables and plots, not a blank one
