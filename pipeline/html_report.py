@@ -53,7 +53,7 @@ SYSTEM_COLOURS = (
 )
 PRF_COLOURS = {"P": "#a6cee3", "R": "#1f78b4", "F": "#08306b"}
 POINT_MARKERS = ("o", "s", "^", "D", "v", "P")
-PLOT_STYLE = {
+PLOT_STYLE: dict[Any, Any] = {  # Any keys: matplotlib types them as a Literal of its rc names
     "svg.fonttype": "none",  # text stays text: searchable, selectable, small
     "svg.hashsalt": "casflow",  # the same run gives the same file
     "font.family": "sans-serif",
@@ -187,8 +187,10 @@ def _pr_scatter(points: Mapping[str, Mapping[str, Mapping[str, float]]]) -> Figu
     low = min(xs + ys, default=0.0)
     low = max(0.0, 5 * int((low - 3) / 5)) if low > 10 else 0.0
     recall = np.linspace(max(low, 0.5), 100, 200)
-    for f in range(10, 100, 5 if low >= 50 else 10):
-        if f < low:
+    span = 100 - low
+    step = 1 if span <= 8 else 2 if span <= 20 else 5 if span <= 50 else 10
+    for f in range(step, 100, step):
+        if f <= low:
             continue
         on_curve = recall[2 * recall > f]  # F = f needs recall above f / 2
         precision = f * on_curve / (2 * on_curve - f)
@@ -227,7 +229,8 @@ def _pr_scatter(points: Mapping[str, Mapping[str, Mapping[str, float]]]) -> Figu
             )
             for i, name in enumerate(names)
         ]
-    axis.legend(handles=handles, loc="lower left", fontsize=6.5)
+    # Beside the axes: inside, it would hide the points it names.
+    axis.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.12, 1.0), fontsize=7)
     return figure
 
 
@@ -467,8 +470,11 @@ def _error_groups(path: Path) -> Iterator[tuple[str, str, str, list[dict[str, An
 def _collect_examples(
     path: Path, evaluators: Mapping[str, Evaluator]
 ) -> dict[str, dict[str, tuple[list[tuple[str, ErrorExample]], int]]]:
-    """Per evaluator and system: the first MAX_ERRORS examples and how many there are."""
-    found: dict[str, dict[str, tuple[list[tuple[str, ErrorExample]], int]]] = {}
+    """Per evaluator and system: at most MAX_ERRORS examples, taken in turn from each
+    document (the first document alone would say little about the others), and how many
+    there are in all."""
+    per_document: dict[tuple[str, str], dict[str, list[ErrorExample]]] = {}
+    totals: dict[tuple[str, str], int] = {}
     for label, system, document, errors in _error_groups(path):
         evaluator = evaluators.get(label)
         if evaluator is None:
@@ -476,10 +482,21 @@ def _collect_examples(
         examples = evaluator.error_examples(errors)
         if not examples:
             continue
-        shown, total = found.setdefault(label, {}).get(system, ([], 0))
-        room = MAX_ERRORS - len(shown)
-        shown = shown + [(document, e) for e in examples[: max(0, room)]]
-        found[label][system] = (shown, total + len(examples))
+        key = (label, system)
+        totals[key] = totals.get(key, 0) + len(examples)
+        kept = per_document.setdefault(key, {}).setdefault(document, [])
+        kept.extend(examples[: MAX_ERRORS - len(kept)])
+    found: dict[str, dict[str, tuple[list[tuple[str, ErrorExample]], int]]] = {}
+    for (label, system), documents in per_document.items():
+        taken = dict.fromkeys(documents, 0)
+        while sum(taken.values()) < MAX_ERRORS and any(
+            taken[d] < len(documents[d]) for d in documents
+        ):
+            for document in documents:
+                if taken[document] < len(documents[document]) and sum(taken.values()) < MAX_ERRORS:
+                    taken[document] += 1
+        shown = [(d, e) for d in documents for e in documents[d][: taken[d]]]
+        found.setdefault(label, {})[system] = (shown, totals[(label, system)])
     return found
 
 
@@ -492,7 +509,8 @@ def _error_list(
         for document, e in shown
     )
     more = (
-        f" (the first {len(shown)} of {total}; all are in evaluation-errors.jsonl)"
+        f" ({len(shown)} of {total}, taken in turn from each document; all are in "
+        "evaluation-errors.jsonl)"
         if total > len(shown)
         else ""
     )

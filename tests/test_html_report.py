@@ -389,3 +389,18 @@ def test_report_in_headless_chromium(report_run: Path, tmp_path: Path) -> None:
     )
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert screenshot.stat().st_size > 50_000  # a page of tables and plots, not a blank one
+
+
+def test_error_lists_take_examples_from_every_document(
+    report_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import casflow.pipeline.html_report as html_report
+
+    monkeypatch.setattr(html_report, "MAX_ERRORS", 2)
+    found = html_report._collect_examples(
+        report_run / "evaluation-errors.jsonl", {"genes": load_evaluator(report_run, "genes")}
+    )
+    shown, total = found["genes"]["g2"]
+    # g2 errs once in doc1 and twice in doc2: the two shown come from both documents.
+    assert total == 3
+    assert [document for document, _ in shown] == ["doc1", "doc2"]

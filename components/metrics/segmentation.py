@@ -44,6 +44,10 @@ def trimmed_sentences(text: str, spans: Iterable[Span]) -> list[Span]:
     return [span for span in trimmed if span[1] > span[0]]
 
 
+#: Characters of text kept on each side of a segmentation error.
+CONTEXT_CHARS = 30
+
+
 def _span_counts(
     key: str, gold: Iterable[Span], system: Iterable[Span], text: str | None
 ) -> EvaluationResult:
@@ -63,6 +67,11 @@ def _span_counts(
             error: dict[str, Any] = {"type": kind, "unit": key, "begin": begin, "end": end}
             if text is not None:
                 error["text"] = text[begin:end]
+                # The same form as mention errors: what surrounds a token decides whether
+                # splitting it was right, and the HTML report shows it.
+                left = text[max(0, begin - CONTEXT_CHARS) : begin]
+                right = text[end : end + CONTEXT_CHARS]
+                error["context"] = f"{left}[[{text[begin:end]}]]{right}".replace("\n", " ")
             result.errors.extend(dict(error) for _ in range(times))
     return result
 
