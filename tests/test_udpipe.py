@@ -289,3 +289,20 @@ def test_trainer_scores_equal_the_evaluators_on_the_component(tiny_udpipe_traini
         scores = evaluator.score(evaluator.evaluate(gold, system).counts)
         found.update({k: round(100 * v, 2) for k, v in pick(scores).items()})
     assert found == result.report["final"]["dev_scores"]
+
+
+def test_lemmas_udpipe_cannot_store_become_forms() -> None:
+    from casflow.components.udpipe.trainer import MAX_FORMS_PER_LEMMA, storable_lemmas
+
+    rows = [f"{i}\t{n}\t0\tNUM\tCD\t_\t0\troot\t_\t_" for i, n in enumerate(range(1, 300), 1)]
+    rows.append("300\tcells\tcell\tNOUN\tNNS\t_\t1\tnsubj\t_\t_")
+    text = "# text = numbers\n" + "\n".join(rows) + "\n\n"
+    fixed, replaced = storable_lemmas(text, keep=True)
+    assert replaced == ["0"] and MAX_FORMS_PER_LEMMA < 299
+    lines = fixed.splitlines()
+    assert lines[0] == "# text = numbers"
+    assert lines[1].split("\t")[2] == "1" and lines[-2].split("\t")[2] == "cell"
+    assert storable_lemmas(text.replace("\t0\tNUM", "\tnum\tNUM"), keep=True)[1] == ["num"]
+    small = "1\tcells\tcell\tNOUN\tNNS\t_\t0\troot\t_\t_\n\n"
+    assert storable_lemmas(small, keep=True) == (small, [])
+    assert storable_lemmas(small, keep=False)[0].split("\t")[2] == "cells"

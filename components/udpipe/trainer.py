@@ -156,9 +156,21 @@ class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
         data.mkdir(parents=True, exist_ok=True)
         train_file = data / "train.conllu"
         dev_file = data / "dev.conllu"
-        train_file.write_text("".join(e.conllu for e in train), encoding="utf-8")
         heldout = dev if self.config.heldout else []
-        dev_file.write_text("".join(e.conllu for e in heldout), encoding="utf-8")
+        train_text, replaced = storable_lemmas(
+            "".join(e.conllu for e in train), keep="lemma" in self.chosen
+        )
+        dev_text, _ = storable_lemmas(
+            "".join(e.conllu for e in heldout), keep="lemma" in self.chosen
+        )
+        if replaced:
+            log(
+                f"UDPipe: {len(replaced)} lemmas stand for more than {MAX_FORMS_PER_LEMMA} "
+                f"forms, which UDPipe's dictionary cannot store ({', '.join(replaced[:5])}); "
+                "those words are trained with their form as lemma"
+            )
+        train_file.write_text(train_text, encoding="utf-8")
+        dev_file.write_text(dev_text, encoding="utf-8")
         options = self._options()
         model = output_dir / "model"
         marker = output_dir / "done.json"
@@ -279,6 +291,32 @@ class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
             "casflow's evaluators on whole texts from raw text: token and sentence F, XPOS "
             "accuracy, UAS and LAS (CoNLL 2018 alignment, full labels)."
         )
+
+
+#: UDPipe's tagger dictionary (MorphoDiTa) stores at most 255 forms per lemma and fails
+#: with "Should encode value N in one byte!" beyond; CRAFT's lemma "0" has over 1,000.
+MAX_FORMS_PER_LEMMA = 255
+
+
+def storable_lemmas(conllu: str, *, keep: bool) -> tuple[str, list[str]]:
+    """``conllu`` with lemmas UDPipe can store: a lemma of more than
+    :data:`MAX_FORMS_PER_LEMMA` distinct forms (a placeholder such as CRAFT's "0" for
+    numbers) becomes each word's form; without ``keep`` every lemma does (no lemma is
+    learned). Returns the text and the lemmas replaced."""
+    lines = conllu.split("\n")
+    rows = [line.split("\t") for line in lines]
+    forms: dict[str, set[str]] = {}
+    for row in rows:
+        if len(row) == 10 and row[0].isdigit():
+            forms.setdefault(row[2], set()).add(row[1])
+    crowded = {lemma for lemma, found in forms.items() if len(found) > MAX_FORMS_PER_LEMMA}
+    if keep and not crowded:
+        return conllu, []
+    for i, row in enumerate(rows):
+        if len(row) == 10 and row[0].isdigit() and (not keep or row[2] in crowded):
+            row[2] = row[1]
+            lines[i] = "\t".join(row)
+    return "\n".join(lines), sorted(crowded)
 
 
 def _join(*options: str) -> str:
