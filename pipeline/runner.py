@@ -978,7 +978,8 @@ class Runner:
             dispatcher.stop()
             drain()
         finally:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # joblib warns about the tasks it cancels
                 results.close()
         return outcome
 
