@@ -25,6 +25,7 @@ from casflow.components.crfsuite.lexicon import Lexicon
 from casflow.components.crfsuite.pos_features import PosTagger, pos_features
 from casflow.components.crfsuite.postprocess import POSTPROCESSORS
 from casflow.components.crfsuite.tokenize import Span, tokenize
+from casflow.components.dictionary.features import CandidateFeatures
 
 MODEL_FILE = "model.crfsuite"
 META_FILE = "meta.json"
@@ -58,9 +59,11 @@ class DocumentContext:
         clusters: dict[str, tuple[int, ...]] | None = None,
         pos_tagger: PosTagger | None = None,
         embedding_clusters: dict[str, tuple[int, ...]] | None = None,
+        candidates: CandidateFeatures | None = None,
     ) -> None:
         self.settings = settings
         self.lexicon = lexicon
+        self.candidates = candidates
         self.clusters = clusters
         self.pos_tagger = pos_tagger
         self.embedding_clusters = embedding_clusters
@@ -109,6 +112,9 @@ class DocumentContext:
             embedded = cluster_features(text, spans, self.embedding_clusters, prefix="e")
             for mine, more in zip(extra, embedded, strict=True):
                 mine.extend(more)
+        if self.candidates is not None:
+            for mine, more in zip(extra, self.candidates(text, spans), strict=True):
+                mine.extend(more)
         return sentence_features(text, spans, self.settings, tags, extra)
 
 
@@ -154,13 +160,16 @@ class CrfTagger:
         postprocess: Sequence[str] = (),
         pos_tagger: PosTagger | None = None,
         embedding_clusters: dict[str, tuple[int, ...]] | None = None,
+        candidates: CandidateFeatures | None = None,
     ) -> None:
         self.model_dir = Path(model_dir)
         self.postprocess = [POSTPROCESSORS[name] for name in postprocess]
         self.settings = settings
         self.scheme = scheme
         self.lexicon = lexicon
-        self._context = DocumentContext(settings, lexicon, clusters, pos_tagger, embedding_clusters)
+        self._context = DocumentContext(
+            settings, lexicon, clusters, pos_tagger, embedding_clusters, candidates
+        )
         self._tagger = pycrfsuite.Tagger()
         self._tagger.open(str(self.model_dir / MODEL_FILE))
 
@@ -191,6 +200,7 @@ class CrfTagger:
             meta.get("postprocess", ()),
             pos_tagger,
             embedding_clusters,
+            CandidateFeatures.from_meta(meta),
         )
 
     def features(self, text: str, spans: Sequence[Span]) -> list[list[str]]:

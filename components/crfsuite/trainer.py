@@ -54,6 +54,8 @@ from casflow.components.crfsuite.trainer_config import (
     CrfResources,
     DefinitionText,
 )
+from casflow.components.dictionary.features import CandidateFeatures
+from casflow.components.dictionary.tagger import DictionaryTagger
 from casflow.components.inputs import resolve_input
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
@@ -96,6 +98,11 @@ def resource_problems(
     ontologies: list[str] = []
     if options.ontology_lexicon:
         ontologies += list(ONTOLOGY_PREFIXES)
+    if options.dictionary is not None:
+        problems += [
+            f"the dictionary features: {p}"
+            for p in DictionaryTagger.check_config(options.dictionary, context)
+        ]
     if options.craft_lexicon:
         problems += [
             f"the CRAFT lexicon (resources.mention_lexicon): {p}"
@@ -267,7 +274,11 @@ def training_fingerprint(
 ) -> str:
     """What a member's model depends on: its settings, the label rule, seed, the cluster
     and POS files it uses (their bytes) and the training data."""
-    digest = Fingerprint(options.model_dump(mode="json"), label, seed)
+    settings = options.model_dump(mode="json")
+    if settings.get("dictionary") is None:
+        # models trained before the option existed keep their fingerprints
+        settings.pop("dictionary", None)
+    digest = Fingerprint(settings, label, seed)
     for path in resource_files:
         digest.add_file(path)
     for example in examples:
@@ -322,8 +333,11 @@ def train_member(
         )
         for fold in range(max(k, 1))
     ]
+    candidates = (
+        CandidateFeatures(options.dictionary, resources.context) if options.dictionary else None
+    )
     contexts = [
-        DocumentContext(settings, lexicon, clusters, pos_tagger, embedding_clusters)
+        DocumentContext(settings, lexicon, clusters, pos_tagger, embedding_clusters, candidates)
         for lexicon in fold_lexicons
     ]
 
@@ -357,6 +371,7 @@ def train_member(
             meta_extra={
                 "train_sentences": len(examples),
                 "postprocess": list(options.postprocess),
+                **(candidates.meta() if candidates is not None else {}),
                 **(meta_extra or {}),
             },
             clusters=clusters,
@@ -474,6 +489,8 @@ class CrfMentionTrainer(Trainer[CrfMentionTrainerConfig]):
             files.append(cache_path(options.embedding_clusters, self.context))
         if options.pos_model:
             files.append(self.resources.pos_model(options.pos_model, log))
+        if options.dictionary:
+            files.extend(CandidateFeatures(options.dictionary, self.context).paths)
         fingerprint = training_fingerprint(examples, options, self.config.label, self.seed, files)
         if step_status(done, fingerprint, folder) == "done":
             log(f"{folder}: already trained with these settings and data; skipped")

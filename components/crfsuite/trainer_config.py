@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from casflow.components.crfsuite.postprocess import DOCUMENT_POSTPROCESSORS, POSTPROCESSORS
+from casflow.components.dictionary.tagger import DictionaryTaggerConfig
 from casflow.pipeline.component import ComponentConfig
 from casflow.pipeline.gold_sources import GoldSource
 
@@ -79,6 +80,13 @@ class CrfOptions(ComponentConfig):
         description="POS features from this POS tagger (a crfsuite file); trained from the "
         "gold views of resources.pos_tagger when the file does not exist, and kept there. "
         "None: no POS features.",
+    )
+    dictionary: DictionaryTaggerConfig | None = Field(
+        None,
+        description="Stacking: the matches of ner.dictionary.v1 with these settings (its "
+        "config: ontologies, synonym_scopes, stop_list, ...) as features, B/I and class of "
+        "the match per token; stored with the model, which recomputes them when tagging. "
+        "None: none.",
     )
     postprocess: list[str] = Field(
         default_factory=list,

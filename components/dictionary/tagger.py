@@ -130,10 +130,11 @@ class DictionaryTaggerConfig(ComponentConfig):
         )
 
 
-def _resolve(path: str, context: RunContext) -> Path:
+def resolve_ontology(path: str, workflow_dir: Path) -> Path:
+    """An ontology path as given, else relative to the workflow's folder."""
     resolved = Path(path).expanduser()
     if not resolved.is_absolute() and not resolved.exists():
-        resolved = context.workflow_dir / resolved
+        resolved = workflow_dir / resolved
     return resolved
 
 
@@ -158,7 +159,7 @@ class DictionaryTagger(Processor[DictionaryTaggerConfig]):
         if not config.ontologies:
             problems.append("ontologies is empty; name at least one OBO file")
         for path in config.ontologies:
-            if not _resolve(path, context).is_file():
+            if not resolve_ontology(path, context.workflow_dir).is_file():
                 problems.append(
                     f"ontology file {path} not found; set CASFLOW_CORPORA to the corpora "
                     "folder (holding craft/) or give the OBO file's path in 'ontologies'"
@@ -167,7 +168,7 @@ class DictionaryTagger(Processor[DictionaryTaggerConfig]):
 
     def __init__(self, config: DictionaryTaggerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
-        paths = [_resolve(p, self.context) for p in config.ontologies]
+        paths = [resolve_ontology(p, self.context.workflow_dir) for p in config.ontologies]
         cache = None
         if config.cache:
             cache = Path(config.cache_dir).expanduser() if config.cache_dir else default_cache_dir()
