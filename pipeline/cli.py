@@ -409,6 +409,22 @@ def cmd_significance(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from casflow.pipeline.html_report import rebuild_html_report
+    from casflow.pipeline.significance_report import SignificanceError
+
+    output_dir = Path(args.output_dir)
+    try:
+        path = rebuild_html_report(output_dir)
+    except (SignificanceError, FileNotFoundError) as exc:
+        print(f"casflow report: {exc}", file=sys.stderr)
+        return EXIT_NOT_STARTED
+    print(f"casflow: report written to {path}")
+    return 0
+
+
 def _type_name(annotation: Any) -> str:
     """A config field's type as a user writes it: ``list[str]``, ``int | None``, and a
     ``Literal`` as its allowed values (``'train' | 'dev'``)."""
@@ -548,6 +564,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="what is shuffled (sentences where the evaluator gives per-sentence counts)",
     )
     p_sig.set_defaults(func=cmd_significance)
+    p_report = sub.add_parser(
+        "report", help="write evaluation.html again from a finished run's evaluation files"
+    )
+    p_report.add_argument("output_dir", help="output folder of a finished run with evaluators")
+    p_report.set_defaults(func=cmd_report)
     return parser
 
 

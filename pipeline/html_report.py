@@ -780,3 +780,38 @@ evaluation-documents.json, evaluation-errors.jsonl, evaluation-counts.jsonl.</p>
     path = output_dir / HTML_FILE
     atomic_write_text(path, page)
     return path
+
+
+def rebuild_html_report(output_dir: Path) -> Path:
+    """Write ``evaluation.html`` again from a finished run's evaluation files (``casflow
+    report``): for runs made before the page existed, or after casflow improved it.
+
+    Evaluators are rebuilt from the configs in ``evaluation.json``; scores that need
+    counts an older casflow did not write (e.g. by sentence length) are left out.
+    """
+    import yaml
+
+    from casflow.pipeline.evaluation_report import DOCUMENTS_FILE, ERRORS_FILE
+    from casflow.pipeline.run_report import RUN_REPORT_NAME
+    from casflow.pipeline.runner import RESOLVED_WORKFLOW_NAME
+    from casflow.pipeline.significance_report import SUMMARY_FILE, load_evaluator
+
+    summary = json.loads((output_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+    documents_path = output_dir / DOCUMENTS_FILE
+    per_document = (
+        json.loads(documents_path.read_text(encoding="utf-8")) if documents_path.is_file() else {}
+    )
+    evaluators = {label: load_evaluator(output_dir, label) for label in summary}
+    title = output_dir.name
+    resolved = output_dir / RESOLVED_WORKFLOW_NAME
+    if resolved.is_file():
+        title = (yaml.safe_load(resolved.read_text(encoding="utf-8")) or {}).get("name") or title
+    run_report = output_dir / RUN_REPORT_NAME
+    failed = (
+        [f["document"] for f in json.loads(run_report.read_text(encoding="utf-8"))["failures"]]
+        if run_report.is_file()
+        else []
+    )
+    return write_html_report(
+        output_dir, title, summary, per_document, evaluators, output_dir / ERRORS_FILE, failed
+    )

@@ -404,3 +404,12 @@ def test_error_lists_take_examples_from_every_document(
     # g2 errs once in doc1 and twice in doc2: the two shown come from both documents.
     assert total == 3
     assert [document for document, _ in shown] == ["doc1", "doc2"]
+
+
+def test_report_command_writes_the_same_page_again(report_run: Path) -> None:
+    page = report_run / "evaluation.html"
+    written = page.read_text(encoding="utf-8")
+    page.unlink()
+    assert main(["report", str(report_run)]) == 0
+    assert page.read_text(encoding="utf-8") == written  # same inputs, same file
+    assert main(["report", str(report_run / "missing")]) != 0
