@@ -405,3 +405,94 @@ def test_xmi_with_opennlp_layers_loads_in_uima_java(tiny_opennlp_model: Path, tm
     assert compare_reports(java, cassis_cas_report(path, spans=True)) == []
     assert java.indexed_counts["parsed"][CONSTITUENT_ROOT] == len(SENTENCE_TEXTS)
     assert java.indexed_counts["_InitialView"][CHUNK] > 0
+
+
+@needs_opennlp
+@pytest.mark.java
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_craft_article_with_models_trained_on_craft(craft_dir: Path, tmp_path: Path) -> None:
+    """Models trained by casflow train on three CRAFT training articles, run on a
+    development article: from raw text (exact offsets, no token across a heading or
+    paragraph), and the parser over the gold sentences and tokens (existing tokens)."""
+    from casflow.components.corpora.craft import CraftReader, CraftReaderConfig
+    from casflow.pipeline.component import DocumentRef
+    from casflow.pipeline.training import load_training_workflow, run_training
+    from casflow.typesystem import HEADING, PARAGRAPH
+    from tests.test_segmenters import assert_exact_tokens as assert_covering_tokens
+
+    ids_dir = craft_dir / "articles" / "ids"
+    train = (ids_dir / "craft-ids-train.txt").read_text().split()[:3]
+    dev = (ids_dir / "craft-ids-dev.txt").read_text().split()[-1]
+    workflow = tmp_path / "train.yaml"
+    workflow.write_text(
+        f"""\
+gold:
+  reader:
+    component: craft.reader.v1
+    view: gold
+    config:
+      corpus: {craft_dir}
+      layers: [structure, sentences, tokens, pos, constituents]
+      ontologies: []
+  train: {{ids: {[str(i) for i in train]!r}}}
+  dev: {{ids: ['{dev}']}}
+layers: [sentences, tokens, pos, constituents]
+model:
+  component: train.opennlp.v1
+  config: {{iterations: 20, cutoff: 3}}
+seed: 0
+output: {tmp_path / "out"}
+""",
+        encoding="utf-8",
+    )
+    result = run_training(load_training_workflow(workflow), log=lambda _: None)
+    scores = result.report["final"]["dev_scores"]
+    assert scores["tokens_f"] > 90 and scores["pos"] > 80 and scores["parseval_f"] > 50, scores
+
+    reader = CraftReader(
+        CraftReaderConfig(
+            corpus=str(craft_dir),
+            layers=["structure", "sentences", "tokens", "pos"],
+            ontologies=[],
+        ),
+        RunContext(output_dir=tmp_path),
+    )
+    cas = cassis.Cas(typesystem=load_typesystem())
+    reader.load(DocumentRef(dev, str(reader.paths.text(dev))), cas)
+    text = cas.sofa_string
+    structure = [(a.begin, a.end) for name in (HEADING, PARAGRAPH) for a in cas.select(name)]
+    assert structure
+
+    raw = cas.create_view("opennlp")
+    raw.sofa_string = text
+    ts = cas.typesystem
+    for name in (HEADING, PARAGRAPH):
+        for a in cas.select(name):
+            raw.add(ts.get_type(name)(begin=a.begin, end=a.end))
+    run(raw, model=str(result.model_dir), layers=["sentences", "tokens", "pos"])
+    assert_covering_tokens(raw, regions=[(s.begin, s.end) for s in raw.select(SENTENCE)])
+    assert_exact_tokens(raw)
+    boundaries = {offset for span in structure for offset in span}
+    for sentence in raw.select(SENTENCE):
+        assert not any(sentence.begin < o < sentence.end for o in boundaries), sentence
+
+    gold_tokens = list(cas.select(TOKEN))
+    gold_tags = [t.pos.PosValue for t in gold_tokens]
+    for token in gold_tokens:
+        token.pos = None  # the parser's tags replace nothing given
+    run(
+        cas,
+        model=str(result.model_dir),
+        layers=["constituents"],
+        use_existing_sentences=True,
+        use_existing_tokens=True,
+    )
+    assert list(cas.select(TOKEN)) == gold_tokens
+    parsed = [t for t in gold_tokens if t.parent is not None]
+    assert len(parsed) >= 0.95 * len(gold_tokens)  # a sentence without a parse has no tree
+    correct = sum(
+        t.pos is not None and t.pos.PosValue == g
+        for t, g in zip(gold_tokens, gold_tags, strict=True)
+    )
+    assert correct >= 0.8 * len(gold_tokens)

@@ -78,7 +78,7 @@ class OpenNlpConfig(SegmenterConfig):
     layers: list[OpenNlpLayer] = Field(
         default_factory=lambda: list(DEFAULT_LAYERS),
         description=f"Layers to write, from: {', '.join(ALL_LAYERS)} (constituents also "
-        "writes the parser's POS tags)."
+        "writes the parser's POS tags).",
     )
     use_existing_sentences: bool = Field(
         False, description="Take the view's Sentence annotations as the sentences."

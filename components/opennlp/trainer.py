@@ -110,6 +110,12 @@ class OpenNlpTrainerConfig(ComponentConfig):
     cutoff: int = Field(
         5, ge=0, description="Features seen fewer times are dropped (OpenNLP's default 5)."
     )
+    parser_iterations: int | None = Field(
+        None, ge=1, description="Iterations of the parser's four models; none: iterations."
+    )
+    parser_cutoff: int | None = Field(
+        None, ge=0, description="Cutoff of the parser's models and dictionary; none: cutoff."
+    )
     chunks_from: Literal["chunks", "trees"] = Field(
         "chunks",
         description="Gold chunks: the view's Chunk annotations, or the base phrases of its "
@@ -263,12 +269,16 @@ class OpenNlpTrainer(Trainer[OpenNlpTrainerConfig]):
         }
         if layer != "constituents":
             return base
+        if self.config.parser_iterations is not None:
+            base["Iterations"] = str(self.config.parser_iterations)
+        if self.config.parser_cutoff is not None:
+            base["Cutoff"] = str(self.config.parser_cutoff)
         # The chunking parser trains four models, each reading its own namespace, and
         # builds its word dictionary with the "dict" cutoff.
         params = dict(base)
         for namespace in ("build", "check", "tagger", "chunker"):
             params.update({f"{namespace}.{k}": v for k, v in base.items()})
-        params["dict.Cutoff"] = str(self.config.cutoff)
+        params["dict.Cutoff"] = base["Cutoff"]
         return params
 
     # -- scoring ------------------------------------------------------------------------------
