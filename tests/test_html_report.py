@@ -10,6 +10,7 @@ screenshot.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -263,6 +264,15 @@ def _check_tables(document: Any, out: Path) -> None:
                 assert cell.text_content() == shown
             seen.add((label, system))
     assert seen == set(expected)
+    # The per-document table: each document's headline F, as evaluation-documents.json has it.
+    per_document = json.loads((out / "evaluation-documents.json").read_text(encoding="utf-8"))
+    genes = document.xpath("//table[@data-evaluator='genes' and contains(@class, 'per-document')]")
+    systems = [th.text_content() for th in genes[0].xpath("./thead/tr/th")][1:]
+    for row in genes[0].xpath("./tbody/tr"):
+        doc = row.xpath("./th")[0].text_content()
+        for system, cell in zip(systems, row.xpath("./td"), strict=True):
+            f1 = per_document["genes"][system][doc]["strict"]["micro"]["f1"]
+            assert float(cell.get("data-value")) == pytest.approx(f1, abs=1e-12)
 
 
 def test_report_has_tables_plots_bands_and_errors(report_run: Path) -> None:
@@ -389,6 +399,8 @@ def test_report_in_headless_chromium(report_run: Path, tmp_path: Path) -> None:
     )
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert screenshot.stat().st_size > 50_000  # a page of tables and plots, not a blank one
+    if keep := os.environ.get("CASFLOW_REPORT_SCREENSHOT"):  # to look at it after the run
+        shutil.copyfile(screenshot, keep)
 
 
 def test_error_lists_take_examples_from_every_document(
