@@ -266,7 +266,8 @@ def test_training_report_and_reuse(tiny_opennlp_training) -> None:
     assert (result.model_dir / "en-parser-chunking.bin").is_file()
     logs: list[str] = []
     run_training(load_training_workflow(workflow), log=logs.append)
-    assert any("reused" in line for line in logs)
+    assert sum("reused" in line for line in logs) == 5
+    assert not any("OpenNLP: training" in line for line in logs)
 
 
 @needs_opennlp
@@ -496,3 +497,40 @@ output: {tmp_path / "out"}
         for t, g in zip(gold_tokens, gold_tags, strict=True)
     )
     assert correct >= 0.8 * len(gold_tokens)
+
+
+@needs_opennlp
+@pytest.mark.java
+@pytest.mark.slow
+def test_jvm_ends_with_the_process_that_started_it(tmp_path: Path) -> None:
+    """A worker killed with -9 leaves no JVM behind (even one busy training)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "from casflow.components.opennlp.server import shared_server\n"
+        "server = shared_server()\n"
+        "server._start()\n"
+        "print(server._process.pid, flush=True)\n"
+        "import time; time.sleep(60)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    jvm = int(child.stdout.readline())
+    os.kill(jvm, 0)  # running
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(jvm, 0)
+        except ProcessLookupError:
+            return
+        with open(f"/proc/{jvm}/stat", "rb") as f:
+            if f.read().rsplit(b")", 1)[-1].split()[0] == b"Z":
+                return  # ended; only waiting to be reaped
+        time.sleep(0.5)
+    os.kill(jvm, signal.SIGKILL)
+    pytest.fail("the OpenNLP JVM outlived the process that started it")

@@ -7,8 +7,8 @@ casflow writes each chosen layer in OpenNLP's own training format from the gold 
 ``TokenizerME.train``, ``POSTaggerME.train``, ``ChunkerME.train`` and the chunking
 ``Parser.train`` with the English head rules of :mod:`casflow.components.opennlp.head_rules`.
 The model folder holds one file per layer under the names ``opennlp.pipeline.v1``
-looks for (``model: <folder>``). A finished model is reused when the settings, seed
-and data are unchanged.
+looks for (``model: <folder>``). Each layer's model is reused when its settings, seed
+and data are unchanged, so a later run that adds a layer (the parser) trains only that.
 
 Formats (one file per layer, UTF-8):
 
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import bisect
 import re
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -225,40 +224,56 @@ class OpenNlpTrainer(Trainer[OpenNlpTrainerConfig]):
         rules = data / "en_head_rules"
         rules.write_text(head_rules_text(), encoding="utf-8")
         model = output_dir / "model"
-        marker = output_dir / "done.json"
-        key = fingerprint(
-            self.config.model_dump(mode="json"),
-            list(self.chosen),
-            self.seed,
-            files=[*files.values(), rules],
-        )
-        outputs = [model / MODEL_FILES[layer] for layer in self.chosen]
-        if step_status(marker, key, *outputs) == "done":
-            log(f"OpenNLP models already trained with these settings and data ({model}); reused")
-            return model
-        forget(marker)
-        if model.exists():
-            shutil.rmtree(model)
-        model.mkdir(parents=True)
+        model.mkdir(parents=True, exist_ok=True)
+        for layer, name in MODEL_FILES.items():
+            if layer not in self.chosen:
+                # a model of a layer not learned now is not part of this model folder
+                (model / name).unlink(missing_ok=True)
+                forget(output_dir / f"done-{layer}.json")
         server = shared_server()
         try:
             for layer in self.chosen:
-                log(f"OpenNLP: training the {layer} model on {files[layer]}")
-                server.request(
-                    "train",
-                    kind=layer,
-                    data=str(files[layer].resolve()),
-                    output=str((model / MODEL_FILES[layer]).resolve()),
-                    language=self.config.language,
-                    params=self._params(layer),
-                    head_rules=str(rules.resolve()),
-                )
-                size = (model / MODEL_FILES[layer]).stat().st_size
-                log(f"OpenNLP {layer} model: {model / MODEL_FILES[layer]} ({size / 1e6:.1f} MB)")
+                self._train_layer(server, layer, files[layer], rules, model, output_dir, log)
         finally:
             release(server)
-        mark_done(marker, key)
         return model
+
+    def _train_layer(
+        self,
+        server: OpenNlpServer,
+        layer: str,
+        data: Path,
+        rules: Path,
+        model: Path,
+        output_dir: Path,
+        log: Callable[[str], None],
+    ) -> None:
+        """Train one layer's model, or reuse it when its settings and data are unchanged
+        (each layer on its own: adding the parser later retrains nothing else)."""
+        target = model / MODEL_FILES[layer]
+        marker = output_dir / f"done-{layer}.json"
+        key = fingerprint(
+            self.config.language,
+            self._params(layer),
+            self.seed,
+            files=[data, rules] if layer == "constituents" else [data],
+        )
+        if step_status(marker, key, target) == "done":
+            log(f"OpenNLP {layer} model already trained with these settings and data; reused")
+            return
+        forget(marker)
+        log(f"OpenNLP: training the {layer} model on {data}")
+        server.request(
+            "train",
+            kind=layer,
+            data=str(data.resolve()),
+            output=str(target.resolve()),
+            language=self.config.language,
+            params=self._params(layer),
+            head_rules=str(rules.resolve()),
+        )
+        log(f"OpenNLP {layer} model: {target} ({target.stat().st_size / 1e6:.1f} MB)")
+        mark_done(marker, key)
 
     def _params(self, layer: str) -> dict[str, str]:
         base = {

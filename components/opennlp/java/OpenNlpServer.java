@@ -62,6 +62,7 @@ public final class OpenNlpServer {
             StandardCharsets.UTF_8), false);
     System.setOut(new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.err), true,
         "UTF-8"));
+    watchParent();
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     OpenNlpServer server = new OpenNlpServer();
     String line;
@@ -82,6 +83,31 @@ public final class OpenNlpServer {
       out.println(answer);
       out.flush();
     }
+  }
+
+  /**
+   * Ends the JVM when the Python process that started it is gone (killed with -9
+   * included): a closed stdin is only seen between requests, and a training request can
+   * run for an hour.
+   */
+  private static void watchParent() {
+    long parent = ProcessHandle.current().parent().map(ProcessHandle::pid).orElse(-1L);
+    Thread watch = new Thread(() -> {
+      while (true) {
+        try {
+          Thread.sleep(1000);
+        } catch (InterruptedException e) {
+          return;
+        }
+        long now = ProcessHandle.current().parent().map(ProcessHandle::pid).orElse(-1L);
+        boolean alive = ProcessHandle.of(parent).map(ProcessHandle::isAlive).orElse(false);
+        if (now != parent || !alive) {
+          Runtime.getRuntime().halt(1);
+        }
+      }
+    }, "casflow-parent-watch");
+    watch.setDaemon(true);
+    watch.start();
   }
 
   private Map<String, Object> handle(Map<String, Object> request) throws Exception {
