@@ -53,9 +53,10 @@ def resolve_model(
 ) -> Path | None:
     """The model file of ``layer``: ``explicit``, else its file in ``folder``; relative
     paths also from the workflow's folder. None when neither is given."""
-    if explicit is None and folder is None:
+    given = explicit if explicit is not None else folder
+    if given is None:
         return None
-    path = Path(explicit if explicit is not None else folder).expanduser()  # type: ignore[arg-type]
+    path = Path(given).expanduser()
     if not path.exists() and not path.is_absolute() and base_dir is not None:
         path = base_dir / path
     if explicit is None:
