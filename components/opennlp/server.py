@@ -14,16 +14,13 @@ converts the spans Java returns for a text with characters outside the BMP.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
-import subprocess
-import tempfile
 import threading
 from importlib import resources
 from pathlib import Path
-from typing import Any
+
+from casflow.pipeline.jvm import JsonLinesJvm, cache_dir, compile_java
 
 JAR_ENV = "CASFLOW_OPENNLP_JAR"
 DEFAULT_JAR = Path("/usr/share/java/opennlp-tools.jar")
@@ -59,106 +56,44 @@ def server_source() -> Path:
 
 
 def default_build_dir() -> Path:
-    cache_root = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache_root) / "casflow" / "opennlp"
+    return cache_dir("opennlp")
 
 
 def compile_server(jar: Path, build_dir: Path | None = None) -> Path:
     """Compile the server once per source and jar; return the folder of its classes."""
-    source = server_source()
-    build_dir = build_dir or default_build_dir()
-    digest = hashlib.sha256(source.read_bytes() + str(jar.resolve()).encode()).hexdigest()
-    class_dir = build_dir / digest[:16]
-    if (class_dir / f"{SERVER_CLASS}.class").is_file():
-        return class_dir
-    build_dir.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix="compiling-", dir=build_dir))
-    try:
-        result = subprocess.run(
-            ["javac", "-encoding", "UTF-8", "-cp", str(jar), "-d", str(staging), str(source)],
-            capture_output=True,
-            text=True,
-        )
-        if result.returncode != 0:
-            raise OpenNlpError(f"javac failed on {source} against {jar}:\n{result.stderr}")
-        try:
-            staging.rename(class_dir)
-        except OSError:
-            # Another process compiled the same source first; its classes are identical.
-            if not (class_dir / f"{SERVER_CLASS}.class").is_file():
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return class_dir
+    return compile_java(
+        [server_source()], [jar], build_dir or default_build_dir(), SERVER_CLASS, OpenNlpError
+    )
 
 
-class OpenNlpServer:
+class OpenNlpServer(JsonLinesJvm):
     """One JVM running ``OpenNlpServer``, started on the first request."""
 
+    error = OpenNlpError
+    label = "OpenNLP"
+
     def __init__(self, jar: Path | None = None, build_dir: Path | None = None) -> None:
+        super().__init__()
         self.jar = jar
         self.build_dir = build_dir
-        self._process: subprocess.Popen[bytes] | None = None
-        self._stderr: Any = None
-        self._lock = threading.Lock()
         self._loaded: set[tuple[str, str]] = set()
 
-    def _start(self) -> subprocess.Popen[bytes]:
+    def command(self) -> list[str]:
         problem = opennlp_missing() if self.jar is None else None
         if problem:
             raise OpenNlpError(problem)
         jar = self.jar or find_jar()
         assert jar is not None
         class_dir = compile_server(jar, self.build_dir)
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the JVM
-        self._process = subprocess.Popen(
-            [
-                "java",
-                "-XX:+UseSerialGC",  # one GC thread: the machine is shared
-                "-cp",
-                os.pathsep.join([str(class_dir), str(jar)]),
-                SERVER_CLASS,
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-        )
-        return self._process
-
-    def stderr_tail(self, limit: int = 4000) -> str:
-        if self._stderr is None:
-            return ""
-        self._stderr.seek(0, os.SEEK_END)
-        size = self._stderr.tell()
-        self._stderr.seek(max(0, size - limit))
-        return self._stderr.read().decode("utf-8", errors="replace")
-
-    def request(self, op: str, **fields: Any) -> dict[str, Any]:
-        """Send one request; its answer, or OpenNlpError with the server's message."""
-        line = json.dumps({"op": op, **fields}) + "\n"
-        with self._lock:
-            process = self._process
-            if process is None or process.poll() is not None:
-                process = self._start()
-            assert process.stdin is not None and process.stdout is not None
-            try:
-                process.stdin.write(line.encode("utf-8"))
-                process.stdin.flush()
-                answer = process.stdout.readline()
-            except BrokenPipeError:
-                answer = b""
-        if not answer:
-            raise OpenNlpError(
-                f"the OpenNLP JVM stopped during {op!r}; its stderr:\n{self.stderr_tail()}"
-            )
-        result: dict[str, Any] = json.loads(answer)
-        if "error" in result:
-            raise OpenNlpError(f"OpenNLP {op}: {result['error']}")
-        return result
+        # One GC thread: the machine is shared.
+        classpath = os.pathsep.join([str(class_dir), str(jar)])
+        return ["java", "-XX:+UseSerialGC", "-cp", classpath, SERVER_CLASS]
 
     def load(self, kind: str, path: Path) -> str:
         """Load a model once per JVM; its key for later requests."""
         key = str(Path(path).resolve())
+        if not self.running:
+            self._loaded.clear()
         if (kind, key) not in self._loaded:
             try:
                 self.request("load", kind=kind, path=key)
@@ -170,21 +105,8 @@ class OpenNlpServer:
         return key
 
     def close(self) -> None:
-        process, self._process = self._process, None
         self._loaded.clear()
-        if process is not None:
-            if process.stdin is not None:
-                process.stdin.close()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
+        super().close()
 
 
 _shared: OpenNlpServer | None = None
