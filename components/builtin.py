@@ -86,6 +86,8 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "udpipe.v1": "casflow.components.udpipe.pipeline:UdpipePipeline",
     # Apache OpenNLP (one JVM per worker)
     "opennlp.pipeline.v1": "casflow.components.opennlp.pipeline:OpenNlpPipeline",
+    # any Apache UIMA Java analysis engine (one JVM per worker)
+    "uima.engine.v1": "casflow.components.uima.engine:UimaEngine",
     # scispaCy
     "scispacy.core.v1": "casflow.components.spacy.scispacy:ScispacyCore",
     "scispacy.ner.v1": "casflow.components.spacy.scispacy:ScispacyNer",

@@ -1,0 +1,1 @@
+"""Apache UIMA Java analysis engines as casflow components."""

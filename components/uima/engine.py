@@ -1,0 +1,337 @@
+"""``uima.engine.v1``: any Apache UIMA Java analysis engine over a CAS view.
+
+The bridge, per document: the view (its text and every feature structure it indexes,
+with what they reference) is copied into a one-view CAS and written as XMI with
+casflow's writer; the worker's one JVM (``java/UimaEngineServer.java``, compiled
+against Debian's ``uimaj-core.jar`` and started on the first document) reads it
+leniently into a CAS whose type system is casflow's merged with the engine's, runs the
+engine's descriptor on it, and writes the CAS back as XMI with the same serialization
+data, so what went in keeps its xmi:ids. cassis reads that XMI with the merged type
+system the JVM reported.
+
+What comes back into the view: only the engine's NEW feature structures (those the
+engine indexed whose xmi:id did not go out, and what they reference), mapped onto our
+types by ``types``. The view is never replaced: its annotations stay the objects they
+were, and changes the engine makes to them (a feature set on an existing Token) are not
+carried back. A new structure that points at one that went out points at the view's
+own original. UIMA's DocumentAnnotation, which Java adds to every view, is not copied.
+
+Offsets: XMI counts UTF-16 units; casflow's writer and cassis convert, so the view's
+code-point offsets come back exact for any text.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import cassis
+from cassis.typesystem import FeatureStructure
+from pydantic import Field
+
+from casflow.cas.xmi import cas_to_xmi_bytes
+from casflow.pipeline.component import ComponentConfig, Processor, RunContext
+from casflow.pipeline.jvm import JsonLinesJvm, cache_dir, compile_java
+from casflow.pipeline.uima_java import find_uima_jar, java_available
+
+SERVER_CLASS = "UimaEngineServer"
+DOCUMENT_ANNOTATION = "uima.tcas.DocumentAnnotation"
+# Features every copy skips: cassis sets the sofa when a structure is added to a view.
+SKIPPED_FEATURES = {"sofa"}
+
+
+class UimaEngineError(RuntimeError):
+    """The UIMA engine or its JVM failed."""
+
+
+def uima_missing() -> str | None:
+    """Why a UIMA engine cannot run here, or None."""
+    if not java_available():
+        return "java and javac must be on PATH to run Apache UIMA Java engines"
+    if find_uima_jar() is None:
+        return (
+            "Apache UIMA core jar not found (looked at $CASFLOW_UIMA_JAR and "
+            "/usr/share/java/uimaj-core.jar); install the Debian package libuima-core-java "
+            "or set CASFLOW_UIMA_JAR to a uimaj-core 2.x jar"
+        )
+    return None
+
+
+class TypeMapping(ComponentConfig):
+    """Where one of the engine's types goes in our type system."""
+
+    type: str = Field(description="Our type name the engine's type becomes.")
+    features: dict[str, str | None] = Field(
+        default_factory=dict,
+        description="Engine feature -> our feature; null drops the feature. Features not "
+        "named keep their name and must exist on our type.",
+    )
+
+
+ParameterValue = str | int | float | bool | list[str] | list[int] | list[bool]
+
+
+class UimaEngineConfig(ComponentConfig):
+    descriptor: str = Field(
+        description="AnalysisEngineDescription XML of the engine (relative to the workflow)."
+    )
+    classpath: list[str] = Field(
+        default_factory=list,
+        description="Jars (or class folders) holding the engine's classes, relative to the "
+        "workflow; uimaj-core itself is always there.",
+    )
+    parameters: dict[str, ParameterValue] = Field(
+        default_factory=dict,
+        description="Configuration parameter values overriding the descriptor's settings.",
+    )
+    types: dict[str, TypeMapping] = Field(
+        default_factory=dict,
+        description="Engine type -> our type and feature renames, for the engine's types "
+        "that are not ours. A type not listed must be in our type system.",
+    )
+    ignore_types: list[str] = Field(
+        default_factory=list,
+        description="Engine types whose new structures are not copied into the view.",
+    )
+    requires: list[str] = Field(
+        default_factory=list,
+        description="Our type names the engine reads from the view (checked in the chain).",
+    )
+    produces: list[str] = Field(
+        default_factory=list,
+        description="Our type names the engine's output becomes (checked in the chain).",
+    )
+
+    def paths(self, base: Path | None) -> tuple[Path, list[Path]]:
+        root = base or Path.cwd()
+        return root / self.descriptor, [root / entry for entry in self.classpath]
+
+
+class UimaEngineJvm(JsonLinesJvm):
+    """The worker's one JVM running ``UimaEngineServer`` (any number of engines)."""
+
+    error = UimaEngineError
+    label = "UIMA"
+
+    def __init__(self, build_dir: Path | None = None) -> None:
+        super().__init__()
+        self.build_dir = build_dir or cache_dir("uima")
+
+    def command(self) -> list[str]:
+        problem = uima_missing()
+        if problem:
+            raise UimaEngineError(problem)
+        jar = find_uima_jar()
+        assert jar is not None
+        source = Path(__file__).with_name("java") / f"{SERVER_CLASS}.java"
+        class_dir = compile_java([source], [jar], self.build_dir, SERVER_CLASS, UimaEngineError)
+        classpath = os.pathsep.join([str(class_dir), str(jar)])
+        return ["java", "-XX:+UseSerialGC", "-cp", classpath, SERVER_CLASS]
+
+
+_shared: UimaEngineJvm | None = None
+_users = 0
+_shared_lock = threading.Lock()
+
+
+def shared_jvm() -> UimaEngineJvm:
+    """The process's one UIMA JVM (not started until its first request)."""
+    global _shared, _users
+    with _shared_lock:
+        if _shared is None:
+            _shared = UimaEngineJvm()
+        _users += 1
+        return _shared
+
+
+def release(jvm: UimaEngineJvm) -> None:
+    """A user of :func:`shared_jvm` is done; the last one stops the JVM."""
+    global _shared, _users
+    with _shared_lock:
+        if jvm is not _shared:
+            jvm.close()
+            return
+        _users -= 1
+        if _users <= 0:
+            _shared.close()
+            _shared, _users = None, 0
+
+
+class UimaEngine(Processor[UimaEngineConfig]):
+    name = "uima.engine.v1"
+    description = (
+        "Any Apache UIMA Java analysis engine (descriptor + jars) over the view, through "
+        "XMI and one JVM per worker; its new annotations are added to the view."
+    )
+
+    def __init__(self, config: UimaEngineConfig, context: RunContext | None = None) -> None:
+        super().__init__(config, context)
+        self.descriptor, self.classpath = config.paths(self.context.workflow_dir)
+        self._jvm: UimaEngineJvm | None = None
+        self._engine: str | None = None
+        self._engine_ts: cassis.TypeSystem | None = None
+        self._ts_file: Path | None = None
+        self._scratch: Path | None = None
+
+    @classmethod
+    def requirements(cls, config: UimaEngineConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return tuple(config.requires), tuple(config.produces)
+
+    @classmethod
+    def check_config(cls, config: UimaEngineConfig, context: RunContext) -> list[str]:
+        problem = uima_missing()
+        if problem:
+            return [f"{cls.name}: {problem}"]
+        descriptor, classpath = config.paths(context.workflow_dir)
+        problems = []
+        if not descriptor.is_file():
+            problems.append(f"descriptor: no analysis engine descriptor at {descriptor}")
+        problems += [
+            f"classpath: {entry} does not exist" for entry in classpath if not entry.exists()
+        ]
+        return problems
+
+    # -- the JVM --------------------------------------------------------------------------
+
+    def _load(self, ts: cassis.TypeSystem) -> tuple[UimaEngineJvm, str, cassis.TypeSystem]:
+        if self._jvm is None:
+            self._jvm = shared_jvm()
+        if self._engine is None or not self._jvm.running:
+            if self._scratch is None:
+                self._scratch = Path(tempfile.mkdtemp(prefix="casflow-uima-"))
+            self._ts_file = self._scratch / "typesystem.xml"
+            self._ts_file.write_text(ts.to_xml(), encoding="utf-8")
+            try:
+                answer = self._jvm.request(
+                    "load",
+                    descriptor=str(self.descriptor.resolve()),
+                    typesystem=str(self._ts_file),
+                    classpath=os.pathsep.join(str(p.resolve()) for p in self.classpath),
+                    parameters=self.config.parameters,
+                )
+            except UimaEngineError as exc:
+                raise UimaEngineError(
+                    f"{self.descriptor}: UIMA could not build the engine ({exc}); check the "
+                    "descriptor, its parameters and that classpath holds the engine's jars"
+                ) from exc
+            self._engine = answer["engine"]
+            self._engine_ts = cassis.load_typesystem(answer["typesystem"])
+        assert self._engine is not None and self._engine_ts is not None
+        return self._jvm, self._engine, self._engine_ts
+
+    def close(self) -> None:
+        if self._jvm is not None:
+            release(self._jvm)
+            self._jvm = None
+            self._engine = None
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+    # -- processing -----------------------------------------------------------------------
+
+    def process(self, view: cassis.Cas) -> None:
+        ts = view.typesystem
+        jvm, engine, engine_ts = self._load(ts)
+        assert self._scratch is not None
+        # The view alone, as the initial view of a CAS of its own: the engine sees the
+        # text and annotations of this view whatever its name in our CAS.
+        outgoing = cassis.Cas(typesystem=ts)
+        outgoing.sofa_string = view.sofa_string or ""
+        if view.sofa_mime:
+            outgoing.sofa_mime = view.sofa_mime
+        copies: dict[int, tuple[Any, Any]] = {}
+        for fs in view.select_all_fs():
+            outgoing.add(_copy(fs, copies, _same_type(ts), {}))
+        source, target = self._scratch / "in.xmi", self._scratch / "out.xmi"
+        source.write_bytes(cas_to_xmi_bytes(outgoing))
+        # Writing gave every copy an xmi:id; the engine's CAS keeps them.
+        by_id = {copy.xmiID: original for original, copy in copies.values()}
+        try:
+            jvm.request("process", engine=engine, input=str(source), output=str(target))
+        except UimaEngineError as exc:
+            raise UimaEngineError(f"{self.descriptor}: the engine failed ({exc})") from exc
+        with open(target, "rb") as f:
+            returned = cassis.load_cas_from_xmi(f, typesystem=engine_ts)
+        mapper = self._mapper(ts)
+        memo: dict[int, tuple[Any, Any]] = {}
+        new = [
+            fs
+            for fs in returned.select_all_fs()
+            if fs.xmiID not in by_id and not _ignored(fs, engine_ts, self.config.ignore_types)
+        ]
+        added = [_copy(fs, memo, mapper, by_id) for fs in new]
+        for fs in added:
+            view.add(fs)
+
+    def _mapper(self, ts: cassis.TypeSystem) -> Callable[[str], tuple[Any, dict[str, str | None]]]:
+        def mapped(type_name: str) -> tuple[Any, dict[str, str | None]]:
+            rule = self.config.types.get(type_name)
+            target = rule.type if rule else type_name
+            if not ts.contains_type(target):
+                raise UimaEngineError(
+                    f"{self.descriptor}: the engine made {type_name}, which is not in our type "
+                    f"system; map it under types: ({type_name}: {{type: OurType}}) or list it "
+                    "in ignore_types"
+                )
+            return ts.get_type(target), (rule.features if rule else {})
+
+        return mapped
+
+
+def _same_type(ts: cassis.TypeSystem) -> Callable[[str], tuple[Any, dict[str, str | None]]]:
+    return lambda type_name: (ts.get_type(type_name), {})
+
+
+def _ignored(fs: Any, ts: cassis.TypeSystem, ignore: list[str]) -> bool:
+    name = fs.type.name
+    return ts.is_instance_of(name, DOCUMENT_ANNOTATION) or name in ignore
+
+
+def _copy(
+    fs: Any,
+    memo: dict[int, tuple[Any, Any]],
+    mapped: Callable[[str], tuple[Any, dict[str, str | None]]],
+    existing: dict[int, Any],
+) -> Any:
+    """A copy of ``fs`` and what it references, through the type mapping; structures
+    with an xmi:id in ``existing`` are not copied but replaced by what it holds.
+    ``memo`` maps id(structure) -> (structure, copy); holding the structure keeps its id
+    from being reused while the copy runs."""
+    if fs.xmiID is not None and fs.xmiID in existing:
+        return existing[fs.xmiID]
+    if id(fs) in memo:
+        return memo[id(fs)][1]
+    target_type, renames = mapped(fs.type.name)
+    copy = target_type()
+    memo[id(fs)] = (fs, copy)
+    target_features = {f.name for f in target_type.all_features}
+    for feature in fs.type.all_features:
+        if feature.name in SKIPPED_FEATURES:
+            continue
+        name = renames.get(feature.name, feature.name)
+        if name is None:
+            continue
+        value = fs.get(feature.name)
+        if value is None:
+            continue
+        if name not in target_features:
+            raise UimaEngineError(
+                f"{fs.type.name}.{feature.name} has no place on {target_type.name}: rename it "
+                f"under types: {fs.type.name}: features: ({feature.name}: ourFeature) or drop "
+                "it with null"
+            )
+        if isinstance(value, FeatureStructure):
+            value = _copy(value, memo, mapped, existing)
+        elif isinstance(value, list):
+            value = [
+                _copy(v, memo, mapped, existing) if isinstance(v, FeatureStructure) else v
+                for v in value
+            ]
+        copy.set(name, value)
+    return copy
