@@ -256,3 +256,8 @@ def test_anatem_devel_workflow(
     assert detection["right"]["micro"]["f1"] > detection["strict"]["micro"]["f1"] > 0.30
     assert classes["strict"]["micro"]["f1"] <= detection["strict"]["micro"]["f1"]
     assert "Cell" in classes["strict"]["class"] and "Organ" in classes["strict"]["class"]
+
+
+def test_mention_type_may_be_a_short_name(obo: Path) -> None:
+    config = DictionaryTagger.Config(ontologies=[str(obo)], mention_type="GeneMention", cache=False)
+    assert config.mention_type == "casflow.ner.GeneMention"

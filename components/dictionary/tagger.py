@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Literal
 
 import cassis
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from casflow.components.corpora.locations import corpus_dir, craft_ontology, describe_default
 from casflow.components.crfsuite.tokenize import refine, tokenize
 from casflow.components.dictionary.cache import default_cache_dir, load_dictionary
 from casflow.components.dictionary.entries import CompileSettings
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
-from casflow.typesystem import ANATOMY_MENTION, TOKEN
+from casflow.typesystem import ANATOMY_MENTION, TOKEN, resolve_type_name
 
 Scope = Literal["EXACT", "NARROW", "RELATED", "BROAD"]
 
@@ -101,7 +101,11 @@ class DictionaryTaggerConfig(ComponentConfig):
     one_class: str | None = Field(
         None, description="Write this one label for every match instead of the classes."
     )
-    mention_type: str = Field(ANATOMY_MENTION, description="Annotation type written.")
+    mention_type: str = Field(
+        ANATOMY_MENTION,
+        description="Annotation type written (full or short name), a NamedEntity subtype: "
+        "class in value, term id in identifier (and the ontology where it has the feature).",
+    )
     use_existing_tokens: bool = Field(
         False,
         description="Match over the view's Token annotations (split further at punctuation "
@@ -117,6 +121,11 @@ class DictionaryTaggerConfig(ComponentConfig):
         description="Folder of the compiled dictionaries; null: "
         "$XDG_CACHE_HOME/casflow/dictionary (~/.cache/casflow/dictionary).",
     )
+
+    @field_validator("mention_type")
+    @classmethod
+    def _full_type_name(cls, value: str) -> str:
+        return resolve_type_name(value)
 
     def settings(self) -> CompileSettings:
         return CompileSettings(
