@@ -455,3 +455,27 @@ def test_component_runs_a_voting_model_folder(tiny_model: Path, tmp_path: Path) 
     view = new_view(text)
     CrfNer(CrfNerConfig(model=str(tmp_path / "vote")), context(tmp_path)).process(view)
     assert [(m.begin, m.end, m.confidence) for m in view.select(GENE_MENTION)] == [(12, 15, 1.0)]
+
+
+def test_pos_features_take_the_place_of_dictionary_tags_as_the_shipped_models_were_trained() -> (
+    None
+):
+    """With a POS tagger the dictionary features come from the POS tags' characters (the
+    shipped anatomy member 2 was trained so); the lexicon's matches only without one."""
+    from casflow.components.crfsuite.crf import DocumentContext
+
+    class FixedPos:
+        def tag(self, text: str, spans: list[tuple[int, int]]) -> list[str]:
+            return ["NN", "VBZ"][: len(spans)]
+
+    lexicon = Lexicon()
+    lexicon.add("heart", "Organ")
+    text = "heart beats"
+    spans = tokenize(text)
+    plain = DocumentContext(FeatureSettings(), lexicon, None, None, None).features(text, spans)
+    assert "dict=B-Organ" in plain[0] and "dict[-1]=B-Organ" in plain[1]
+    with_pos = DocumentContext(FeatureSettings(pos=True), lexicon, None, FixedPos(), None)
+    features = with_pos.features(text, spans)
+    assert "pos=NN" in features[0] and "pos=VBZ" in features[1]
+    assert [f for f in features[0] if f.startswith("dict=")] == ["dict=N", "dict=N"]
+    assert "dict=B-Organ" not in features[0]

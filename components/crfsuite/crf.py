@@ -92,7 +92,9 @@ class DocumentContext:
 
     def features(self, text: str, spans: Sequence[Span]) -> list[list[str]]:
         self._prepare(text)
-        tags = self.lexicon.token_tags(text, spans) if self.lexicon is not None else None
+        dictionary: Sequence[Sequence[str]] | None = (
+            self.lexicon.token_tags(text, spans) if self.lexicon is not None else None
+        )
         extra: list[list[str]] = [[] for _ in spans]
         if self.settings.abbreviations:
             for mine, more in zip(
@@ -105,6 +107,11 @@ class DocumentContext:
             pos_tags = self.pos_tagger.tag(text, spans)
             for mine, more in zip(extra, pos_features(pos_tags), strict=True):
                 mine.extend(more)
+            # As every model with POS features was trained (the shipped anatomy member 2):
+            # the dictionary features then come from the POS tags, one per character of
+            # each tag, not from the lexicon. Changing this changes those models' features,
+            # so they would neither tag as trained nor retrain byte for byte.
+            dictionary = pos_tags
         if self.settings.clusters and self.clusters is not None:
             for mine, more in zip(extra, cluster_features(text, spans, self.clusters), strict=True):
                 mine.extend(more)
@@ -115,7 +122,7 @@ class DocumentContext:
         if self.candidates is not None:
             for mine, more in zip(extra, self.candidates(text, spans), strict=True):
                 mine.extend(more)
-        return sentence_features(text, spans, self.settings, tags, extra)
+        return sentence_features(text, spans, self.settings, dictionary, extra)
 
 
 class _ProgressTrainer(pycrfsuite.Trainer):
