@@ -231,3 +231,46 @@ def test_engine_failures_name_the_descriptor(tmp_path: Path) -> None:
     )
     assert any("missing.xml" in p for p in problems)
     assert any("nope.jar does not exist" in p for p in problems)
+
+
+def test_engine_in_a_workflow_with_two_workers(annotator_jar: Path, tmp_path: Path) -> None:
+    """Loaded and validated as a workflow step, run in two worker processes (each with
+    its own JVM) beside another step; the XMI written holds the engine's tokens."""
+    from casflow.pipeline.runner import RunOptions, run_workflow
+    from casflow.pipeline.workflow import load_workflow
+
+    texts = {f"d{i}": f"Document {i} has\nsome  words \U0001d6fc{i} here." for i in range(4)}
+    (tmp_path / "in").mkdir()
+    for name, text in texts.items():
+        (tmp_path / "in" / f"{name}.txt").write_text(text, encoding="utf-8")
+    _descriptor(tmp_path, TOKEN)
+    (tmp_path / "wf.yaml").write_text(
+        f"""\
+reader: {{component: text.reader.v1, config: {{input: in}}}}
+components:
+  - component: uima.engine.v1
+    view: system
+    config:
+      descriptor: space-tokenizer.xml
+      classpath: ["{annotator_jar}"]
+      produces: [{TOKEN}]
+  - component: sentences.rules.v1
+    view: system
+writers: [{{component: xmi.writer.v1}}]
+run: {{output: "{tmp_path / "out"}", jobs: 2, batch_size: 1, progress: false}}
+""",
+        encoding="utf-8",
+    )
+    workflow = load_workflow(tmp_path / "wf.yaml")
+    report = run_workflow(workflow, RunOptions(show_progress=False))
+    assert report.counts["ok"] == len(texts) and report.jobs == 2, report.failures
+    written = sorted((tmp_path / "out").rglob("*.xmi"))
+    assert len(written) == len(texts)
+    ts = load_typesystem()
+    for path in written:
+        with open(path, "rb") as f:
+            cas = cassis.load_cas_from_xmi(f, typesystem=ts)
+        view = cas.get_view("system")
+        text = texts[path.name.split(".")[0]]
+        assert view.sofa_string == text
+        assert [(t.begin, t.end) for t in view.select(TOKEN)] == _words(text)
