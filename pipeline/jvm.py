@@ -94,6 +94,9 @@ class JsonLinesJvm:
         self._process: subprocess.Popen[bytes] | None = None
         self._stderr: Any = None
         self._lock = threading.Lock()
+        #: Counts JVM starts: what a caller loaded into the JVM is gone when it changes
+        #: (a JVM that died is started again by the next request).
+        self.generation = 0
 
     def command(self) -> list[str]:
         """The ``java ...`` command line of the server."""
@@ -101,6 +104,7 @@ class JsonLinesJvm:
 
     def _start(self) -> subprocess.Popen[bytes]:
         command = self.command()
+        self.generation += 1
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the JVM
         self._process = subprocess.Popen(
             command,

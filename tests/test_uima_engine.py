@@ -177,6 +177,16 @@ def test_engine_adds_dkpro_tokens_with_exact_offsets_and_keeps_the_view(
         component.process(second)
         assert component._jvm is not None and component._jvm._process is process
         assert [(t.begin, t.end) for t in second.select(TOKEN)] == _words(other)
+
+        # A JVM that died is started again, with the engine loaded again, for the next one.
+        assert process is not None
+        process.kill()
+        process.wait()
+        _, third = _cas()
+        component.process(third)
+        assert [(t.begin, t.end) for t in third.select(TOKEN)] == _words(TEXT)
+        assert component._jvm._process is not process
+        process = component._jvm._process
     finally:
         component.close()
     assert process is not None and process.poll() is not None

@@ -77,6 +77,7 @@ class OpenNlpServer(JsonLinesJvm):
         self.jar = jar
         self.build_dir = build_dir
         self._loaded: set[tuple[str, str]] = set()
+        self._loaded_generation = 0
 
     def command(self) -> list[str]:
         problem = opennlp_missing() if self.jar is None else None
@@ -92,11 +93,12 @@ class OpenNlpServer(JsonLinesJvm):
     def load(self, kind: str, path: Path) -> str:
         """Load a model once per JVM; its key for later requests."""
         key = str(Path(path).resolve())
-        if not self.running:
+        if not self.running or self._loaded_generation != self.generation:
             self._loaded.clear()
         if (kind, key) not in self._loaded:
             try:
                 self.request("load", kind=kind, path=key)
+                self._loaded_generation = self.generation
             except OpenNlpError as exc:
                 raise OpenNlpError(
                     f"{path}: not an OpenNLP {kind} model OpenNLP 2 can load ({exc})"

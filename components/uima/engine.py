@@ -174,6 +174,7 @@ class UimaEngine(Processor[UimaEngineConfig]):
         self.descriptor, self.classpath = config.paths(self.context.workflow_dir)
         self._jvm: UimaEngineJvm | None = None
         self._engine: str | None = None
+        self._generation = 0  # the JVM start that holds self._engine
         self._engine_ts: cassis.TypeSystem | None = None
         self._ts_file: Path | None = None
         self._scratch: Path | None = None
@@ -201,7 +202,11 @@ class UimaEngine(Processor[UimaEngineConfig]):
     def _load(self, ts: cassis.TypeSystem) -> tuple[UimaEngineJvm, str, cassis.TypeSystem]:
         if self._jvm is None:
             self._jvm = shared_jvm()
-        if self._engine is None or not self._jvm.running:
+        if (
+            self._engine is None
+            or not self._jvm.running
+            or self._generation != self._jvm.generation
+        ):
             if self._scratch is None:
                 self._scratch = Path(tempfile.mkdtemp(prefix="casflow-uima-"))
             self._ts_file = self._scratch / "typesystem.xml"
@@ -220,6 +225,7 @@ class UimaEngine(Processor[UimaEngineConfig]):
                     "descriptor, its parameters and that classpath holds the engine's jars"
                 ) from exc
             self._engine = answer["engine"]
+            self._generation = self._jvm.generation
             self._engine_ts = cassis.load_typesystem(answer["typesystem"])
         assert self._engine is not None and self._engine_ts is not None
         return self._jvm, self._engine, self._engine_ts
