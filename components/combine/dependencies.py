@@ -31,6 +31,7 @@ from casflow.components.combine.base import (
 )
 from casflow.components.combine.reparse import MemberParse, combine_parses
 from casflow.components.combine.voting import weighted_choice
+from casflow.components.formats.cas_builders import ROOT_LABEL, dependency_annotation
 from casflow.typesystem import (
     DEPENDENCY,
     DEPENDENCY_ROOT,
@@ -41,8 +42,6 @@ from casflow.typesystem import (
 )
 
 Span = tuple[int, int]
-ROOT_LABEL = "ROOT"
-BASIC_FLAVOR = "basic"
 BASIC_FLAVORS = frozenset({"", "basic"})
 
 
@@ -114,28 +113,8 @@ class CombineDependencies(Combiner[CombineDependenciesConfig]):
                 )
             combined = combine_parses(len(words), parses, root_label=ROOT_LABEL)
             for word, head, label in zip(words, combined.heads, combined.labels, strict=True):
-                if head == 0:
-                    out.append(
-                        root_type(
-                            begin=word.begin,
-                            end=word.end,
-                            Governor=word,
-                            Dependent=word,
-                            DependencyType=ROOT_LABEL,
-                            flavor=BASIC_FLAVOR,
-                        )
-                    )
-                else:
-                    out.append(
-                        dep_type(
-                            begin=word.begin,
-                            end=word.end,
-                            Governor=words[head - 1],
-                            Dependent=word,
-                            DependencyType=label,
-                            flavor=BASIC_FLAVOR,
-                        )
-                    )
+                governor = None if head == 0 else words[head - 1]
+                out.append(dependency_annotation(dep_type, root_type, word, governor, label))
             if self.config.agreement:
                 out.append(self.agreement_annotation(view, sentence, combined.agreement))
         if self.config.pos and all(t.pos is None for t in tokens):

@@ -203,3 +203,37 @@ def linked_specs(
         for gene in genes
     ]
     return specs, [(a.begin, a.end) for a in unattached]
+
+
+#: DKPro Core's label of the relation a sentence's root has to itself, and the
+#: flavor of basic (tree) dependencies.
+ROOT_LABEL = "ROOT"
+BASIC_FLAVOR = "basic"
+
+
+def dependency_annotation(
+    dependency_type: Any, root_type: Any, dependent: Any, governor: Any | None, label: str
+) -> Any:
+    """One DKPro basic dependency over ``dependent``'s span, not yet added to a view.
+
+    A root (``governor`` None or the dependent itself) is DKPro's ROOT annotation
+    with the token as its own governor and the label ``ROOT``, as DKPro Core's
+    readers write it, whatever the tool called the relation.
+    """
+    if governor is None or governor is dependent:
+        return root_type(
+            begin=dependent.begin,
+            end=dependent.end,
+            Governor=dependent,
+            Dependent=dependent,
+            DependencyType=ROOT_LABEL,
+            flavor=BASIC_FLAVOR,
+        )
+    return dependency_type(
+        begin=dependent.begin,
+        end=dependent.end,
+        Governor=governor,
+        Dependent=dependent,
+        DependencyType=label,
+        flavor=BASIC_FLAVOR,
+    )

@@ -40,6 +40,7 @@ import cassis
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from casflow.components.formats.cas_builders import dependency_annotation
 from casflow.components.spacy.upos import UNKNOWN_UPOS
 from casflow.typesystem import (
     ANATOMY_MENTION,
@@ -66,8 +67,6 @@ ENTITY_TYPE_NAMES: dict[str, str] = {
     "anatomy": ANATOMY_MENTION,
     "named_entity": NAMED_ENTITY,
 }
-ROOT_LABEL = "ROOT"
-BASIC_FLAVOR = "basic"
 
 
 class EntityTarget(BaseModel):
@@ -351,28 +350,11 @@ class DocMapper:
                 # The whitespace token is a root: its first real dependent takes its place.
                 h = replacement_root.setdefault(h, i)
             dependent = token_fs[i]
-            if h == i:
-                new.append(
-                    make_root(
-                        begin=dependent.begin,
-                        end=dependent.end,
-                        Governor=dependent,
-                        Dependent=dependent,
-                        DependencyType=ROOT_LABEL,
-                        flavor=BASIC_FLAVOR,
-                    )
+            new.append(
+                dependency_annotation(
+                    make_dep, make_root, dependent, None if h == i else token_fs[h], string(deps[i])
                 )
-            else:
-                new.append(
-                    make_dep(
-                        begin=dependent.begin,
-                        end=dependent.end,
-                        Governor=token_fs[h],
-                        Dependent=dependent,
-                        DependencyType=string(deps[i]),
-                        flavor=BASIC_FLAVOR,
-                    )
-                )
+            )
 
     def _sentences(self, cols: _Columns, out: list[Any]) -> None:
         begins, ends, is_space, sent_starts = (

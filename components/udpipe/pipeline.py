@@ -27,6 +27,7 @@ from typing import Any, Literal
 import cassis
 from pydantic import Field, model_validator
 
+from casflow.components.formats.cas_builders import dependency_annotation
 from casflow.components.rules.sentences import structure_breaks, text_blocks
 from casflow.components.segmenters import SegmenterConfig, structure_type_problems
 from casflow.components.spacy.mapping import add_annotations
@@ -36,8 +37,6 @@ from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, LEMMA, POS, SENTENCE
 
 UdpipeLayer = Literal["sentences", "tokens", "pos", "lemma", "dependencies"]
 ALL_LAYERS: tuple[UdpipeLayer, ...] = ("sentences", "tokens", "pos", "lemma", "dependencies")
-ROOT_LABEL = "ROOT"
-BASIC_FLAVOR = "basic"
 
 Span = tuple[int, int]
 
@@ -280,28 +279,7 @@ def _dependencies(
             continue  # a later word of a multiword token: the surface token has its relation
         seen.add(id(token))
         head = tokens[word.head] if word.head is not None else token
-        if head is token:
-            relations.append(
-                make_root(
-                    begin=token.begin,
-                    end=token.end,
-                    Governor=token,
-                    Dependent=token,
-                    DependencyType=ROOT_LABEL,
-                    flavor=BASIC_FLAVOR,
-                )
-            )
-        else:
-            relations.append(
-                make_dep(
-                    begin=token.begin,
-                    end=token.end,
-                    Governor=head,
-                    Dependent=token,
-                    DependencyType=word.deprel,
-                    flavor=BASIC_FLAVOR,
-                )
-            )
+        relations.append(dependency_annotation(make_dep, make_root, token, head, word.deprel))
     return relations
 
 
