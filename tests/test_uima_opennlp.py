@@ -15,7 +15,7 @@ from casflow.components.opennlp.server import find_jar, opennlp_missing
 from casflow.components.uima.engine import UimaEngine, UimaEngineConfig, uima_missing
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
-from casflow.typesystem import SENTENCE, TOKEN, load_typesystem
+from casflow.typesystem import POS, SENTENCE, TOKEN, load_typesystem
 from tests.test_opennlp import tiny_opennlp_model, tiny_opennlp_training  # noqa: F401
 
 OPENNLP_UIMA_JAR = Path("/usr/share/java/opennlp-uima.jar")
@@ -53,9 +53,11 @@ DESCRIPTOR = """<?xml version="1.0" encoding="UTF-8"?>
         <multiValued>false</multiValued><mandatory>false</mandatory></configurationParameter>
       <configurationParameter><name>opennlp.uima.ContainerType</name><type>String</type>
         <multiValued>false</multiValued><mandatory>false</mandatory></configurationParameter>
+      <configurationParameter><name>opennlp.uima.POSFeature</name><type>String</type>
+        <multiValued>false</multiValued><mandatory>false</mandatory></configurationParameter>
     </configurationParameters>
     <configurationParameterSettings/>
-    <typeSystemDescription/>
+    {types}
   </analysisEngineMetaData>
   <externalResourceDependencies>
     <externalResourceDependency>
@@ -83,7 +85,16 @@ DESCRIPTOR = """<?xml version="1.0" encoding="UTF-8"?>
 TOOLS = {
     "sentences": ("sentdetect", "SentenceDetector", "SentenceModelResource"),
     "tokens": ("tokenize", "Tokenizer", "TokenizerModelResource"),
+    "pos": ("postag", "POSTagger", "POSModelResource"),
 }
+# The tagger writes its tag as a string feature of the token type: the engine's type
+# system adds one to DKPro Token (UIMA merges it into ours in the engine's CAS).
+POS_TAG_TYPES = f"""<typeSystemDescription><types><typeDescription>
+      <name>{TOKEN}</name><supertypeName>uima.tcas.Annotation</supertypeName>
+      <features><featureDescription>
+        <name>posTag</name><rangeTypeName>uima.cas.String</rangeTypeName>
+      </featureDescription></features>
+    </typeDescription></types></typeSystemDescription>"""
 
 TEXT = (
     "The Pax6 gene (Fig. 2) was cloned from mouse retina. Staining was weak in Fig. 3. "
@@ -100,17 +111,23 @@ def _engine(layer: str, model_dir: Path, folder: Path, **extra: str) -> UimaEngi
             annotator=annotator,
             resource=resource,
             model_url=(model_dir / MODEL_FILES[layer]).resolve().as_uri(),
+            types=POS_TAG_TYPES if layer == "pos" else "<typeSystemDescription/>",
         ),
         encoding="utf-8",
     )
     parameters: dict[str, str] = {"opennlp.uima.SentenceType": SENTENCE}
-    if layer == "tokens":
+    if layer != "sentences":
         parameters["opennlp.uima.TokenType"] = TOKEN
+    tags = {}
+    if layer == "pos":
+        parameters["opennlp.uima.POSFeature"] = "posTag"
+        tags = {f"{TOKEN}:posTag": {"type": POS, "value_feature": "PosValue", "link": "pos"}}
     parameters.update(extra)
     config = UimaEngineConfig(
         descriptor=str(descriptor),
         classpath=[str(OPENNLP_UIMA_JAR), str(find_jar())],
         parameters=parameters,
+        tags=tags,
     )
     return UimaEngine(config, RunContext(output_dir=folder))
 
@@ -121,6 +138,12 @@ def _view(text: str) -> cassis.Cas:
     return cas
 
 
+def _tags(view: cassis.Cas) -> list[tuple[int, int, str | None]]:
+    return sorted(
+        (t.begin, t.end, t.pos.PosValue if t.pos is not None else None) for t in view.select(TOKEN)
+    )
+
+
 def _spans(view: cassis.Cas, type_name: str) -> list[tuple[int, int]]:
     return sorted((a.begin, a.end) for a in view.select(type_name))
 
@@ -129,7 +152,8 @@ def test_opennlp_uima_annotators_agree_with_the_direct_component(
     tiny_opennlp_model: Path,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    engines = [_engine(layer, tiny_opennlp_model, tmp_path) for layer in ("sentences", "tokens")]
+    layers = ("sentences", "tokens", "pos")
+    engines = [_engine(layer, tiny_opennlp_model, tmp_path) for layer in layers]
     bridged = _view(TEXT)
     try:
         for engine in engines:
@@ -140,7 +164,7 @@ def test_opennlp_uima_annotators_agree_with_the_direct_component(
 
     direct_cls = registry().get("opennlp.pipeline.v1")
     direct_component = direct_cls(
-        direct_cls.Config(model=str(tiny_opennlp_model), layers=["sentences", "tokens"]),
+        direct_cls.Config(model=str(tiny_opennlp_model), layers=list(layers)),
         RunContext(output_dir=tmp_path),
     )
     direct = _view(TEXT)
@@ -155,13 +179,17 @@ def test_opennlp_uima_annotators_agree_with_the_direct_component(
     assert sentences == _spans(direct, SENTENCE)
     assert tokens == _spans(direct, TOKEN)
     assert all(TEXT[b:e].strip() == TEXT[b:e] and e > b for b, e in tokens)
+    # The tagger's tags, on the tokens as DKPro POS, as the direct component writes them.
+    assert _tags(bridged) == _tags(direct)
+    assert all(tag for _, _, tag in _tags(bridged))
+    assert len(list(bridged.select(POS))) == len(tokens)
 
 
 @pytest.mark.corpus
 def test_opennlp_uima_annotators_on_a_craft_article(craft_dir: Path, tmp_path: Path) -> None:
     """Models trained by casflow train on two CRAFT training articles; on a development
     article the bridged OpenNLP UIMA annotators give exactly the direct component's
-    sentences and tokens. The direct component detects sentences per structure block;
+    sentences, tokens and POS tags. The direct component detects sentences per structure block;
     the bridged detector gets the same blocks as its containers (ContainerType)."""
     from casflow.components.corpora.craft import CraftReader, CraftReaderConfig
     from casflow.components.rules.sentences import structure_breaks, text_blocks
@@ -181,11 +209,11 @@ gold:
     view: gold
     config:
       corpus: {craft_dir}
-      layers: [structure, sentences, tokens]
+      layers: [structure, sentences, tokens, pos]
       ontologies: []
   train: {{ids: {[str(i) for i in train]!r}}}
   dev: {{ids: ['{dev}']}}
-layers: [sentences, tokens]
+layers: [sentences, tokens, pos]
 model:
   component: train.opennlp.v1
   config: {{iterations: 20, cutoff: 3}}
@@ -204,7 +232,7 @@ output: {tmp_path / "out"}
     reader.load(DocumentRef(dev, str(reader.paths.text(dev))), direct)
     text = direct.sofa_string
     direct_cls = registry().get("opennlp.pipeline.v1")
-    direct_config = direct_cls.Config(model=str(model_dir), layers=["sentences", "tokens"])
+    direct_config = direct_cls.Config(model=str(model_dir), layers=["sentences", "tokens", "pos"])
     component = direct_cls(direct_config, RunContext(output_dir=tmp_path))
     blocks = [
         (b, e)
@@ -228,6 +256,7 @@ output: {tmp_path / "out"}
     engines = [
         _engine("sentences", model_dir, tmp_path, **{"opennlp.uima.ContainerType": PARAGRAPH}),
         _engine("tokens", model_dir, tmp_path),
+        _engine("pos", model_dir, tmp_path),
     ]
     try:
         for engine in engines:
@@ -240,3 +269,4 @@ output: {tmp_path / "out"}
     assert len(sentences) > 100 and len(tokens) > 3000
     assert sentences == _spans(direct, SENTENCE)
     assert tokens == _spans(direct, TOKEN)
+    assert _tags(bridged) == _tags(direct)

@@ -12,8 +12,10 @@ system the JVM reported.
 What comes back into the view: only the engine's NEW feature structures (those the
 engine indexed whose xmi:id did not go out, and what they reference), mapped onto our
 types by ``types``. The view is never replaced: its annotations stay the objects they
-were, and changes the engine makes to them (a feature set on an existing Token) are not
-carried back. A new structure that points at one that went out points at the view's
+were, and changes the engine makes to them are not carried back, with one declared
+exception: a string feature named under ``tags`` (OpenNLP's POS tagger writes its tag
+as a string on the Token) becomes one of our annotations (a DKPro POS) linked from the
+structure, new or the view's own. A new structure that points at one that went out points at the view's
 own original. UIMA's DocumentAnnotation, which Java adds to every view, is not copied.
 
 Offsets: XMI counts UTF-16 units; casflow's writer and cassis convert, so the view's
@@ -32,7 +34,7 @@ from typing import Any
 
 import cassis
 from cassis.typesystem import FeatureStructure
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from casflow.cas.xmi import cas_to_xmi_bytes
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
@@ -73,6 +75,17 @@ class TypeMapping(ComponentConfig):
     )
 
 
+class TagMapping(ComponentConfig):
+    """A string feature the engine sets, made into one of our annotations (the way
+    DKPro Core maps a tool's tag onto its POS types)."""
+
+    type: str = Field(description="Our annotation type made per value, e.g. DKPro POS.")
+    value_feature: str = Field(description="Its feature that receives the value (PosValue).")
+    link: str | None = Field(
+        None, description="Feature of the tagged structure that points at it (Token: pos)."
+    )
+
+
 ParameterValue = str | int | float | bool | list[str] | list[int] | list[bool]
 
 
@@ -98,6 +111,12 @@ class UimaEngineConfig(ComponentConfig):
         default_factory=list,
         description="Engine types whose new structures are not copied into the view.",
     )
+    tags: dict[str, TagMapping] = Field(
+        default_factory=dict,
+        description="'EngineType:feature' -> annotation made from the string the engine "
+        "sets there, on new structures and on the view's own (the one change to them "
+        "that comes back), e.g. OpenNLP's POS tagger's tag on Token.",
+    )
     requires: list[str] = Field(
         default_factory=list,
         description="Our type names the engine reads from the view (checked in the chain).",
@@ -106,6 +125,14 @@ class UimaEngineConfig(ComponentConfig):
         default_factory=list,
         description="Our type names the engine's output becomes (checked in the chain).",
     )
+
+    @field_validator("tags")
+    @classmethod
+    def _tag_keys(cls, tags: dict[str, TagMapping]) -> dict[str, TagMapping]:
+        for key in tags:
+            if ":" not in key:
+                raise ValueError(f"tags: {key!r} must be 'EngineType:feature'")
+        return tags
 
     def paths(self, base: Path | None) -> tuple[Path, list[Path]]:
         root = base or Path.cwd()
@@ -272,8 +299,36 @@ class UimaEngine(Processor[UimaEngineConfig]):
             if fs.xmiID not in by_id and not _ignored(fs, engine_ts, self.config.ignore_types)
         ]
         added = [_copy(fs, memo, mapper, by_id) for fs in new]
+        added += self._tags(returned, ts, by_id, memo)
         for fs in added:
             view.add(fs)
+
+    def _tags(
+        self,
+        returned: cassis.Cas,
+        ts: cassis.TypeSystem,
+        by_id: dict[int, Any],
+        memo: dict[int, tuple[Any, Any]],
+    ) -> list[Any]:
+        made = []
+        for key, rule in self.config.tags.items():
+            type_name, feature = key.rsplit(":", 1)
+            tag_type = ts.get_type(rule.type)
+            for fs in returned.select(type_name):
+                value = fs.get(feature)
+                if value is None:
+                    continue
+                target = (
+                    by_id.get(fs.xmiID) if fs.xmiID in by_id else memo.get(id(fs), (0, None))[1]
+                )
+                if target is None:
+                    continue  # an ignored type
+                tag = tag_type(begin=target.begin, end=target.end)
+                tag.set(rule.value_feature, value)
+                if rule.link:
+                    target.set(rule.link, tag)
+                made.append(tag)
+        return made
 
     def _mapper(self, ts: cassis.TypeSystem) -> Callable[[str], tuple[Any, dict[str, str | None]]]:
         def mapped(type_name: str) -> tuple[Any, dict[str, str | None]]:
@@ -285,7 +340,12 @@ class UimaEngine(Processor[UimaEngineConfig]):
                     f"system; map it under types: ({type_name}: {{type: OurType}}) or list it "
                     "in ignore_types"
                 )
-            return ts.get_type(target), (rule.features if rule else {})
+            renames: dict[str, str | None] = dict(rule.features) if rule else {}
+            for key in self.config.tags:
+                tagged_type, feature = key.rsplit(":", 1)
+                if tagged_type == type_name:
+                    renames.setdefault(feature, None)  # it becomes a tag annotation
+            return ts.get_type(target), renames
 
         return mapped
 
