@@ -53,7 +53,12 @@ def main() -> int:
         cas.add(typesystem.get_type(SENTENCE)(begin=0, end=len(example.text)))
         component.process(cas)
         system = [(m.begin, m.end, "GENE") for m in cas.select(GENE_MENTION)]
-        add_counts(total, unit_counts(example.mentions, system, with_alternatives=True))
+        add_counts(
+            total,
+            unit_counts(
+                example.mentions, system, with_alternatives=True, accepted=example.accepted
+            ),
+        )
     seconds = time.time() - started
     scores = score_mentions(total)
     print(f"BC2GM devel, {len(examples)} sentences, model {args.model}, {seconds:.0f} s")

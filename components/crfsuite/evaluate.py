@@ -20,16 +20,29 @@ def gold_mentions(mentions: Iterable[GoldMention], alternatives: bool) -> list[M
 
 
 def unit_counts(
-    gold: Iterable[GoldMention], system: Predicted, *, with_alternatives: bool
+    gold: Iterable[GoldMention],
+    system: Predicted,
+    *,
+    with_alternatives: bool,
+    accepted: Iterable[tuple[int, int]] = (),
 ) -> Counts:
-    """Strict counts (and ``alt_eval`` counts when ``with_alternatives``) for one unit."""
+    """Strict counts (and ``alt_eval`` counts when ``with_alternatives``) for one unit.
+
+    ``accepted``: the unit's alternative spans that belong to no gold mention, which
+    alt_eval.perl also accepts (see :func:`alt_eval_counts`).
+    """
     system_mentions = [Mention(b, e, label) for b, e, label in system]
     gold = list(gold)
     counts = mention_counts(
         gold_mentions(gold, False), system_mentions, criteria=(STRICT,), errors_for=()
     ).counts
     if with_alternatives:
-        add_counts(counts, alt_eval_counts(gold_mentions(gold, True), system_mentions).counts)
+        add_counts(
+            counts,
+            alt_eval_counts(
+                gold_mentions(gold, True), system_mentions, accepted=accepted
+            ).counts,
+        )
     return counts
 
 

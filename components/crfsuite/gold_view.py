@@ -16,7 +16,7 @@ from typing import Any
 import cassis
 
 from casflow.components.crfsuite.tokenize import Span, tokenize
-from casflow.typesystem import SENTENCE, short_name
+from casflow.typesystem import ALTERNATIVE, SENTENCE, short_name
 
 
 @dataclass
@@ -47,6 +47,10 @@ class MentionDocument:
     text: str
     sentences: list[Span]
     mentions: list[GoldMention]
+    #: every accepted alternative span of the document (BioCreative ``Alternative``), those
+    #: that belong to no gold mention included: alt_eval.perl accepts a system mention equal
+    #: to any of them
+    accepted: tuple[Span, ...] = ()
     #: one per sentence, on casflow tokens; mentions assigned to the sentence they start in
     examples: list[Example] = field(default_factory=list)
 
@@ -106,4 +110,5 @@ def mention_document(
         Example(f"{doc_id}#{number}", text, tokenize(text, begin, end), found)
         for number, ((begin, end), found) in enumerate(zip(sentences, by_sentence, strict=True))
     ]
-    return MentionDocument(doc_id, text, sentences, mentions, examples)
+    accepted = tuple(sorted({(a.begin, a.end) for a in view.select(ALTERNATIVE)}))
+    return MentionDocument(doc_id, text, sentences, mentions, accepted, examples)

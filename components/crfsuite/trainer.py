@@ -537,7 +537,13 @@ class CrfMentionTrainer(Trainer[CrfMentionTrainerConfig]):
             component.process(cas)
             system = [(m.begin, m.end, m.value) for m in cas.select(self.mention_type)]
             add_counts(
-                total, unit_counts(document.mentions, system, with_alternatives=alternatives)
+                total,
+                unit_counts(
+                    document.mentions,
+                    system,
+                    with_alternatives=alternatives,
+                    accepted=document.accepted,
+                ),
             )
         component.close()
         return self._scores(score_mentions(total))
