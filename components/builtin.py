@@ -84,6 +84,7 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "tokens.scispacy.v1": "casflow.components.spacy.segmenters:ScispacyTokens",
     # UDPipe 1
     "udpipe.v1": "casflow.components.udpipe.pipeline:UdpipePipeline",
+    "stanza.pipeline.v1": "casflow.components.stanza.pipeline:StanzaPipeline",
     # Apache OpenNLP (one JVM per worker)
     "opennlp.pipeline.v1": "casflow.components.opennlp.pipeline:OpenNlpPipeline",
     # any Apache UIMA Java analysis engine (one JVM per worker)

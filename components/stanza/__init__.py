@@ -1,0 +1,1 @@
+"""Stanza (stanfordnlp/stanza) wrapped as a casflow component (``stanza.pipeline.v1``)."""

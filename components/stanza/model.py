@@ -1,0 +1,199 @@
+"""Loading a Stanza pipeline from local files only (never a download).
+
+Two ways to name the models, combinable:
+
+- ``resources_dir``: a Stanza resources directory (``stanza.download(...)`` wrote it on
+  some machine: ``resources.json`` plus ``<lang>/<processor>/<package>.pt``), with
+  ``package`` / ``processor_packages`` choosing the packages (``craft``, ``genia``,
+  ``anatem``, ...) as ``stanza.Pipeline`` does;
+- ``model_files``: per processor the model file and its pretrain / charlm files (e.g.
+  models trained with Stanza's own trainers). Without ``resources_dir`` an empty
+  resources file in a private folder stands in for ``resources.json``, so Stanza
+  resolves nothing by itself and looks for nothing on the network.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from casflow.pipeline.component import ComponentConfig
+
+StanzaProcessor = Literal["tokenize", "mwt", "pos", "lemma", "depparse", "ner", "constituency"]
+#: Stanza's own run order (its PIPELINE_NAMES, restricted to what casflow maps).
+PROCESSOR_ORDER: tuple[StanzaProcessor, ...] = (
+    "tokenize",
+    "mwt",
+    "pos",
+    "lemma",
+    "depparse",
+    "ner",
+    "constituency",
+)
+
+
+class ModelFiles(ComponentConfig):
+    """One processor's files (relative paths also from the workflow's folder)."""
+
+    model: str = Field(description="The processor's model file (.pt).")
+    pretrain: str | None = Field(
+        None,
+        description="Word vectors in Stanza's pretrain format (pos, depparse, ner, constituency).",
+    )
+    forward_charlm: str | None = Field(
+        None, description="Forward character LM, if trained with one."
+    )
+    backward_charlm: str | None = Field(
+        None, description="Backward character LM, if trained with one."
+    )
+
+
+def stanza_missing() -> str | None:
+    if importlib.util.find_spec("stanza") is None:
+        return (
+            "Stanza is not installed: install PyTorch's CPU build first "
+            "(pip install torch==2.13.0; a plain torch requirement pulls 2.8 GB of CUDA "
+            "wheels), then pip install 'casflow[stanza]'"
+        )
+    return None
+
+
+def resolve(path: str, workflow_dir: Path) -> Path:
+    candidate = Path(path).expanduser()
+    if candidate.is_absolute() or candidate.exists():
+        return candidate
+    return workflow_dir / candidate
+
+
+def file_problems(
+    lang: str,
+    processors: Mapping[StanzaProcessor, str],
+    resources_dir: str | None,
+    model_files: Mapping[StanzaProcessor, ModelFiles],
+    workflow_dir: Path,
+    pretokenized: bool = False,
+) -> list[str]:
+    """Every missing file, each with what to download or train and where it goes."""
+    problems: list[str] = []
+    for name, files in model_files.items():
+        for role, value in files.model_dump().items():
+            if value is not None and not resolve(value, workflow_dir).is_file():
+                problems.append(
+                    f"model_files.{name}.{role}: no file at {resolve(value, workflow_dir)}"
+                )
+    # lemma: identity is Stanza's model-free lemmatizer (the word itself).
+    from_resources = [
+        p
+        for p in processors
+        if p not in model_files and not (p == "lemma" and processors[p] == "identity")
+    ]
+    if not from_resources:
+        return problems
+    if resources_dir is None:
+        problems.append(
+            f"processors {', '.join(from_resources)} have no model_files and no resources_dir "
+            "is set: give each a model file, or a Stanza resources directory"
+        )
+        return problems
+    root = resolve(resources_dir, workflow_dir)
+    if not (root / "resources.json").is_file():
+        problems.append(
+            f"resources_dir {root} has no resources.json: on a machine with network run "
+            f"python -c \"import stanza; stanza.download('{lang}', model_dir='{root}', "
+            f'processors={dict((p, processors[p]) for p in from_resources)!r})" and copy the '
+            "folder here (casflow never downloads at run time)"
+        )
+        return problems
+    for name in from_resources:
+        package = processors[name]
+        if package == "default":
+            continue  # the language's default package: Stanza resolves it at load
+        model = root / lang / name / f"{package}.pt"
+        if not model.is_file():
+            problems.append(
+                f"no Stanza {name} model {package!r} at {model}: download it with "
+                f"stanza.download('{lang}', model_dir='{root}', package=None, "
+                f"processors={{'{name}': '{package}'}}) on a machine with network"
+            )
+    return problems
+
+
+_EMPTY_RESOURCES: Path | None = None
+
+
+def _empty_resources_dir() -> Path:
+    # Stanza insists on a resources.json; an empty one makes it resolve nothing itself.
+    global _EMPTY_RESOURCES
+    if _EMPTY_RESOURCES is None or not (_EMPTY_RESOURCES / "resources.json").is_file():
+        folder = Path(tempfile.mkdtemp(prefix="casflow-stanza-"))
+        (folder / "resources.json").write_text("{}")
+        _EMPTY_RESOURCES = folder
+    return _EMPTY_RESOURCES
+
+
+def build_pipeline(
+    lang: str,
+    processors: Mapping[StanzaProcessor, str],
+    resources_dir: str | None,
+    model_files: Mapping[StanzaProcessor, ModelFiles],
+    workflow_dir: Path,
+    options: Mapping[str, Any],
+    pretokenized: bool = False,
+) -> Any:
+    """A ``stanza.Pipeline`` on the CPU with ``download_method=None``."""
+    problems = file_problems(
+        lang, processors, resources_dir, model_files, workflow_dir, pretokenized
+    )
+    if problems:
+        raise FileNotFoundError("; ".join(problems))
+    import stanza
+
+    kwargs: dict[str, Any] = dict(options)
+    processors = dict[StanzaProcessor, str](processors)
+    if pretokenized:
+        # Stanza's taggers require a tokenize processor; pretokenized, it loads no model.
+        processors.setdefault("tokenize", "default")
+        kwargs["tokenize_pretokenized"] = True
+    if processors.get("lemma") == "identity" and "lemma" not in model_files:
+        # Without a resources.json entry Stanza would look for a lemma model file.
+        kwargs["lemma_use_identity"] = True
+    for name, files in model_files.items():
+        kwargs[f"{name}_model_path"] = str(resolve(files.model, workflow_dir))
+        if files.pretrain:
+            kwargs[f"{name}_pretrain_path"] = str(resolve(files.pretrain, workflow_dir))
+        if files.forward_charlm:
+            kwargs[f"{name}_forward_charlm_path"] = str(resolve(files.forward_charlm, workflow_dir))
+        if files.backward_charlm:
+            kwargs[f"{name}_backward_charlm_path"] = str(
+                resolve(files.backward_charlm, workflow_dir)
+            )
+    if resources_dir is not None:
+        folder = resolve(resources_dir, workflow_dir)
+        unknown_language = not _language_known(folder, lang)
+    else:
+        folder = _empty_resources_dir()
+        unknown_language = True
+    return stanza.Pipeline(
+        lang=lang,
+        dir=str(folder),
+        processors=dict(processors),
+        download_method=None,
+        use_gpu=False,
+        logging_level=logging.getLevelName(logging.WARNING),
+        allow_unknown_language=unknown_language,
+        **kwargs,
+    )
+
+
+def _language_known(folder: Path, lang: str) -> bool:
+    try:
+        return lang in json.loads((folder / "resources.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False

@@ -1,0 +1,566 @@
+"""``stanza.pipeline.v1``: any Stanza pipeline over a CAS view, from local model files.
+
+Written as DKPro types with exact character offsets: Sentence; Token; POS with XPOS as
+``PosValue`` and UPOS as ``coarseValue`` (linked from ``Token.pos``); Lemma (linked
+from ``Token.lemma``); basic Dependency with the root a DKPro ``ROOT`` whose Governor
+is its Dependent and whose DependencyType is "ROOT" (as ``spacy.pipeline.v1``);
+entities as GeneMention / AnatomyMention / NamedEntity through a label mapping
+(presets for Stanza's biomedical NER packages, see :mod:`.presets`); constituency
+trees as one DKPro ``ROOT`` per sentence with ``TreebankConstituent`` children
+(constituentType, syntacticFunction from function tags such as ``NP-SBJ``, parent,
+children) over the sentence's tokens, and a ``PennTree``.
+
+Multi-word tokens (Stanza's mwt: one surface token, several syntactic words): when the
+words spell the surface text exactly (``cannot`` -> ``can`` + ``not``), each word
+becomes a Token at its own offsets inside the surface token; otherwise (``du`` ->
+``de`` + ``le``) the surface token is one Token carrying the analysis of the word that
+heads the others (its head lies outside the token), relations between the words of
+one token are not written, and the sentence gets no constituency tree (a tree's leaves
+are the words, which then have no Token each).
+
+- Raw text is given to Stanza one structure block at a time (as the other segmenters),
+  all blocks of a batch of documents in one ``bulk_process`` call.
+- ``use_existing_sentences`` + ``use_existing_tokens``: the view's tokens, grouped by
+  the view's sentences, go to Stanza's pretokenized mode (``tokenize_pretokenized``);
+  POS, Lemma, dependencies, entities and trees attach to those tokens.
+- ``use_existing_sentences`` alone: each Sentence is tokenized on its own with Stanza's
+  ``tokenize_no_ssplit`` (one Stanza sentence, split only at a blank line inside it);
+  no Sentence is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import cassis
+from pydantic import Field, model_validator
+
+from casflow.components.formats.penn.alignment import (
+    CONSTITUENT_LAYER,
+    AlignedTree,
+    TreeTypes,
+    build_constituents,
+)
+from casflow.components.formats.penn.parse import Tree, escape_token, format_tree
+from casflow.components.rules.sentences import structure_breaks, text_blocks
+from casflow.components.segmenters import SegmenterConfig, structure_type_problems
+from casflow.components.spacy.mapping import (
+    ENTITY_TYPE_NAMES,
+    EntityTarget,
+    UnmappedEntities,
+    add_annotations,
+)
+from casflow.components.stanza.model import (
+    ModelFiles,
+    StanzaProcessor,
+    build_pipeline,
+    file_problems,
+    stanza_missing,
+)
+from casflow.components.stanza.presets import NER_PRESETS, StanzaNerPreset
+from casflow.pipeline.component import Processor, RunContext
+from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, LEMMA, POS, SENTENCE, TOKEN
+
+StanzaLayer = Literal[
+    "sentences", "tokens", "pos", "lemma", "dependencies", "entities", "constituents"
+]
+ALL_LAYERS: tuple[StanzaLayer, ...] = (
+    "sentences",
+    "tokens",
+    "pos",
+    "lemma",
+    "dependencies",
+    "entities",
+    "constituents",
+)
+#: The processor each layer needs.
+LAYER_PROCESSOR: dict[str, StanzaProcessor] = {
+    "sentences": "tokenize",
+    "tokens": "tokenize",
+    "pos": "pos",
+    "lemma": "lemma",
+    "dependencies": "depparse",
+    "entities": "ner",
+    "constituents": "constituency",
+}
+DEFAULT_PROCESSORS: dict[StanzaProcessor, str] = {
+    "tokenize": "default",
+    "pos": "default",
+    "lemma": "default",
+    "depparse": "default",
+}
+ROOT_LABEL = "ROOT"
+BASIC_FLAVOR = "basic"
+
+Span = tuple[int, int]
+
+
+class StanzaConfig(SegmenterConfig):
+    lang: str = Field("en", description="Stanza language code.")
+    processors: dict[StanzaProcessor, str] = Field(
+        default_factory=lambda: dict(DEFAULT_PROCESSORS),
+        description="Processors to run, each with its Stanza package (e.g. craft, genia, "
+        "anatem; 'default' for the language's default); the package is ignored for a "
+        "processor given in model_files.",
+    )
+    resources_dir: str | None = Field(
+        None,
+        description="Stanza resources directory (resources.json and <lang>/<processor>/"
+        "<package>.pt, as stanza.download writes it); never downloaded at run time.",
+    )
+    model_files: dict[StanzaProcessor, ModelFiles] = Field(
+        default_factory=dict,
+        description="Local model files per processor (model, pretrain, charlm), e.g. models "
+        "trained with Stanza's trainers.",
+    )
+    layers: list[StanzaLayer] | None = Field(
+        None,
+        description=f"Layers to write, from: {', '.join(ALL_LAYERS)}; default: every layer "
+        "the processors provide.",
+    )
+    use_existing_tokens: bool = Field(
+        False,
+        description="Tag and parse the view's Tokens in Stanza's pretokenized mode (needs "
+        "use_existing_sentences; no Token or Sentence is written).",
+    )
+    use_existing_sentences: bool = Field(
+        False, description="Take the view's Sentence annotations as the sentences (none written)."
+    )
+    ner_preset: StanzaNerPreset | None = Field(
+        None,
+        description=f"Label mapping of a Stanza NER package: {', '.join(NER_PRESETS)}.",
+    )
+    entity_mapping: dict[str, EntityTarget] = Field(
+        default_factory=dict,
+        description="Stanza NER label -> {type: gene|anatomy|named_entity, value: class}; "
+        "overrides the preset's entries.",
+    )
+    unmapped_entities: UnmappedEntities = Field(
+        "named_entity", description="Labels not mapped: named_entity (NamedEntity) or drop."
+    )
+    batch_size: int = Field(
+        32, ge=1, description="Sentences per batch of Stanza's taggers and parsers."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> StanzaConfig:
+        if self.use_existing_tokens and not self.use_existing_sentences:
+            raise ValueError(
+                "use_existing_tokens needs use_existing_sentences: Stanza's pretokenized mode "
+                "takes sentences of tokens (run a sentence splitter first)"
+            )
+        if not self.use_existing_tokens and "tokenize" not in self.processors:
+            raise ValueError(
+                "processors has no tokenize: add it, or set use_existing_tokens and "
+                "use_existing_sentences to analyse the view's tokens"
+            )
+        if self.layers is not None:
+            missing = sorted(
+                {LAYER_PROCESSOR[layer] for layer in self.layers} - set(self.processors)
+            )
+            if missing:
+                raise ValueError(
+                    f"layers {self.layers} need the processors {missing}: add them to processors"
+                )
+            needs_tokens = set(self.layers) - {"sentences"}
+            if needs_tokens and "tokens" not in self.layers and not self.use_existing_tokens:
+                raise ValueError(
+                    f"layers {sorted(needs_tokens)} attach to tokens: add 'tokens' to layers "
+                    "or set use_existing_tokens: true"
+                )
+        return self
+
+    def chosen_layers(self) -> set[str]:
+        if self.layers is not None:
+            return set(self.layers)
+        return {layer for layer, proc in LAYER_PROCESSOR.items() if proc in self.processors}
+
+    def written_layers(self) -> set[str]:
+        skip = set()
+        if self.use_existing_tokens:
+            skip.add("tokens")
+        if self.use_existing_sentences:
+            skip.add("sentences")
+        return self.chosen_layers() - skip
+
+    def label_mapping(self) -> dict[str, EntityTarget]:
+        merged = dict(NER_PRESETS[self.ner_preset]) if self.ner_preset else {}
+        merged.update(self.entity_mapping)
+        return merged
+
+
+@dataclass
+class _Unit:
+    """One Stanza input: a block of raw text, or one sentence of existing tokens."""
+
+    view: int
+    offset: int  # where the block starts in the view's text (raw text only)
+    text: str
+    tokens: list[Any] | None = None  # existing CAS tokens (pretokenized)
+
+
+class StanzaPipeline(Processor[StanzaConfig]):
+    name = "stanza.pipeline.v1"
+    description = (
+        "Runs a Stanza pipeline from local files: sentences, tokens (multi-word tokens "
+        "split where exact), POS (XPOS and UPOS), lemmas, DKPro dependencies, entities "
+        "(gene/anatomy presets), constituency trees; can take the view's sentences and tokens."
+    )
+
+    def __init__(self, config: StanzaConfig, context: RunContext | None = None) -> None:
+        super().__init__(config, context)
+        problem = stanza_missing()
+        if problem:
+            raise ImportError(problem)
+        options: dict[str, Any] = {}
+        if config.use_existing_sentences and not config.use_existing_tokens:
+            options["tokenize_no_ssplit"] = True
+        for name in config.processors:
+            if name != "tokenize":
+                options[f"{name}_batch_size"] = config.batch_size
+        self.nlp = build_pipeline(
+            config.lang,
+            config.processors,
+            config.resources_dir,
+            config.model_files,
+            self.context.workflow_dir,
+            options,
+            pretokenized=config.use_existing_tokens,
+        )
+        self.writer = DocumentWriter(
+            config.written_layers(), config.label_mapping(), config.unmapped_entities
+        )
+
+    @classmethod
+    def requirements(cls, config: StanzaConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        requires = []
+        if config.use_existing_tokens:
+            requires.append(TOKEN)
+        if config.use_existing_sentences:
+            requires.append(SENTENCE)
+        layers = config.written_layers()
+        produces: list[str] = []
+        if "sentences" in layers:
+            produces.append(SENTENCE)
+        if "tokens" in layers:
+            produces.append(TOKEN)
+        if "pos" in layers:
+            produces += [POS, f"{TOKEN}:pos"]
+        if "lemma" in layers:
+            produces += [LEMMA, f"{TOKEN}:lemma"]
+        if "dependencies" in layers:
+            produces += [DEPENDENCY, DEPENDENCY_ROOT]
+        if "entities" in layers:
+            kinds = {target.type for target in config.label_mapping().values()}
+            if config.unmapped_entities == "named_entity":
+                kinds.add("named_entity")
+            produces += [ENTITY_TYPE_NAMES[k] for k in ENTITY_TYPE_NAMES if k in kinds]
+        if "constituents" in layers:
+            produces += list(CONSTITUENT_LAYER)
+        return tuple(requires), tuple(produces)
+
+    @classmethod
+    def views_read(cls, config: StanzaConfig) -> dict[str, tuple[str, ...]]:
+        return {config.structure_view: ()} if config.structure_view else {}
+
+    @classmethod
+    def check_config(cls, config: StanzaConfig, context: RunContext) -> list[str]:
+        problem = stanza_missing()
+        if problem:
+            return [f"{cls.name}: {problem}"]
+        problems = structure_type_problems(config)
+        problems += file_problems(
+            config.lang,
+            config.processors,
+            config.resources_dir,
+            config.model_files,
+            context.workflow_dir,
+            pretokenized=config.use_existing_tokens,
+        )
+        return [f"{cls.name}: {p}" for p in problems]
+
+    # -- input units ---------------------------------------------------------------------
+
+    def _units(self, index: int, view: cassis.Cas) -> list[_Unit]:
+        text = view.sofa_string or ""
+        if not text.strip():
+            return []
+        if self.config.use_existing_sentences:
+            regions = sorted((s.begin, s.end) for s in view.select(SENTENCE))
+        else:
+            source = (
+                view.get_view(self.config.structure_view) if self.config.structure_view else view
+            )
+            regions = text_blocks(
+                text,
+                structure_breaks(source, self.config.structure_types),
+                split_at_blank_lines=self.config.split_at_blank_lines,
+                split_at_newlines=self.config.split_at_newlines,
+            )
+        if not self.config.use_existing_tokens:
+            return [_Unit(index, b, text[b:e]) for b, e in regions if text[b:e].strip()]
+        tokens = sorted(
+            (t for t in view.select(TOKEN) if t.end > t.begin), key=lambda t: (t.begin, t.end)
+        )
+        units = []
+        position = 0
+        for begin, end in regions:
+            while position < len(tokens) and tokens[position].begin < begin:
+                position += 1  # outside every sentence: not analysed
+            inside = []
+            while position < len(tokens) and tokens[position].begin < end:
+                inside.append(tokens[position])
+                position += 1
+            if inside:
+                units.append(_Unit(index, begin, text[begin:end], inside))
+        return units
+
+    def _documents(self, units: Sequence[_Unit]) -> list[Any]:
+        from stanza.models.common.doc import ID, TEXT, Document
+
+        documents = []
+        for unit in units:
+            if unit.tokens is None:
+                documents.append(Document([], text=unit.text))
+            else:
+                words = [
+                    unit.text[t.begin - unit.offset : t.end - unit.offset] for t in unit.tokens
+                ]
+                # Stanza splits a token at whitespace nowhere in pretokenized mode, but its
+                # vocabularies never saw inner spaces: a no-break space keeps the word whole.
+                words = ["\u00a0".join(w.split()) or w for w in words]
+                sentence = [{ID: (i,), TEXT: w} for i, w in enumerate(words, 1)]
+                documents.append(Document([sentence], text=" ".join(words)))
+        return documents
+
+    # -- processing ----------------------------------------------------------------------
+
+    def process(self, view: cassis.Cas) -> None:
+        self.process_batch([view])
+
+    def process_batch(self, views: Sequence[cassis.Cas]) -> None:
+        units = [unit for i, view in enumerate(views) for unit in self._units(i, view)]
+        if not units:
+            return
+        # Everything is analysed before any view is touched: a failure leaves them unchanged.
+        analysed = self.nlp.bulk_process(self._documents(units))
+        new: list[list[Any]] = [[] for _ in views]
+        for unit, document in zip(units, analysed, strict=True):
+            view = views[unit.view]
+            self.writer.write(view, unit, document, new[unit.view])
+        for view, added in zip(views, new, strict=True):
+            add_annotations(view, added)
+
+
+class DocumentWriter:
+    """Writes analysed Stanza Documents into CAS views (the mapping, apart from loading)."""
+
+    def __init__(
+        self,
+        layers: set[str],
+        mapping: dict[str, EntityTarget],
+        unmapped: UnmappedEntities = "named_entity",
+    ) -> None:
+        self.layers = layers
+        self.mapping = mapping
+        self.unmapped = unmapped
+
+    def write(self, view: cassis.Cas, unit: _Unit, document: Any, new: list[Any]) -> None:
+        text = view.sofa_string or ""
+        layers = self.layers
+        ts = view.typesystem
+        types = _Types(ts)
+        sentences = document.sentences
+        if unit.tokens is not None:
+            words_tokens = [list(unit.tokens)]
+            if len(sentences) != 1 or len(sentences[0].words) != len(unit.tokens):
+                raise ValueError(
+                    f"Stanza returned {sum(len(s.words) for s in sentences)} words in "
+                    f"{len(sentences)} sentences for {len(unit.tokens)} pretokenized tokens"
+                )
+        else:
+            words_tokens = [
+                self._tokens_of(sentence, text, unit.offset, types, new) for sentence in sentences
+            ]
+        for sentence, word_tokens in zip(sentences, words_tokens, strict=True):
+            if not word_tokens:
+                continue
+            self._analyses(sentence, word_tokens, types, new)
+            if "sentences" in layers:
+                new.append(types.sentence(begin=word_tokens[0].begin, end=word_tokens[-1].end))
+            if "entities" in layers:
+                self._entities(sentence, word_tokens, types, new)
+            if "constituents" in layers and getattr(sentence, "constituency", None) is not None:
+                self._tree(sentence, word_tokens, ts, new)
+
+    def _tokens_of(
+        self, sentence: Any, text: str, offset: int, types: _Types, new: list[Any]
+    ) -> list[Any]:
+        """One CAS Token per word (shared by the words of an unsplittable multi-word token)."""
+        word_tokens: list[Any] = []
+        write = "tokens" in self.layers
+        for token in sentence.tokens:
+            begin, end = _trim(text, offset + token.start_char, offset + token.end_char)
+            if begin >= end:
+                raise ValueError(
+                    f"Stanza token {token.text!r} at {token.start_char}-{token.end_char} covers "
+                    "only whitespace"
+                )
+            words = token.words
+            pieces = _split(text, begin, end, [w.text for w in words])
+            if pieces is None:
+                made = types.token(begin=begin, end=end)
+                word_tokens += [made] * len(words)
+                if write:
+                    new.append(made)
+            else:
+                for b, e in pieces:
+                    made = types.token(begin=b, end=e)
+                    word_tokens.append(made)
+                    if write:
+                        new.append(made)
+        return word_tokens
+
+    def _analyses(
+        self, sentence: Any, word_tokens: list[Any], types: _Types, new: list[Any]
+    ) -> None:
+        layers = self.layers
+        words = sentence.words
+        # Per CAS token, the word that speaks for it: the first whose head lies outside it.
+        speaker: dict[int, int] = {}
+        for i in range(len(words)):
+            key = id(word_tokens[i])
+            if key not in speaker or (
+                not _outside(words, word_tokens, speaker[key]) and _outside(words, word_tokens, i)
+            ):
+                speaker[key] = i
+        for i, word in enumerate(words):
+            token = word_tokens[i]
+            if speaker[id(token)] != i:
+                continue
+            if "pos" in layers and (word.xpos or word.upos):
+                token.pos = types.pos(
+                    begin=token.begin,
+                    end=token.end,
+                    PosValue=word.xpos or None,
+                    coarseValue=word.upos or None,
+                )
+                new.append(token.pos)
+            if "lemma" in layers and word.lemma:
+                token.lemma = types.lemma(begin=token.begin, end=token.end, value=word.lemma)
+                new.append(token.lemma)
+            if "dependencies" in layers and word.deprel is not None and word.head is not None:
+                head = word_tokens[word.head - 1] if word.head else token
+                if head is token:
+                    new.append(
+                        types.root(
+                            begin=token.begin,
+                            end=token.end,
+                            Governor=token,
+                            Dependent=token,
+                            DependencyType=ROOT_LABEL,
+                            flavor=BASIC_FLAVOR,
+                        )
+                    )
+                else:
+                    new.append(
+                        types.dependency(
+                            begin=token.begin,
+                            end=token.end,
+                            Governor=head,
+                            Dependent=token,
+                            DependencyType=word.deprel,
+                            flavor=BASIC_FLAVOR,
+                        )
+                    )
+
+    def _entities(
+        self, sentence: Any, word_tokens: list[Any], types: _Types, new: list[Any]
+    ) -> None:
+        # Entities span Stanza tokens; their offsets come from the CAS tokens (exact in
+        # every mode, pretokenized included, where Stanza's own offsets are its own text's).
+        first_word = {}
+        last_word = {}
+        position = 0
+        for token in sentence.tokens:
+            first_word[id(token)] = position
+            position += len(token.words)
+            last_word[id(token)] = position - 1
+        for entity in sentence.ents:
+            label = entity.type
+            target = self.mapping.get(label)
+            if target is None:
+                if self.unmapped == "drop":
+                    continue
+                kind, value = "named_entity", label
+            else:
+                kind, value = target.type, target.value or label
+            begin = word_tokens[first_word[id(entity.tokens[0])]].begin
+            end = word_tokens[last_word[id(entity.tokens[-1])]].end
+            new.append(types.entity[kind](begin=begin, end=end, value=value))
+
+    def _tree(
+        self, sentence: Any, word_tokens: list[Any], ts: cassis.TypeSystem, new: list[Any]
+    ) -> None:
+        distinct = [t for i, t in enumerate(word_tokens) if i == 0 or t is not word_tokens[i - 1]]
+        if len(distinct) != len(word_tokens):
+            return  # a multi-word token without offsets per word: its words have no Token
+        tree = _penn(sentence.constituency)
+        leaves = list(tree.preterminals())
+        if len(leaves) != len(word_tokens):
+            raise ValueError(
+                f"Stanza's tree has {len(leaves)} leaves for a sentence of {len(word_tokens)} words"
+            )
+        spans = [(t.begin, t.end) for t in word_tokens]
+        aligned = AlignedTree(0, 0, format_tree(tree), tree, leaves, spans, [False] * len(spans))
+        build_constituents(aligned, word_tokens, TreeTypes.of(ts), new)
+
+
+class _Types:
+    def __init__(self, ts: cassis.TypeSystem) -> None:
+        self.sentence = ts.get_type(SENTENCE)
+        self.token = ts.get_type(TOKEN)
+        self.pos = ts.get_type(POS)
+        self.lemma = ts.get_type(LEMMA)
+        self.dependency = ts.get_type(DEPENDENCY)
+        self.root = ts.get_type(DEPENDENCY_ROOT)
+        self.entity = {k: ts.get_type(v) for k, v in ENTITY_TYPE_NAMES.items()}
+
+
+def _outside(words: Sequence[Any], word_tokens: Sequence[Any], i: int) -> bool:
+    head = words[i].head
+    return not head or word_tokens[head - 1] is not word_tokens[i]
+
+
+def _trim(text: str, begin: int, end: int) -> Span:
+    while begin < end and text[begin].isspace():
+        begin += 1
+    while end > begin and text[end - 1].isspace():
+        end -= 1
+    return begin, end
+
+
+def _split(text: str, begin: int, end: int, words: Sequence[str]) -> list[Span] | None:
+    """Offsets of each word inside the surface token if the words spell it exactly."""
+    if len(words) == 1:
+        return [(begin, end)]
+    if "".join(words) != text[begin:end]:
+        return None
+    spans = []
+    position = begin
+    for word in words:
+        if not word:
+            return None
+        spans.append((position, position + len(word)))
+        position += len(word)
+    return spans
+
+
+def _penn(node: Any) -> Tree:
+    """A Stanza constituency tree as casflow's Penn tree (leaves: the words, escaped)."""
+    children = node.children
+    if len(children) == 1 and not children[0].children:
+        return Tree(label=node.label, word=escape_token(children[0].label))
+    return Tree(label=node.label, children=[_penn(child) for child in children])

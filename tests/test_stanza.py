@@ -1,0 +1,389 @@
+"""Stanza: ``stanza.pipeline.v1`` on tiny models trained once per session by Stanza's
+own trainers (tokenizer, POS tagger, dependency parser; a few hand-written sentences,
+random word vectors written in Stanza's pretrain format), and the mapping of
+multi-word tokens, entities and constituency trees on Documents built with Stanza's
+own classes. Skips when Stanza (and PyTorch) are not installed."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import cassis
+import pytest
+
+from casflow.pipeline.registry import registry
+from casflow.typesystem import (
+    ANATOMY_MENTION,
+    CONSTITUENT_ROOT,
+    DEPENDENCY,
+    DEPENDENCY_ROOT,
+    GENE_MENTION,
+    NAMED_ENTITY,
+    POS,
+    SENTENCE,
+    TOKEN,
+    TREEBANK_CONSTITUENT,
+    load_typesystem,
+)
+
+pytest.importorskip(
+    "stanza",
+    reason="Stanza is the stanza extra: pip install torch==2.13.0, then 'casflow[stanza]'",
+)
+
+# (form, lemma, UPOS, XPOS, head, relation)
+SENTENCES = [
+    [
+        ("The", "the", "DET", "DT", 2, "det"),
+        ("protein", "protein", "NOUN", "NN", 3, "nsubj"),
+        ("binds", "bind", "VERB", "VBZ", 0, "root"),
+        ("DNA", "DNA", "NOUN", "NN", 3, "obj"),
+        (".", ".", "PUNCT", ".", 3, "punct"),
+    ],
+    [
+        ("Cells", "cell", "NOUN", "NNS", 2, "nsubj"),
+        ("grow", "grow", "VERB", "VBP", 0, "root"),
+        ("in", "in", "ADP", "IN", 4, "case"),
+        ("culture", "culture", "NOUN", "NN", 2, "obl"),
+        (".", ".", "PUNCT", ".", 2, "punct"),
+    ],
+    [
+        ("Mice", "mouse", "NOUN", "NNS", 2, "nsubj"),
+        ("lack", "lack", "VERB", "VBP", 0, "root"),
+        ("the", "the", "DET", "DT", 4, "det"),
+        ("receptor", "receptor", "NOUN", "NN", 2, "obj"),
+        (".", ".", "PUNCT", ".", 2, "punct"),
+    ],
+]
+XPOS = {row[3] for sentence in SENTENCES for row in sentence}
+
+
+def _sentence_text(rows: list[tuple]) -> str:
+    return " ".join(row[0] for row in rows[:-1]) + rows[-1][0]
+
+
+def _conllu(sentences: list[list[tuple]]) -> str:
+    lines = []
+    for rows in sentences:
+        lines.append(f"# text = {_sentence_text(rows)}")
+        for i, (form, lemma, upos, xpos, head, rel) in enumerate(rows, 1):
+            misc = "SpaceAfter=No" if i == len(rows) - 1 else "_"
+            lines.append(f"{i}\t{form}\t{lemma}\t{upos}\t{xpos}\t_\t{head}\t{rel}\t_\t{misc}")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def train_tiny_models(folder: Path) -> dict[str, Path]:
+    """Stanza's tokenizer, tagger and parser trained for a few steps (tens of seconds)."""
+    from stanza.models import parser, tagger, tokenizer
+    from stanza.models.common.pretrain import Pretrain
+    from stanza.utils.datasets import prepare_tokenizer_data
+
+    train = SENTENCES * 4
+    for split, sentences in (("train", train), ("dev", SENTENCES)):
+        (folder / f"{split}.conllu").write_text(_conllu(sentences), encoding="utf-8")
+        (folder / f"{split}.txt").write_text(
+            " ".join(_sentence_text(s) for s in sentences) + "\n", encoding="utf-8"
+        )
+        prepare_tokenizer_data.main(
+            [
+                str(folder / f"{split}.txt"),
+                str(folder / f"{split}.conllu"),
+                "-o",
+                str(folder / f"{split}.labels"),
+                "-m",
+                str(folder / f"{split}.mwt.json"),
+            ]
+        )
+    rng = random.Random(0)
+    words = sorted(
+        {row[0] for s in SENTENCES for row in s} | {row[0].lower() for s in SENTENCES for row in s}
+    )
+    with open(folder / "vectors.txt", "w", encoding="utf-8") as out:
+        out.write(f"{len(words)} 8\n")
+        for word in words:
+            out.write(word + " " + " ".join(f"{rng.uniform(-1, 1):.4f}" for _ in range(8)) + "\n")
+    pretrain = folder / "pretrain.pt"
+    Pretrain(str(pretrain), str(folder / "vectors.txt")).load()  # writes the .pt file
+    common = ["--lang", "en", "--shorthand", "en_test", "--save_dir", str(folder), "--cpu"]
+    tokenizer.main(
+        [
+            "--mode", "train",
+            "--txt_file", str(folder / "train.txt"),
+            "--label_file", str(folder / "train.labels"),
+            "--mwt_json_file", str(folder / "train.mwt.json"),
+            "--dev_txt_file", str(folder / "dev.txt"),
+            "--dev_label_file", str(folder / "dev.labels"),
+            "--dev_conll_gold", str(folder / "dev.conllu"),
+            "--conll_file", str(folder / "tokenizer-dev.conllu"),
+            "--steps", "80", "--eval_steps", "80", "--batch_size", "8", "--max_seqlen", "40",
+            "--emb_dim", "8", "--hidden_dim", "16",
+            "--save_name", "tokenizer.pt",
+            *common,
+        ]
+    )  # fmt: skip
+    tagged = [
+        "--wordvec_pretrain_file", str(pretrain),
+        "--train_file", str(folder / "train.conllu"),
+        "--eval_file", str(folder / "dev.conllu"),
+        "--max_steps", "10", "--eval_interval", "10", "--log_step", "10",
+        "--batch_size", "50", "--augment_nopunct", "0.0",
+        "--hidden_dim", "16", "--char_hidden_dim", "16", "--word_emb_dim", "8",
+        "--char_emb_dim", "8", "--transformed_dim", "8",
+        *common,
+    ]  # fmt: skip
+    tagger.main(
+        [*tagged, "--output_file", str(folder / "pos-dev.conllu"), "--save_name", "pos.pt",
+         "--tag_emb_dim", "8"]
+    )  # fmt: skip
+    parser.main(
+        [*tagged, "--output_file", str(folder / "dep-dev.conllu"), "--save_name", "depparse.pt",
+         "--tag_emb_dim", "8", "--deep_biaff_hidden_dim", "16"]
+    )  # fmt: skip
+    return {
+        "tokenize": folder / "tokenizer.pt",
+        "pos": folder / "pos.pt",
+        "depparse": folder / "depparse.pt",
+        "pretrain": pretrain,
+    }
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return train_tiny_models(tmp_path_factory.mktemp("stanza-models"))
+
+
+def _config(models: dict[str, Path], **extra: object) -> dict:
+    pretrain = str(models["pretrain"])
+    return {
+        "processors": {"tokenize": "tiny", "pos": "tiny", "lemma": "identity", "depparse": "tiny"},
+        "model_files": {
+            "tokenize": {"model": str(models["tokenize"])},
+            "pos": {"model": str(models["pos"]), "pretrain": pretrain},
+            "depparse": {"model": str(models["depparse"]), "pretrain": pretrain},
+        },
+        **extra,
+    }
+
+
+def _component(config: dict):  # type: ignore[no-untyped-def]
+    cls = registry().get("stanza.pipeline.v1")
+    return cls(cls.Config(**config))
+
+
+def _cas(text: str) -> cassis.Cas:
+    cas = cassis.Cas(typesystem=load_typesystem())
+    cas.sofa_string = text
+    return cas
+
+
+def _check_view(cas: cassis.Cas) -> None:
+    """Exact offsets and well-formed trees, whatever the tiny models predicted."""
+    text = cas.sofa_string
+    tokens = sorted(cas.select(TOKEN), key=lambda t: t.begin)
+    assert tokens
+    for before, after in zip(tokens, tokens[1:], strict=False):
+        assert before.end <= after.begin
+    for token in tokens:
+        covered = text[token.begin : token.end]
+        assert covered and covered == covered.strip() and token.get_covered_text() == covered
+        assert token.pos is not None and token.pos.PosValue in XPOS
+        # identity lemmas: Stanza's word text (inner whitespace as Stanza writes it)
+        assert token.lemma is not None and token.lemma.value.split() == covered.split()
+    relations = list(cas.select(DEPENDENCY))
+    by_dependent = {}
+    for relation in relations:
+        assert id(relation.Dependent) not in by_dependent
+        by_dependent[id(relation.Dependent)] = relation
+        assert (relation.begin, relation.end) == (relation.Dependent.begin, relation.Dependent.end)
+    assert set(by_dependent) == {id(t) for t in tokens}
+    for sentence in cas.select(SENTENCE):
+        inside = cas.select_covered(TOKEN, sentence)
+        roots = [r for r in cas.select_covered(DEPENDENCY_ROOT, sentence)]
+        assert len(roots) == 1 and roots[0].DependencyType == "ROOT"
+        assert roots[0].Governor is roots[0].Dependent
+        for token in inside:
+            governor = by_dependent[id(token)].Governor
+            assert sentence.begin <= governor.begin < sentence.end
+
+
+@pytest.mark.slow
+def test_raw_text_offsets_and_layers(tiny_models: dict[str, Path]) -> None:
+    component = _component(_config(tiny_models))
+    text = "The protein binds DNA.  Cells grow in culture.\n\nMice lack the\u00a0receptor."
+    cas = _cas(text)
+    component.process(cas)
+    _check_view(cas)
+    sentences = list(cas.select(SENTENCE))
+    assert sentences
+    # Structure blocks are never crossed: nothing spans the blank line.
+    blank = text.index("\n\n")
+    assert all(not (s.begin < blank < s.end) for s in sentences)
+    assert all(not (t.begin < blank < t.end) for t in cas.select(TOKEN))
+
+
+@pytest.mark.slow
+def test_batch_equals_one_by_one(tiny_models: dict[str, Path]) -> None:
+    component = _component(_config(tiny_models))
+    texts = ["The protein binds DNA.", "Mice lack the receptor. Cells grow in culture."]
+    alone = [_cas(t) for t in texts]
+    for cas in alone:
+        component.process(cas)
+    together = [_cas(t) for t in texts]
+    component.process_batch(together)
+    for a, b in zip(alone, together, strict=True):
+        assert [(t.begin, t.end, t.pos.PosValue) for t in a.select(TOKEN)] == [
+            (t.begin, t.end, t.pos.PosValue) for t in b.select(TOKEN)
+        ]
+
+
+@pytest.mark.slow
+def test_pretokenized_over_existing_tokens_and_xmi(tiny_models: dict[str, Path]) -> None:
+    text = "Mice lack the receptor (Tlr4).\nCells grow in culture"
+    cas = _cas(text)
+    ts = cas.typesystem
+    spans = []
+    for line_begin, line in ((0, text.split("\n")[0]), (text.index("\n") + 1, text.split("\n")[1])):
+        cas.add(ts.get_type(SENTENCE)(begin=line_begin, end=line_begin + len(line)))
+        position = 0
+        for word in line.replace("(", " ( ").replace(")", " ) ").replace(".", " .").split():
+            begin = line.index(word, position)
+            spans.append((line_begin + begin, line_begin + begin + len(word)))
+            position = begin + len(word)
+    for b, e in spans:
+        cas.add(ts.get_type(TOKEN)(begin=b, end=e))
+    config = _config(tiny_models, use_existing_tokens=True, use_existing_sentences=True)
+    config["processors"] = {k: v for k, v in config["processors"].items() if k != "tokenize"}
+    del config["model_files"]["tokenize"]
+    component = _component(config)
+    component.process(cas)
+    assert [(t.begin, t.end) for t in cas.select(TOKEN)] == spans  # no token added or moved
+    assert len(list(cas.select(SENTENCE))) == 2
+    _check_view(cas)
+    loaded = cassis.load_cas_from_xmi(cas.to_xmi(), typesystem=load_typesystem())
+    assert len(list(loaded.select(DEPENDENCY))) == len(spans)
+    assert all(t.pos is not None for t in loaded.select(TOKEN))
+
+
+def test_missing_model_says_what_to_download(tmp_path: Path) -> None:
+    cls = registry().get("stanza.pipeline.v1")
+    from casflow.pipeline.component import RunContext
+
+    config = cls.Config(
+        processors={"tokenize": "craft", "pos": "craft"}, resources_dir=str(tmp_path)
+    )
+    problems = cls.check_config(config, RunContext(output_dir=tmp_path, workflow_dir=tmp_path))
+    assert len(problems) == 1 and "resources.json" in problems[0]
+    assert "stanza.download('en'" in problems[0]
+    (tmp_path / "resources.json").write_text("{}")
+    (tmp_path / "en" / "tokenize").mkdir(parents=True)
+    (tmp_path / "en" / "tokenize" / "craft.pt").write_bytes(b"")
+    problems = cls.check_config(config, RunContext(output_dir=tmp_path, workflow_dir=tmp_path))
+    assert len(problems) == 1 and "pos" in problems[0] and "craft.pt" in problems[0]
+    with pytest.raises(FileNotFoundError, match="pos"):
+        cls(config, RunContext(output_dir=tmp_path, workflow_dir=tmp_path))
+
+
+def test_config_errors() -> None:
+    cls = registry().get("stanza.pipeline.v1")
+    with pytest.raises(ValueError, match="use_existing_sentences"):
+        cls.Config(use_existing_tokens=True)
+    with pytest.raises(ValueError, match="constituency"):
+        cls.Config(layers=["tokens", "constituents"])
+    with pytest.raises(ValueError, match="tokenize"):
+        cls.Config(processors={"pos": "craft"})
+    config = cls.Config(processors={"tokenize": "default", "ner": "anatem"}, ner_preset="anatem")
+    requires, produces = cls.requirements(config)
+    assert ANATOMY_MENTION in produces and NAMED_ENTITY in produces and POS not in produces
+
+
+# -- the mapping on Documents made with Stanza's own classes --------------------------
+
+
+def _document():  # type: ignore[no-untyped-def]
+    """ "It cannot bind liver cells." with a splittable MWT (can+not), NER tags and a tree;
+    "He won't." with an MWT whose words do not spell it (will+n't)."""
+    from stanza.models.common.doc import Document
+    from stanza.models.constituency.tree_reader import read_trees
+
+    first = [
+        {"id": (1,), "text": "It", "upos": "PRON", "xpos": "PRP", "head": 4, "deprel": "nsubj",
+         "misc": "start_char=0|end_char=2", "ner": "O"},
+        {"id": (2, 3), "text": "cannot", "misc": "start_char=3|end_char=9", "ner": "O"},
+        {"id": (2,), "text": "can", "upos": "AUX", "xpos": "MD", "head": 4, "deprel": "aux"},
+        {"id": (3,), "text": "not", "upos": "PART", "xpos": "RB", "head": 4, "deprel": "advmod"},
+        {"id": (4,), "text": "bind", "upos": "VERB", "xpos": "VB", "head": 0, "deprel": "root",
+         "misc": "start_char=10|end_char=14", "ner": "O"},
+        {"id": (5,), "text": "liver", "upos": "NOUN", "xpos": "NN", "head": 6, "deprel": "compound",
+         "misc": "start_char=15|end_char=20", "ner": "B-ANATOMY"},
+        {"id": (6,), "text": "cells", "upos": "NOUN", "xpos": "NNS", "head": 4, "deprel": "obj",
+         "misc": "start_char=21|end_char=26", "ner": "E-ANATOMY"},
+        {"id": (7,), "text": ".", "upos": "PUNCT", "xpos": ".", "head": 4, "deprel": "punct",
+         "misc": "start_char=26|end_char=27", "ner": "S-GENE"},
+    ]  # fmt: skip
+    second = [
+        {"id": (1,), "text": "He", "upos": "PRON", "xpos": "PRP", "head": 3, "deprel": "nsubj",
+         "misc": "start_char=28|end_char=30", "ner": "O"},
+        {"id": (2, 3), "text": "won't", "misc": "start_char=31|end_char=36", "ner": "O"},
+        {"id": (2,), "text": "will", "upos": "AUX", "xpos": "MD", "head": 0, "deprel": "root"},
+        {"id": (3,), "text": "n't", "upos": "PART", "xpos": "RB", "head": 2, "deprel": "advmod"},
+        {"id": (4,), "text": ".", "upos": "PUNCT", "xpos": ".", "head": 2, "deprel": "punct",
+         "misc": "start_char=36|end_char=37", "ner": "O"},
+    ]  # fmt: skip
+    document = Document([first, second], text="It cannot bind liver cells. He won't.")
+    trees = read_trees(
+        "(ROOT (S (NP-SBJ (PRP It)) (VP (MD can) (RB not) (VP (VB bind) (NP (NN liver) "
+        "(NNS cells)))) (. .)))\n(ROOT (S (NP (PRP He)) (VP (MD will) (RB n't)) (. .)))"
+    )
+    for sentence, tree in zip(document.sentences, trees, strict=True):
+        sentence.constituency = tree
+    return document
+
+
+def test_mapping_of_mwt_entities_and_trees() -> None:
+    from casflow.components.stanza.pipeline import ALL_LAYERS, DocumentWriter, _Unit
+    from casflow.components.stanza.presets import NER_PRESETS
+
+    document = _document()
+    cas = _cas(document.text)
+    writer = DocumentWriter(set(ALL_LAYERS), dict(NER_PRESETS["anatem"]), "named_entity")
+    new: list = []
+    writer.write(cas, _Unit(0, 0, document.text), document, new)
+    from casflow.components.spacy.mapping import add_annotations
+
+    add_annotations(cas, new)
+    tokens = [(t.get_covered_text(), t.pos.PosValue) for t in cas.select(TOKEN)]
+    # cannot = can + not (exact): two Tokens; won't = will + n't: one Token, the head word's
+    assert tokens == [
+        ("It", "PRP"), ("can", "MD"), ("not", "RB"), ("bind", "VB"), ("liver", "NN"),
+        ("cells", "NNS"), (".", "."), ("He", "PRP"), ("won't", "MD"), (".", "."),
+    ]  # fmt: skip
+    relations = {
+        (r.Dependent.get_covered_text(), r.DependencyType, r.Governor.get_covered_text())
+        for r in cas.select(DEPENDENCY)
+    }
+    assert ("not", "advmod", "bind") in relations and ("He", "nsubj", "won't") in relations
+    assert ("won't", "ROOT", "won't") in relations and ("bind", "ROOT", "bind") in relations
+    assert len(relations) == 10  # n't -> will is inside one Token: not written
+    assert [(m.get_covered_text(), m.value) for m in cas.select(ANATOMY_MENTION)] == [
+        ("liver cells", "Anatomy")
+    ]
+    plain = [m for m in cas.select(NAMED_ENTITY) if m.type.name == NAMED_ENTITY]
+    assert [(m.get_covered_text(), m.value) for m in plain] == [(".", "GENE")]
+    assert not list(cas.select(GENE_MENTION))
+    roots = list(cas.select(CONSTITUENT_ROOT))
+    assert len(roots) == 1  # the second sentence has an MWT without offsets per word
+    constituents = {c.originalLabel: c for c in cas.select(TREEBANK_CONSTITUENT)}
+    subject = constituents["NP-SBJ"]
+    assert (subject.constituentType, subject.syntacticFunction) == ("NP", "SBJ")
+    assert subject.parent.constituentType == "S" and subject.parent.parent is roots[0]
+    assert [c.get_covered_text() for c in subject.children.elements] == ["It"]
+    phrases = [
+        c.get_covered_text() for c in cas.select(TREEBANK_CONSTITUENT) if c.constituentType == "VP"
+    ]
+    assert phrases == ["cannot bind liver cells", "bind liver cells"]
+    assert [s.get_covered_text() for s in cas.select(SENTENCE)] == [
+        "It cannot bind liver cells.",
+        "He won't.",
+    ]
