@@ -1,11 +1,12 @@
 """Stanza: ``stanza.pipeline.v1`` on tiny models trained once per session by Stanza's
-own trainers (tokenizer, POS tagger, dependency parser; a few hand-written sentences,
+own trainers (tokenizer, POS tagger, dependency parser, NER; a few hand-written sentences,
 random word vectors written in Stanza's pretrain format), and the mapping of
 multi-word tokens, entities and constituency trees on Documents built with Stanza's
 own classes. Skips when Stanza (and PyTorch) are not installed."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -141,7 +142,30 @@ def train_tiny_models(folder: Path) -> dict[str, Path]:
         [*tagged, "--output_file", str(folder / "dep-dev.conllu"), "--save_name", "depparse.pt",
          "--tag_emb_dim", "8", "--deep_biaff_hidden_dim", "16"]
     )  # fmt: skip
+    from stanza.models import ner_tagger
+
+    # BioNLP'13 CG labels, so the bionlp13cg preset applies.
+    tags = {"DNA": "GENE_OR_GENE_PRODUCT", "receptor": "GENE_OR_GENE_PRODUCT", "Cells": "CELL",
+            "Mice": "ORGANISM"}  # fmt: skip
+    ner_sentences = [
+        [{"text": row[0], "ner": f"S-{tags[row[0]]}" if row[0] in tags else "O"} for row in s]
+        for s in SENTENCES
+    ]
+    (folder / "ner.train.json").write_text(json.dumps(ner_sentences * 4), encoding="utf-8")
+    (folder / "ner.dev.json").write_text(json.dumps(ner_sentences), encoding="utf-8")
+    ner_tagger.main(
+        [
+            "--data_dir", str(folder), "--wordvec_pretrain_file", str(pretrain),
+            "--train_file", str(folder / "ner.train.json"),
+            "--eval_file", str(folder / "ner.dev.json"),
+            "--max_steps", "60", "--eval_interval", "60", "--batch_size", "12", "--lr", "0.1",
+            "--hidden_dim", "16", "--char_hidden_dim", "16", "--word_emb_dim", "8",
+            "--char_emb_dim", "8", "--save_name", "ner.pt",
+            "--shorthand", "en_test", "--save_dir", str(folder), "--cpu",
+        ]
+    )  # fmt: skip
     return {
+        "ner": folder / "ner.pt",
         "tokenize": folder / "tokenizer.pt",
         "pos": folder / "pos.pt",
         "depparse": folder / "depparse.pt",
@@ -264,6 +288,45 @@ def test_pretokenized_over_existing_tokens_and_xmi(tiny_models: dict[str, Path])
     loaded = cassis.load_cas_from_xmi(cas.to_xmi(), typesystem=load_typesystem())
     assert len(list(loaded.select(DEPENDENCY))) == len(spans)
     assert all(t.pos is not None for t in loaded.select(TOKEN))
+
+
+@pytest.mark.slow
+def test_ner_with_preset_over_existing_tokens(tiny_models: dict[str, Path]) -> None:
+    text = "Mice lack the receptor. The protein binds DNA. Cells grow in culture."
+    cas = _cas(text)
+    ts = cas.typesystem
+    position = 0
+    for sentence in text.split(". "):
+        sentence = sentence if sentence.endswith(".") else sentence + "."
+        begin = text.index(sentence, position)
+        cas.add(ts.get_type(SENTENCE)(begin=begin, end=begin + len(sentence)))
+        for word in sentence[:-1].split() + ["."]:
+            start = text.index(word, position)
+            cas.add(ts.get_type(TOKEN)(begin=start, end=start + len(word)))
+            position = start + len(word)
+    component = _component(
+        {
+            "processors": {"ner": "tiny"},
+            "model_files": {
+                "ner": {"model": str(tiny_models["ner"]), "pretrain": str(tiny_models["pretrain"])}
+            },
+            "use_existing_tokens": True,
+            "use_existing_sentences": True,
+            "ner_preset": "bionlp13cg",
+        }
+    )
+    component.process(cas)
+    found = {(m.type.name, m.get_covered_text(), m.value) for m in cas.select(NAMED_ENTITY)}
+    # Labels land on their preset's types (CELL -> AnatEM's Cell; ORGANISM is unmapped),
+    # at the existing tokens' offsets.
+    allowed = {
+        (GENE_MENTION, "DNA", "GENE_OR_GENE_PRODUCT"),
+        (GENE_MENTION, "receptor", "GENE_OR_GENE_PRODUCT"),
+        (ANATOMY_MENTION, "Cells", "Cell"),
+        (NAMED_ENTITY, "Mice", "ORGANISM"),
+    }
+    assert found and found <= allowed, found
+    assert {kind for kind, _, _ in found} & {GENE_MENTION, ANATOMY_MENTION}
 
 
 def test_missing_model_says_what_to_download(tmp_path: Path) -> None:
