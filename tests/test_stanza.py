@@ -21,6 +21,7 @@ from casflow.typesystem import (
     DEPENDENCY_ROOT,
     GENE_MENTION,
     NAMED_ENTITY,
+    PENN_TREE,
     POS,
     SENTENCE,
     TOKEN,
@@ -57,6 +58,10 @@ SENTENCES = [
         (".", ".", "PUNCT", ".", 2, "punct"),
     ],
 ]
+TREES = """(ROOT (S (NP-SBJ (DT The) (NN protein)) (VP (VBZ binds) (NP (NN DNA))) (. .)))
+(ROOT (S (NP-SBJ (NNS Cells)) (VP (VBP grow) (PP (IN in) (NP (NN culture)))) (. .)))
+(ROOT (S (NP-SBJ (NNS Mice)) (VP (VBP lack) (NP (DT the) (NN receptor))) (. .)))
+"""
 XPOS = {row[3] for sentence in SENTENCES for row in sentence}
 
 
@@ -164,7 +169,28 @@ def train_tiny_models(folder: Path) -> dict[str, Path]:
             "--shorthand", "en_test", "--save_dir", str(folder), "--cpu",
         ]
     )  # fmt: skip
+    # Constituency: Stanza's trainer scores its dev set with CoreNLP (Java, not here), so
+    # the model is built by the trainer's own build_trainer and saved untrained: a real
+    # Stanza parser whose trees are arbitrary but well-formed.
+    from stanza.models import constituency_parser
+    from stanza.models.common.foundation_cache import FoundationCache
+    from stanza.models.constituency import parser_training, tree_reader
+
+    trees = tree_reader.read_trees(TREES)
+    args = constituency_parser.parse_args(
+        [
+            "--pattn_num_layers", "0", "--lattn_d_proj", "0", "--hidden_size", "20",
+            "--delta_embedding_dim", "10", "--wordvec_pretrain_file", str(pretrain),
+            "--save_dir", str(folder), "--save_name", str(folder / "constituency.pt"),
+            "--shorthand", "en_test", "--no_retag", "--cpu",
+        ]
+    )  # fmt: skip
+    trainer, _, _, _ = parser_training.build_trainer(
+        args, trees, trees[-1:], [], FoundationCache(), None
+    )
+    trainer.save(str(folder / "constituency.pt"))
     return {
+        "constituency": folder / "constituency.pt",
         "ner": folder / "ner.pt",
         "tokenize": folder / "tokenizer.pt",
         "pos": folder / "pos.pt",
@@ -327,6 +353,37 @@ def test_ner_with_preset_over_existing_tokens(tiny_models: dict[str, Path]) -> N
     }
     assert found and found <= allowed, found
     assert {kind for kind, _, _ in found} & {GENE_MENTION, ANATOMY_MENTION}
+
+
+@pytest.mark.slow
+def test_constituency_trees_over_tokens_and_xmi(tiny_models: dict[str, Path]) -> None:
+    config = _config(tiny_models, layers=["sentences", "tokens", "pos", "constituents"])
+    config["processors"] = {"tokenize": "tiny", "pos": "tiny", "constituency": "tiny"}
+    config["model_files"]["constituency"] = {
+        "model": str(tiny_models["constituency"]),
+        "pretrain": str(tiny_models["pretrain"]),
+    }
+    del config["model_files"]["depparse"]
+    component = _component(config)
+    cas = _cas("The protein binds DNA.  Mice lack the receptor.")
+    component.process(cas)
+    loaded = cassis.load_cas_from_xmi(cas.to_xmi(), typesystem=load_typesystem())
+    sentences = list(loaded.select(SENTENCE))
+    roots = list(loaded.select(CONSTITUENT_ROOT))
+    assert sentences and len(roots) == len(sentences)
+    for sentence, root in zip(sentences, roots, strict=True):
+        assert (root.begin, root.end) == (sentence.begin, sentence.end)
+        assert root.constituentType == "ROOT" and root.parent is None
+    tokens = list(loaded.select(TOKEN))
+    for token in tokens:
+        assert token.parent is not None  # every token hangs in its sentence's tree
+        assert any(child is token for child in token.parent.children.elements)
+    for constituent in loaded.select(TREEBANK_CONSTITUENT):
+        children = constituent.children.elements
+        assert children and constituent.parent is not None
+        assert (constituent.begin, constituent.end) == (children[0].begin, children[-1].end)
+        assert all(child.parent is constituent for child in children)
+    assert len(list(loaded.select(PENN_TREE))) == len(sentences)
 
 
 def test_missing_model_says_what_to_download(tmp_path: Path) -> None:
