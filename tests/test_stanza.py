@@ -386,6 +386,38 @@ def test_constituency_trees_over_tokens_and_xmi(tiny_models: dict[str, Path]) ->
     assert len(list(loaded.select(PENN_TREE))) == len(sentences)
 
 
+@pytest.mark.slow
+@pytest.mark.java
+def test_every_layer_loads_in_apache_uima_java(
+    tiny_models: dict[str, Path], tmp_path: Path
+) -> None:
+    from casflow.pipeline import uima_java
+
+    if not uima_java.java_available() or uima_java.find_uima_jar() is None:
+        pytest.skip("java/javac or the Apache UIMA jar (libuima-core-java) is not installed")
+    config = _config(tiny_models)
+    config["processors"]["constituency"] = "tiny"
+    config["model_files"]["constituency"] = {
+        "model": str(tiny_models["constituency"]),
+        "pretrain": str(tiny_models["pretrain"]),
+    }
+    component = _component(config)
+    cas = _cas("The protein binds DNA.  Mice lack the \U0001d6fc-receptor.")
+    component.process(cas)
+    typesystem = tmp_path / "TypeSystem.xml"
+    typesystem.write_text(cas.typesystem.to_xml(), encoding="utf-8")
+    xmi = tmp_path / "stanza.xmi"
+    xmi.write_text(cas.to_xmi(), encoding="utf-8")
+    build = tmp_path / "build"
+    uima_java.compile_checker(build)
+    java = uima_java.java_type_counts(typesystem, [xmi], build_dir=build)
+    expected = uima_java.cassis_type_counts(xmi, typesystem)
+    assert java == {xmi: expected}
+    counts = expected["_InitialView"]
+    for name in (TOKEN, POS, DEPENDENCY_ROOT, CONSTITUENT_ROOT, TREEBANK_CONSTITUENT, PENN_TREE):
+        assert counts.get(name, 0) > 0, name
+
+
 def test_missing_model_says_what_to_download(tmp_path: Path) -> None:
     cls = registry().get("stanza.pipeline.v1")
     from casflow.pipeline.component import RunContext
