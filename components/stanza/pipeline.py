@@ -22,7 +22,9 @@ are the words, which then have no Token each).
   all blocks of a batch of documents in one ``bulk_process`` call.
 - ``use_existing_sentences`` + ``use_existing_tokens``: the view's tokens, grouped by
   the view's sentences, go to Stanza's pretokenized mode (``tokenize_pretokenized``);
-  POS, Lemma, dependencies, entities and trees attach to those tokens.
+  POS, Lemma, dependencies, entities and trees attach to those tokens (tokens outside
+  every Sentence are left as they are). A token with inner whitespace goes to Stanza
+  with no-break spaces, so Stanza keeps it one word.
 - ``use_existing_sentences`` alone: each Sentence is tokenized on its own with Stanza's
   ``tokenize_no_ssplit`` (one Stanza sentence, split only at a blank line inside it);
   no Sentence is written.
