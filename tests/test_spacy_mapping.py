@@ -11,12 +11,8 @@ import pytest
 import spacy
 from spacy.tokens import Doc, Span
 
-from casflow.components.spacy.mapping import (
-    DocMapper,
-    EntityTarget,
-    add_annotations,
-    produced_types,
-)
+from casflow.components.layers import EntityTarget, add_annotations, produced_types
+from casflow.components.spacy.mapping import DocMapper
 from casflow.typesystem import (
     ANATOMY_MENTION,
     DEPENDENCY,

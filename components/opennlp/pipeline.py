@@ -35,6 +35,7 @@ from casflow.components.formats.penn.alignment import (
     build_constituents,
 )
 from casflow.components.formats.penn.parse import format_tree
+from casflow.components.layers import add_annotations
 from casflow.components.opennlp.model import (
     ALL_LAYERS,
     TOOL_NAMES,
@@ -54,7 +55,6 @@ from casflow.components.opennlp.server import (
 )
 from casflow.components.rules.sentences import structure_breaks, text_blocks
 from casflow.components.segmenters import SegmenterConfig, structure_type_problems
-from casflow.components.spacy.mapping import add_annotations
 from casflow.pipeline.component import Processor, RunContext
 from casflow.typesystem import CHUNK, POS, SENTENCE, TOKEN
 

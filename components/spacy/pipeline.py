@@ -34,6 +34,13 @@ from typing import TYPE_CHECKING, Any
 import cassis
 from pydantic import Field, model_validator
 
+from casflow.components.layers import (
+    ALL_LAYERS,
+    EntityTarget,
+    Layer,
+    UnmappedEntities,
+    produced_types,
+)
 from casflow.components.spacy.loading import (
     TokenizerChoice,
     load_pipeline,
@@ -41,14 +48,7 @@ from casflow.components.spacy.loading import (
     pipeline_config_path,
     pipeline_factories,
 )
-from casflow.components.spacy.mapping import (
-    ALL_LAYERS,
-    DocMapper,
-    EntityTarget,
-    Layer,
-    UnmappedEntities,
-    produced_types,
-)
+from casflow.components.spacy.mapping import DocMapper
 from casflow.components.spacy.upos import model_upos_map, read_upos_map
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import (

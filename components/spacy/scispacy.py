@@ -25,8 +25,8 @@ from typing import Any, ClassVar, Literal
 import cassis
 from pydantic import Field, field_validator, model_validator
 
+from casflow.components.layers import ALL_LAYERS, EntityTarget, Layer
 from casflow.components.spacy.loading import SHIPPED_PREFIX, looks_like_path
-from casflow.components.spacy.mapping import ALL_LAYERS, EntityTarget, Layer
 from casflow.components.spacy.pipeline import (
     SpacyPipeline,
     SpacyPipelineConfig,

@@ -46,14 +46,15 @@ from casflow.components.formats.penn.alignment import (
     build_constituents,
 )
 from casflow.components.formats.penn.parse import Tree, escape_token, format_tree
-from casflow.components.rules.sentences import structure_breaks, text_blocks
-from casflow.components.segmenters import SegmenterConfig, structure_type_problems
-from casflow.components.spacy.mapping import (
+from casflow.components.layers import (
     ENTITY_TYPE_NAMES,
     EntityTarget,
     UnmappedEntities,
     add_annotations,
+    produced_types,
 )
+from casflow.components.rules.sentences import structure_breaks, text_blocks
+from casflow.components.segmenters import SegmenterConfig, structure_type_problems
 from casflow.components.stanza.model import (
     ModelFiles,
     StanzaProcessor,
@@ -243,22 +244,9 @@ class StanzaPipeline(Processor[StanzaConfig]):
         if config.use_existing_sentences:
             requires.append(SENTENCE)
         layers = config.written_layers()
-        produces: list[str] = []
-        if "sentences" in layers:
-            produces.append(SENTENCE)
-        if "tokens" in layers:
-            produces.append(TOKEN)
-        if "pos" in layers:
-            produces += [POS, f"{TOKEN}:pos"]
-        if "lemma" in layers:
-            produces += [LEMMA, f"{TOKEN}:lemma"]
-        if "dependencies" in layers:
-            produces += [DEPENDENCY, DEPENDENCY_ROOT]
-        if "entities" in layers:
-            kinds = {target.type for target in config.label_mapping().values()}
-            if config.unmapped_entities == "named_entity":
-                kinds.add("named_entity")
-            produces += [ENTITY_TYPE_NAMES[k] for k in ENTITY_TYPE_NAMES if k in kinds]
+        produces = list(
+            produced_types(layers, config.label_mapping(), config.unmapped_entities)
+        )
         if "constituents" in layers:
             produces += list(CONSTITUENT_LAYER)
         return tuple(requires), tuple(produces)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from casflow.components.spacy.mapping import EntityTarget
+from casflow.components.layers import EntityTarget
 from casflow.components.spacy.scispacy import BIONLP13CG_ANATOMY
 
 

@@ -28,9 +28,9 @@ import cassis
 from pydantic import Field, model_validator
 
 from casflow.components.formats.cas_builders import dependency_annotation
+from casflow.components.layers import add_annotations, produced_types
 from casflow.components.rules.sentences import structure_breaks, text_blocks
 from casflow.components.segmenters import SegmenterConfig, structure_type_problems
-from casflow.components.spacy.mapping import add_annotations
 from casflow.components.udpipe.model import Analysed, UdpipeModel, model_file, udpipe_missing
 from casflow.pipeline.component import Processor, RunContext
 from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, LEMMA, POS, SENTENCE, TOKEN
@@ -103,18 +103,8 @@ class UdpipePipeline(Processor[UdpipeConfig]):
             requires.append(TOKEN)
         if config.use_existing_sentences:
             requires.append(SENTENCE)
-        layers = config.written_layers()
-        produces: list[str] = []
-        if "sentences" in layers:
-            produces.append(SENTENCE)
-        if "tokens" in layers:
-            produces.append(TOKEN)
-        if "pos" in layers:
-            produces += [POS, f"{TOKEN}:pos"]
-        if "lemma" in layers:
-            produces += [LEMMA, f"{TOKEN}:lemma"]
-        if "dependencies" in layers:
-            produces += [DEPENDENCY, DEPENDENCY_ROOT]
+        # UDPipe writes no entities: the mapping is empty and unmapped labels are dropped.
+        produces = produced_types(config.written_layers(), {}, "drop")
         return tuple(requires), tuple(produces)
 
     @classmethod
