@@ -15,6 +15,7 @@ placeholder. The error says where the model really comes from.
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,10 +63,16 @@ def resolve_model_path(model: str, base_dir: Path | None = None) -> Path | None:
 
 def is_installed_package(name: str) -> bool:
     """Whether ``name`` is an installed pipeline package (without importing it)."""
-    import spacy.util
-
     # spacy.load only takes packages installed with metadata (pip), not bare modules.
-    return name.isidentifier() and spacy.util.is_package(name)
+    # This is spacy.util.is_package without importing spaCy, which imports thinc and,
+    # where it is installed, torch: seconds the parent of a run would spend for nothing.
+    if not name.isidentifier():
+        return False
+    try:
+        importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def install_hint(model: str) -> str:
@@ -214,9 +221,10 @@ def pipeline_config_path(model: str, base_dir: Path | None = None) -> Path | Non
 
 def pipeline_factories(config_path: Path, disable: Sequence[str] = ()) -> list[str] | None:
     """Factories of the pipes a saved pipeline runs (None where one is sourced)."""
-    from spacy.util import load_config
+    # confection is the config system spaCy's own load_config uses, without spaCy.
+    from confection import Config
 
-    config = load_config(config_path, interpolate=False)
+    config = Config().from_disk(config_path, interpolate=False)
     nlp_section = config.get("nlp", {})
     skipped = set(disable) | set(nlp_section.get("disabled", []))
     factories = []
