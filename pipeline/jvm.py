@@ -19,10 +19,10 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 
 class JvmError(RuntimeError):
@@ -168,3 +168,46 @@ class JsonLinesJvm:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+
+
+JvmT = TypeVar("JvmT", bound=JsonLinesJvm)
+
+
+class SharedJvm(Generic[JvmT]):
+    """One JVM per process shared by every component that asks for it.
+
+    Components acquire it in ``__init__`` and release it in ``close``; the last
+    release stops the JVM, so a worker never keeps a JVM nobody uses and never
+    starts a second one while another component holds the first.
+    """
+
+    def __init__(self, factory: Callable[[], JvmT]) -> None:
+        self._factory = factory
+        self._jvm: JvmT | None = None
+        self._users = 0
+        self._lock = threading.Lock()
+
+    @property
+    def current(self) -> JvmT | None:
+        """The JVM while someone holds it, else None."""
+        return self._jvm
+
+    def acquire(self) -> JvmT:
+        """The process's JVM (not started until its first request)."""
+        with self._lock:
+            if self._jvm is None:
+                self._jvm = self._factory()
+            self._users += 1
+            return self._jvm
+
+    def release(self, jvm: JvmT) -> None:
+        """A user of :meth:`acquire` is done; the last one stops the JVM."""
+        with self._lock:
+            if jvm is not self._jvm:
+                jvm.close()
+                return
+            self._users -= 1
+            if self._users <= 0:
+                jvm.close()
+                self._jvm, self._users = None, 0
+

@@ -377,7 +377,7 @@ def test_one_jvm_per_process_shared_and_closed(tiny_opennlp_model: Path) -> None
     assert process.poll() is None  # the other component still uses it
     second.close()
     assert process.wait(timeout=10) is not None
-    assert server_module._shared is None
+    assert server_module._SHARED.current is None
 
 
 @needs_opennlp

@@ -190,7 +190,7 @@ def test_engine_adds_dkpro_tokens_with_exact_offsets_and_keeps_the_view(
     finally:
         component.close()
     assert process is not None and process.poll() is not None
-    assert engine_module._shared is None
+    assert engine_module._SHARED.current is None
 
 
 def test_engine_types_are_mapped_onto_ours_with_feature_renames(

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 from importlib import resources
 from pathlib import Path
 
-from casflow.pipeline.jvm import JsonLinesJvm, cache_dir, compile_java
+from casflow.pipeline.jvm import JsonLinesJvm, SharedJvm, cache_dir, compile_java
 
 JAR_ENV = "CASFLOW_OPENNLP_JAR"
 DEFAULT_JAR = Path("/usr/share/java/opennlp-tools.jar")
@@ -111,32 +110,17 @@ class OpenNlpServer(JsonLinesJvm):
         super().close()
 
 
-_shared: OpenNlpServer | None = None
-_users = 0
-_shared_lock = threading.Lock()
+_SHARED: SharedJvm[OpenNlpServer] = SharedJvm(OpenNlpServer)
 
 
 def shared_server() -> OpenNlpServer:
-    """The process's one OpenNLP JVM (not started until its first request)."""
-    global _shared, _users
-    with _shared_lock:
-        if _shared is None:
-            _shared = OpenNlpServer()
-        _users += 1
-        return _shared
+    """The process's one JVM of this kind (not started until its first request)."""
+    return _SHARED.acquire()
 
 
 def release(server: OpenNlpServer) -> None:
     """A user of :func:`shared_server` is done; the last one stops the JVM."""
-    global _shared, _users
-    with _shared_lock:
-        if server is not _shared:
-            server.close()
-            return
-        _users -= 1
-        if _users <= 0:
-            _shared.close()
-            _shared, _users = None, 0
+    _SHARED.release(server)
 
 
 def to_code_points(text: str, spans: list[list[int]]) -> list[tuple[int, int]]:

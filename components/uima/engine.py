@@ -27,7 +27,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,7 @@ from pydantic import Field, field_validator
 
 from casflow.cas.xmi import cas_to_xmi_bytes
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
-from casflow.pipeline.jvm import JsonLinesJvm, cache_dir, compile_java
+from casflow.pipeline.jvm import JsonLinesJvm, SharedJvm, cache_dir, compile_java
 from casflow.pipeline.uima_java import find_uima_jar, java_available
 
 SERVER_CLASS = "UimaEngineServer"
@@ -161,32 +160,17 @@ class UimaEngineJvm(JsonLinesJvm):
         return ["java", "-XX:+UseSerialGC", "-cp", classpath, SERVER_CLASS]
 
 
-_shared: UimaEngineJvm | None = None
-_users = 0
-_shared_lock = threading.Lock()
+_SHARED: SharedJvm[UimaEngineJvm] = SharedJvm(UimaEngineJvm)
 
 
 def shared_jvm() -> UimaEngineJvm:
-    """The process's one UIMA JVM (not started until its first request)."""
-    global _shared, _users
-    with _shared_lock:
-        if _shared is None:
-            _shared = UimaEngineJvm()
-        _users += 1
-        return _shared
+    """The process's one JVM of this kind (not started until its first request)."""
+    return _SHARED.acquire()
 
 
 def release(jvm: UimaEngineJvm) -> None:
     """A user of :func:`shared_jvm` is done; the last one stops the JVM."""
-    global _shared, _users
-    with _shared_lock:
-        if jvm is not _shared:
-            jvm.close()
-            return
-        _users -= 1
-        if _users <= 0:
-            _shared.close()
-            _shared, _users = None, 0
+    _SHARED.release(jvm)
 
 
 class UimaEngine(Processor[UimaEngineConfig]):
