@@ -19,6 +19,8 @@ from pydantic import Field
 from casflow.components.crfsuite.crf import META_FILE, MODEL_FILE
 from casflow.components.crfsuite.ensemble import document_steps, load_tagger
 from casflow.components.crfsuite.tokenize import Span, refine, tokenize
+from casflow.components.dictionary.features import META_KEY as DICTIONARY_KEY
+from casflow.components.dictionary.tagger import DictionaryTaggerConfig, resolve_ontology
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, TOKEN
 
@@ -60,7 +62,22 @@ def model_problem(path: Path) -> str | None:
             "'casflow train' (train.crf.mentions.v1) or name a shipped model "
             f"({', '.join(SHIPPED_PREFIX + n for n in SHIPPED_MODELS)})"
         )
-    return None
+    return dictionary_problem(path)
+
+
+def dictionary_problem(path: Path) -> str | None:
+    """Why a stacking model (dictionary features) cannot compute its features here."""
+    stored = json.loads((path / META_FILE).read_text(encoding="utf-8")).get(DICTIONARY_KEY)
+    if not stored:
+        return None
+    config = DictionaryTaggerConfig.model_validate(stored)
+    missing = [p for p in config.ontologies if not resolve_ontology(p, Path.cwd()).is_file()]
+    if not missing:
+        return None
+    return (
+        f"model {path} computes dictionary features from {', '.join(missing)}, not found; "
+        "set CASFLOW_CORPORA to the corpora folder (holding craft/)"
+    )
 
 
 class CrfNerConfig(ComponentConfig):

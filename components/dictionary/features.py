@@ -51,7 +51,16 @@ class CandidateFeatures:
         return candidate_features(self.dictionary, text, spans)
 
     def meta(self) -> dict[str, Any]:
-        return {META_KEY: self.config.model_dump(mode="json")}
+        """The settings a model keeps. Ontologies given in the settings are kept as
+        the paths they were read from; the default ones (CRAFT's UBERON and CL) are
+        left out, so they are looked up again where the model runs (under
+        $CASFLOW_CORPORA there), not at the training machine's paths."""
+        stored = self.config.model_dump(mode="json")
+        if "ontologies" in self.config.model_fields_set:
+            stored["ontologies"] = [str(path.resolve()) for path in self.paths]
+        else:
+            del stored["ontologies"]
+        return {META_KEY: stored}
 
     @classmethod
     def from_meta(cls, meta: dict[str, Any]) -> CandidateFeatures | None:
