@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,7 +44,7 @@ from casflow.pipeline.component import (
 )
 from casflow.pipeline.journal import STATE_DIR
 from casflow.pipeline.registry import registry
-from casflow.pipeline.workflow import LoadedWorkflow, load_resolved
+from casflow.pipeline.workflow import LoadedWorkflow, ResolvedStep, load_resolved
 from casflow.typesystem import DOCUMENT_METADATA, TOKEN, load_typesystem
 
 
@@ -174,17 +174,63 @@ def _alarm(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-class Chain:
-    """Instantiated components of one workflow, in order."""
+@contextmanager
+def modules_hidden(names: Iterable[str]) -> Iterator[list[str]]:
+    """Inside, ``import NAME`` (and of its submodules) raises ImportError as if NAME
+    were not installed; outside, it imports as before. A module imported already
+    stays. Yields the names hidden.
 
-    def __init__(self, workflow: LoadedWorkflow, context: RunContext) -> None:
+    A ``None`` entry in ``sys.modules`` is the import system's own "not found"
+    marker (the language reference, "The module cache"); a library that imports
+    the module optionally (``try: import torch`` / ``except ImportError``) takes
+    its path for a missing module, as it does where the module is not installed.
+    """
+    hidden = sorted(name for name in set(names) if name not in sys.modules)
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        yield hidden
+    finally:
+        for name in hidden:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+
+
+class Chain:
+    """Instantiated components of one workflow, in order.
+
+    With ``hide_unused_modules`` (a worker process that serves one run), each
+    component is built with the modules it declares it does not use hidden
+    (``Component.modules_not_used``), less those any step of the chain uses
+    (``Component.modules_used``): heavy optional imports of its libraries (torch
+    through spaCy's thinc) then cost the worker's start nothing. Only in such a
+    process: a library that looked for a hidden module while loading keeps
+    having done without it for the life of the process.
+    """
+
+    def __init__(
+        self, workflow: LoadedWorkflow, context: RunContext, hide_unused_modules: bool = False
+    ) -> None:
         self.workflow = workflow
         self.context = context
         self.typesystem = load_typesystem()
-        self.reader = workflow.reader.build(Reader, context)
-        self.processors = [(s, s.build(Processor, context)) for s in workflow.processors]
-        self.writers = [(s, s.build(Writer, context)) for s in workflow.writers]
-        self.evaluators = [(s, s.build(Evaluator, context)) for s in workflow.evaluators]
+        steps = [workflow.reader, *workflow.processors, *workflow.writers, *workflow.evaluators]
+        used: set[str] = set()
+        if hide_unused_modules:
+            for step in steps:
+                used |= step.component_class.modules_used(step.config, context)
+
+        def build(step: ResolvedStep, role: Any) -> Any:
+            if not hide_unused_modules:
+                return step.build(role, context)
+            unused = step.component_class.modules_not_used(step.config, context) - used
+            with modules_hidden(unused):
+                return step.build(role, context)
+
+        self.reader = build(workflow.reader, Reader)
+        self.processors = [(s, build(s, Processor)) for s in workflow.processors]
+        self.writers = [(s, build(s, Writer)) for s in workflow.writers]
+        self.evaluators = [(s, build(s, Evaluator)) for s in workflow.evaluators]
 
     def close(self) -> None:
         for component in [self.reader] + [
@@ -418,7 +464,7 @@ def get_chain(resolved: Mapping[str, Any], context: Mapping[str, Any]) -> Chain:
             workflow_dir=Path(context["workflow_dir"]),
             overwrite=bool(context.get("overwrite")),
         )
-        chain = Chain(workflow, ctx)
+        chain = Chain(workflow, ctx, hide_unused_modules=bool(context.get("hide_unused_modules")))
         _CHAINS[key] = chain
     return chain
 

@@ -210,6 +210,27 @@ class Component(ABC, Generic[ConfigT]):
         """
         return []
 
+    @classmethod
+    def modules_used(cls, config: ConfigT, context: RunContext) -> frozenset[str]:
+        """Top-level modules this component uses that another step may offer to leave
+        unimported (see ``modules_not_used``), e.g. ``torch`` for a neural tool. While
+        any step of a chain names a module here, no step of it is built without it.
+        The default names none."""
+        return frozenset()
+
+    @classmethod
+    def modules_not_used(cls, config: ConfigT, context: RunContext) -> frozenset[str]:
+        """Top-level modules that this component's libraries import whenever they are
+        installed, though this configuration never uses them (spaCy imports thinc, which
+        imports torch, a second or more of a worker's start, for pipelines with no torch
+        layer). A run's worker process builds the component with them hidden, as if
+        they were not installed (``import`` raises ImportError; afterwards they can be
+        imported again), unless a step of the chain names them in ``modules_used`` or
+        they are imported already. Name only modules the libraries import optionally,
+        under ``try``/``except ImportError``. Called in the worker, before building:
+        it must not import the libraries itself. The default names none."""
+        return frozenset()
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources; called once per process when the chain is done."""
 

@@ -765,6 +765,9 @@ class Runner:
         if _local_workers(run):
             # Local workers end themselves when this process dies (chain._watch_parent).
             self.context_dict["parent_pid"] = os.getpid()
+            # They serve this run alone (ended with it): they may build its components
+            # without the modules those declare they do not use (chain.Chain).
+            self.context_dict["hide_unused_modules"] = True
         self.journal = Journal(self.output_dir)
         self.lock = OutputLock(self.output_dir)
         self.identity = resume_identity(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -217,6 +217,73 @@ def pipeline_config_path(model: str, base_dir: Path | None = None) -> Path | Non
         if found:
             return found[-1]
     return None
+
+
+#: The module spaCy's thinc imports wherever it is installed (``thinc.compat``), a second
+#: or more of a process's start, though a pipeline uses it only through a torch layer.
+TORCH = "torch"
+
+#: spaCy's own pipe factories: none needs torch unless its model does.
+SPACY_FACTORIES = frozenset(
+    {
+        "attribute_ruler", "beam_ner", "beam_parser", "doc_cleaner", "entity_linker",
+        "entity_ruler", "future_entity_ruler", "lemmatizer", "merge_entities",
+        "merge_noun_chunks", "merge_subtokens", "morphologizer", "ner", "parser",
+        "sentencizer", "senter", "span_finder", "span_ruler", "spancat",
+        "spancat_singlelabel", "tagger", "textcat", "textcat_multilabel", "tok2vec",
+        "token_splitter", "trainable_lemmatizer",
+    }
+)  # fmt: skip
+# Registered functions of spaCy (and the libraries it registers from) and thinc's own
+# unprefixed ones (Adam.v1, compounding.v1); a name with "torch" in it wraps torch.
+_SPACY_NAMESPACES = ("spacy.", "spacy-legacy.", "srsly.")
+_THINC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\.v\d+")
+
+
+def _registered_names(node: object) -> Iterator[str]:
+    """The registered functions a config names (``@architectures = "spacy.Tok2Vec.v2"``)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(key, str) and key.startswith("@"):
+                yield str(value)
+            else:
+                yield from _registered_names(value)
+    elif isinstance(node, list | tuple):
+        for item in node:
+            yield from _registered_names(item)
+
+
+@functools.lru_cache(maxsize=32)
+def config_needs_torch(config_path: Path) -> bool:
+    """Whether the saved pipeline of ``config_path`` may need torch, judged from the
+    config alone (nothing imported): no, when it has only spaCy's own pipes and names
+    only spaCy's and thinc's registered functions, none of them a torch wrapper
+    (``spacy.TorchBiLSTMEncoder.v1``, ``PyTorchWrapper.v3``). Anything else
+    (transformers, a plug-in's pipe or layer, a pipe sourced from another pipeline,
+    a config that cannot be read) may need it."""
+    from confection import Config
+
+    try:
+        config = Config().from_disk(config_path, interpolate=False)
+    except Exception:
+        return True
+    components = config.get("components") or {}
+    for section in components.values():
+        if not isinstance(section, dict) or section.get("factory") not in SPACY_FACTORIES:
+            return True
+    for name in _registered_names(dict(config)):
+        if "torch" in name.lower():
+            return True
+        if not (name.startswith(_SPACY_NAMESPACES) or _THINC_NAME.fullmatch(name)):
+            return True
+    return False
+
+
+def model_needs_torch(model: str, base_dir: Path | None = None) -> bool:
+    """Whether the pipeline ``model`` may need torch (see ``config_needs_torch``);
+    True where its config cannot be found."""
+    config_path = pipeline_config_path(model, base_dir)
+    return config_path is None or config_needs_torch(config_path)
 
 
 def pipeline_factories(config_path: Path, disable: Sequence[str] = ()) -> list[str] | None:

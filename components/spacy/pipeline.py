@@ -42,8 +42,10 @@ from casflow.components.layers import (
     produced_types,
 )
 from casflow.components.spacy.loading import (
+    TORCH,
     TokenizerChoice,
     load_pipeline,
+    model_needs_torch,
     model_problem,
     pipeline_config_path,
     pipeline_factories,
@@ -416,6 +418,23 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
             config.written_layers(), config.entity_mapping, config.unmapped_entities
         )
         return tuple(requires), produces
+
+    @classmethod
+    def modules_used(cls, config: SpacyPipelineConfig, context: RunContext) -> frozenset[str]:
+        # A torch layer reaches torch through thinc, which checks for it once per process.
+        return (
+            frozenset({TORCH})
+            if model_needs_torch(config.model, context.workflow_dir)
+            else frozenset()
+        )
+
+    @classmethod
+    def modules_not_used(cls, config: SpacyPipelineConfig, context: RunContext) -> frozenset[str]:
+        return (
+            frozenset()
+            if model_needs_torch(config.model, context.workflow_dir)
+            else frozenset({TORCH})
+        )
 
     @classmethod
     def check_config(cls, config: SpacyPipelineConfig, context: RunContext) -> list[str]:

@@ -26,7 +26,7 @@ import cassis
 from pydantic import Field, field_validator, model_validator
 
 from casflow.components.layers import ALL_LAYERS, EntityTarget, Layer
-from casflow.components.spacy.loading import SHIPPED_PREFIX, looks_like_path
+from casflow.components.spacy.loading import SHIPPED_PREFIX, TORCH, looks_like_path
 from casflow.components.spacy.pipeline import (
     SpacyPipeline,
     SpacyPipelineConfig,
@@ -271,6 +271,12 @@ class ScispacyAbbreviations(Processor[ScispacyAbbreviationsConfig]):
         cls, config: ScispacyAbbreviationsConfig
     ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return ((TOKEN,) if config.use_existing_tokens else ()), cls.produces
+
+    @classmethod
+    def modules_not_used(
+        cls, config: ScispacyAbbreviationsConfig, context: RunContext
+    ) -> frozenset[str]:
+        return frozenset({TORCH})  # a blank pipeline: no torch layer
 
     @classmethod
     def check_config(cls, config: ScispacyAbbreviationsConfig, context: RunContext) -> list[str]:

@@ -26,7 +26,11 @@ from casflow.components.segmenters import (
     Tokenizer,
     TokenizerConfig,
 )
+from casflow.components.spacy.loading import TORCH
 from casflow.pipeline.component import RunContext
+
+#: A blank pipeline has no torch layer: a worker need not import torch through thinc.
+_NO_TORCH = frozenset({TORCH})
 
 
 def _blank(language: str) -> Any:
@@ -47,6 +51,10 @@ class SentencizerConfig(SegmenterConfig):
 class SpacySentencizer(SentenceSplitter[SentencizerConfig]):
     name = "sentences.spacy.sentencizer.v1"
     description = "spaCy's rule-based sentencizer (punctuation), per structure block; no model."
+
+    @classmethod
+    def modules_not_used(cls, config: SentencizerConfig, context: RunContext) -> frozenset[str]:
+        return _NO_TORCH
 
     def __init__(self, config: SentencizerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
@@ -70,6 +78,10 @@ class SpacyTokens(Tokenizer[SpacyTokensConfig]):
     name = "tokens.spacy.english.v1"
     description = "spaCy's rule-based tokenizer of a blank pipeline (English by default)."
 
+    @classmethod
+    def modules_not_used(cls, config: SpacyTokensConfig, context: RunContext) -> frozenset[str]:
+        return _NO_TORCH
+
     def __init__(self, config: SpacyTokensConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.tokenizer = _blank(config.language).tokenizer
@@ -81,6 +93,10 @@ class SpacyTokens(Tokenizer[SpacyTokensConfig]):
 class ScispacyTokens(Tokenizer[TokenizerConfig]):
     name = "tokens.scispacy.v1"
     description = "scispaCy's combined_rule_tokenizer (biomedical rules; no model)."
+
+    @classmethod
+    def modules_not_used(cls, config: TokenizerConfig, context: RunContext) -> frozenset[str]:
+        return _NO_TORCH
 
     def __init__(self, config: TokenizerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)

@@ -244,9 +244,7 @@ class StanzaPipeline(Processor[StanzaConfig]):
         if config.use_existing_sentences:
             requires.append(SENTENCE)
         layers = config.written_layers()
-        produces = list(
-            produced_types(layers, config.label_mapping(), config.unmapped_entities)
-        )
+        produces = list(produced_types(layers, config.label_mapping(), config.unmapped_entities))
         if "constituents" in layers:
             produces += list(CONSTITUENT_LAYER)
         return tuple(requires), tuple(produces)
@@ -254,6 +252,10 @@ class StanzaPipeline(Processor[StanzaConfig]):
     @classmethod
     def views_read(cls, config: StanzaConfig) -> dict[str, tuple[str, ...]]:
         return {config.structure_view: ()} if config.structure_view else {}
+
+    @classmethod
+    def modules_used(cls, config: StanzaConfig, context: RunContext) -> frozenset[str]:
+        return frozenset({"torch"})  # Stanza's models are torch models
 
     @classmethod
     def check_config(cls, config: StanzaConfig, context: RunContext) -> list[str]:

@@ -6,8 +6,11 @@ so workflows in tests can use them like any other component.
 
 from __future__ import annotations
 
+import importlib
+import json
 import os
 import re
+import sys
 import time
 
 import cassis
@@ -76,4 +79,48 @@ class ConstantTagger(Processor[UpperTaggerConfig]):
             token.pos = pos
 
 
-TEST_COMPONENTS = [WhitespaceTokenizer, ConstantTagger]
+class ModuleProbeConfig(ComponentConfig):
+    used: list[str] = Field(default_factory=list, description="Modules declared used.")
+    not_used: list[str] = Field(default_factory=list, description="Modules declared not used.")
+    probe: list[str] = Field(
+        default_factory=list, description="Modules tried while the component is built."
+    )
+    loaded: list[str] = Field(
+        default_factory=list, description="Modules looked for, not imported, in sys.modules."
+    )
+    record: str = Field(description="JSON lines file: one line per build, what it found.")
+
+
+class ModuleProbe(Processor[ModuleProbeConfig]):
+    """Records, while it is built, which of ``probe`` it could import, and which of
+    ``loaded`` the steps built before it had imported."""
+
+    name = "test.module_probe.v1"
+
+    def __init__(self, config: ModuleProbeConfig, context: RunContext) -> None:
+        super().__init__(config, context)
+        loaded = {m: sys.modules.get(m) is not None for m in config.loaded}
+        importable = {}
+        for module in config.probe:
+            try:
+                importlib.import_module(module)
+                importable[module] = True
+            except ImportError:
+                importable[module] = False
+        line = {"pid": os.getpid(), "loaded": loaded, "importable": importable}
+        with open(config.record, "a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
+
+    @classmethod
+    def modules_used(cls, config: ModuleProbeConfig, context: RunContext) -> frozenset[str]:
+        return frozenset(config.used)
+
+    @classmethod
+    def modules_not_used(cls, config: ModuleProbeConfig, context: RunContext) -> frozenset[str]:
+        return frozenset(config.not_used)
+
+    def process(self, view: cassis.Cas) -> None:
+        pass
+
+
+TEST_COMPONENTS = [WhitespaceTokenizer, ConstantTagger, ModuleProbe]
