@@ -1,0 +1,110 @@
+"""Worker start-up: a fresh loky worker, from its spawn to its chain built (models loaded).
+
+    python benchmarks/worker_startup.py [--model casflow:craft_syntax] [--repeat 5] [--workers 1]
+
+What a run's worker does before its first document (``chain.prepare_worker``)
+for the scaling benchmark's chain (NXML -> spaCy -> XMI), timed from asking a new
+loky pool for it to the answer (wall seconds) and by the worker's own CPU seconds
+at that moment, which a loaded machine inflates far less than wall time. Both
+ways a run's workers build it, side by side: with the modules the chain's
+components declare they do not use hidden (``Component.modules_not_used``;
+torch for a spaCy pipeline without torch layers), as runs do now, and without.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import craft_nxml_files, replicate, write_workflow
+from joblib.externals.loky import ProcessPoolExecutor
+
+from casflow.pipeline.chain import prepare_worker
+from casflow.pipeline.runner import Runner
+from casflow.pipeline.workflow import load_workflow
+
+HEAVY = ("torch", "thinc", "spacy")
+
+
+def _ready(resolved: dict[str, Any], context: dict[str, Any]) -> tuple[float, list[str]]:
+    prepare_worker(resolved, context)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime, [m for m in HEAVY if sys.modules.get(m) is not None]
+
+
+def _measure(
+    resolved: dict[str, Any], context: dict[str, Any], workers: int
+) -> tuple[float, float, list[str]]:
+    started = time.perf_counter()
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        results = [
+            f.result() for f in [pool.submit(_ready, resolved, context) for _ in range(workers)]
+        ]
+    finally:
+        pool.shutdown(wait=True, kill_workers=True)
+    wall = time.perf_counter() - started
+    return wall, max(cpu for cpu, _ in results), results[0][1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--model",
+        default="casflow:craft_syntax",
+        help="spaCy pipeline (name, path or casflow:NAME)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="fresh pools per variant (median reported)"
+    )
+    parser.add_argument("--workers", type=int, default=1, help="workers started together per pool")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        inputs = replicate(craft_nxml_files(), 2, tmp_path / "in")
+        wf = write_workflow(
+            tmp_path / "wf.yaml",
+            f"""\
+            reader: {{component: nxml.reader.v1, config: {{input: "{inputs}", id_style: stem}}}}
+            components:
+              - {{component: spacy.pipeline.v1, config: {{model: "{args.model}", layers: [sentences, tokens, pos, dependencies]}}}}
+            writers: [{{component: xmi.writer.v1}}]
+            run: {{output: "{tmp_path / "out"}", batch_size: 1, jobs: 2}}
+            """,
+        )
+        workflow = load_workflow(wf)
+        context = Runner(workflow).context_dict
+        variants = {
+            "unused modules hidden (runs now)": {**context, "hide_unused_modules": True},
+            "nothing hidden (before)": {**context, "hide_unused_modules": False},
+        }
+        measured: dict[str, list[tuple[float, float, list[str]]]] = {name: [] for name in variants}
+        for _ in range(args.repeat):  # interleaved, so that load changes hit both alike
+            for name, ctx in variants.items():
+                measured[name].append(_measure(workflow.resolved, ctx, args.workers))
+    print(
+        f"model: {args.model}, workers per pool: {args.workers}, pools per variant: {args.repeat}, load average: {os.getloadavg()[0]:.2f}"
+    )
+    medians = {}
+    for name, rows in measured.items():
+        wall = statistics.median(r[0] for r in rows)
+        cpu = statistics.median(r[1] for r in rows)
+        medians[name] = (wall, cpu)
+        print(
+            f"{name:34s} spawn -> ready {wall:5.2f} s wall, worker CPU {cpu:5.2f} s; loaded: {', '.join(rows[0][2])}"
+        )
+    (hidden_wall, hidden_cpu), (plain_wall, plain_cpu) = medians.values()
+    print(
+        f"start-up saved: {plain_wall - hidden_wall:.2f} s wall ({plain_wall / hidden_wall:.2f}x), {plain_cpu - hidden_cpu:.2f} s CPU ({plain_cpu / hidden_cpu:.2f}x)"
+    )
+
+
+if __name__ == "__main__":
+    main()
