@@ -168,19 +168,25 @@ def test_a_stacking_model_runs_in_the_eval_chain_and_uses_the_dictionary(
     out = tmp_path / "out"
     assert main(["run", str(workflow), "--output", str(out), "--quiet"]) == 0
     scores = stacking_scores(out)
-    # both unseen organs, nothing else; the shipped tagger runs beside it
-    assert scores["stacking"] == 1.0
-    assert set(scores) == {"shipped", "stacking", "dictionary"}
+    # both unseen organs, nothing else, by the vote and by each member; the shipped
+    # tagger and its members run beside them
+    members = [f"stacking{n}" for n in (1, 2, 3)]
+    assert [scores[name] for name in ["stacking", *members]] == [1.0] * 4
+    assert set(scores) == {"shipped", "dictionary", "stacking", *members} | {
+        f"shipped{n}" for n in (1, 2, 3)
+    }
     evaluation = json.loads((out / "evaluation.json").read_text("utf-8"))
     pairs = {(t["system_a"], t["system_b"]) for t in evaluation["anatomy"]["significance"]}
     assert ("shipped", "stacking") in pairs
 
-    # the same members without the dictionary features find neither organ
+    # the same members without the dictionary features: the vote finds neither organ,
+    # no member finds both
     shutil.rmtree(workflows / EVAL_MODEL)
     without_dictionary(model, workflows / EVAL_MODEL)
     plain_out = tmp_path / "plain"
     assert main(["run", str(workflow), "--output", str(plain_out), "--quiet"]) == 0
-    assert stacking_scores(plain_out)["stacking"] == 0.0
+    plain = stacking_scores(plain_out)
+    assert plain["stacking"] == 0.0 and all(plain[name] < 1.0 for name in members)
 
 
 def test_a_stacking_model_names_the_ontologies_it_lacks(
