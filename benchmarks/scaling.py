@@ -10,6 +10,7 @@ after the other in this process's run.
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 from pathlib import Path
 
@@ -34,8 +35,10 @@ def main() -> None:
             run: {{output: "{tmp_path / 'out'}", batch_size: 1}}
             """,
         )
+        load_before = os.getloadavg()[0]
         one = run_casflow(wf, "--jobs", "1", "--output", str(tmp_path / "out1"))
         two = run_casflow(wf, "--jobs", "2", "--output", str(tmp_path / "out2"))
+        load_after = os.getloadavg()[0]
     tokens = one.report["tokens"]
     print(f"documents: {args.docs}, tokens: {tokens:,}, model: {args.model}")
     print(f"--jobs 1: {one.seconds:8.1f} s  {args.docs / one.seconds:6.2f} docs/s  {tokens / one.seconds:9,.0f} tokens/s")
@@ -45,6 +48,8 @@ def main() -> None:
         if first is not None:
             print(f"{label}: first document finished {first:.1f} s after the run started")
     print(f"scaling ratio (jobs 2 / jobs 1): {one.seconds / two.seconds:.2f}x (target >= 1.80x)")
+    # Above about 0.5 before the runs, other work shares the cores and depresses the ratio.
+    print(f"load average (1 min): {load_before:.2f} before, {load_after:.2f} after the runs")
 
 
 if __name__ == "__main__":
