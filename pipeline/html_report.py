@@ -639,9 +639,11 @@ def _anchor(label: str) -> str:
 
 
 def _overview(summary: Mapping[str, Any], evaluators: Mapping[str, Evaluator]) -> str:
-    """One row per layer: the headline F of every system (the paper's summary table)."""
+    """The headline F of every layer and system (the paper's summary table): one row per
+    system, as in the layers' own tables, one column per layer, the best per layer marked
+    (a study compares many more systems than layers, which would not fit as columns)."""
     systems = list(dict.fromkeys(s for entry in summary.values() for s in entry["systems"]))
-    rows = []
+    columns = []
     for label, entry in summary.items():
         evaluator = evaluators[label]
         points = {s: evaluator.prf_points(d["scores"]) for s, d in entry["systems"].items()}
@@ -651,30 +653,39 @@ def _overview(summary: Mapping[str, Any], evaluators: Mapping[str, Evaluator]) -
         headline = names[0]
         values = {s: p[headline]["f1"] for s, p in points.items() if headline in p}
         top = max(values.values()) if len(values) > 1 else None
-        cells = "".join(
-            (
-                f'<td data-value="{values[s]!r}"'
-                + (' class="best"><strong>' if values[s] == top else ">")
-                + f"{100 * values[s]:.2f}"
-                + ("</strong>" if values[s] == top else "")
-                + "</td>"
-            )
-            if s in values
-            else "<td></td>"
-            for s in systems
-        )
         metric = f"{headline} F" if headline else "F"
-        rows.append(
-            f'<tr><th scope="row"><a href="#{_e(_anchor(label))}">{_e(label)}</a></th>'
-            f"<td>{_e(metric)}</td>{cells}</tr>"
-        )
-    if not rows:
+        columns.append((label, metric, values, top))
+    if not columns:
         return ""
-    head = "".join(f"<th>{_e(s)}</th>" for s in systems)
+
+    def cell(values: Mapping[str, float], top: float | None, system: str) -> str:
+        if system not in values:
+            return "<td></td>"
+        value, best = values[system], values[system] == top
+        return (
+            f'<td data-value="{value!r}"'
+            + (' class="best"><strong>' if best else ">")
+            + f"{100 * value:.2f}"
+            + ("</strong>" if best else "")
+            + "</td>"
+        )
+
+    head = "".join(
+        f'<th data-evaluator="{_e(label)}"><a href="#{_e(_anchor(label))}">{_e(label)}</a>'
+        f'<br><span class="metric">{_e(metric)}</span></th>'
+        for label, metric, _, _ in columns
+    )
+    rows = "".join(
+        f'<tr data-system="{_e(s)}"><th scope="row">{_e(s)}</th>'
+        + "".join(cell(values, top, s) for _, _, values, top in columns)
+        + "</tr>"
+        for s in systems
+    )
     return (
-        '<table class="overview"><caption>Headline F (%) per layer and system.</caption>'
-        f"<thead><tr><th>layer</th><th>metric</th>{head}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        '<div class="wide"><table class="overview">'
+        "<caption>Headline F (%) per system and layer; the best per layer in bold.</caption>"
+        f"<thead><tr><th>system</th>{head}</tr></thead>"
+        f"<tbody>{rows}</tbody></table></div>"
     )
 
 
@@ -698,6 +709,8 @@ caption { caption-side: top; text-align: left; padding-bottom: 0.35em; }
 thead tr:last-child th { border-bottom: 1px solid var(--rule); }
 th, td { padding: 0.22em 0.7em; text-align: right; white-space: nowrap; }
 th:first-child, tbody th { text-align: left; font-weight: normal; }
+div.wide { overflow-x: auto; }
+table.overview th .metric { color: var(--muted); font-weight: normal; font-size: 0.9em; }
 thead th { font-weight: 600; }
 td.best { background: #f3f6fb; }
 tr.differ td:last-child { color: #08306b; font-weight: 600; }

@@ -193,6 +193,15 @@ def check_report(document: Any, summary: dict[str, Any]) -> None:
             assert cells, (label, system)
     rows = document.xpath("//table[contains(@class, 'significance')]/tbody/tr")
     assert len(rows) == pairs
+    # The headline table: a row per system (many more than layers), a column per layer.
+    overview = document.xpath("//table[contains(@class, 'overview')]")[0]
+    systems = [s for entry in study()["evaluators"] for s in entry["config"]["system_views"]]
+    assert [r.get("data-system") for r in overview.xpath("./tbody/tr")] == list(
+        dict.fromkeys(systems)
+    )
+    assert [th.get("data-evaluator") for th in overview.xpath("./thead/tr/th")[1:]] == [
+        evaluator_label(e) for e in study()["evaluators"]
+    ]
     assert len(document.xpath("//figure/svg")) >= len(summary)
 
 
