@@ -302,6 +302,38 @@ def test_all_layers_from_raw_text_with_exact_offsets(tiny_opennlp_model: Path, t
     assert_trees_over_tokens(parsed)
     brackets = {(c.get_covered_text(), c.constituentType) for c in parsed.select(CONSTITUENT)}
     assert ("The protein", "NP") in brackets and ("Mice (12) were used.", "S") in brackets
+    tags = {t.get_covered_text(): t.pos.PosValue for t in parsed.select(TOKEN)}
+    assert tags["("] == "-LRB-" and tags[")"] == "-RRB-"
+
+
+@needs_opennlp
+@pytest.mark.java
+@pytest.mark.slow
+def test_parser_gets_brackets_raw(tiny_opennlp_model: Path) -> None:
+    """OpenNLP decodes -LRB- etc. when it reads training trees, so its parser learns raw
+    brackets: given "-LRB-", the CRAFT parser tagged brackets as punctuation (. or HYPH)
+    and EVALB could not score a tenth of CRAFT dev's sentences."""
+    component = build(
+        "opennlp.pipeline.v1",
+        model=str(tiny_opennlp_model),
+        layers=["sentences", "tokens", "constituents"],
+    )
+    sent: list[list[str]] = []
+    ask = component._ask
+
+    def recording(layer: str, op: str, key: str, **fields: object) -> object:
+        if op == "parse":
+            sent.extend(fields["sentences"])  # type: ignore[arg-type]
+        return ask(layer, op, key, **fields)
+
+    component._ask = recording  # type: ignore[method-assign]
+    try:
+        component.process(plain_view("Mice (12) were used [3]."))
+    finally:
+        component.close()
+    words = [w for sentence in sent for w in sentence]
+    assert "(" in words and ")" in words
+    assert not {"-LRB-", "-RRB-"} & set(words)
 
 
 @needs_opennlp

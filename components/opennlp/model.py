@@ -2,9 +2,10 @@
 files, how words are written for OpenNLP, and reading its chunk tags and trees.
 
 Words: OpenNLP's formats split at whitespace, so whitespace inside a token (CRAFT has
-a few words with hair spaces) is written ``_``; the parser's Penn trees cannot hold
-raw brackets, so the parser sees every bracket in its PTB escape (``-LRB-``, ...), in
-training and at run time alike.
+a few words with hair spaces) is written ``_``; the parser's Penn training trees
+cannot hold raw brackets, so they have every bracket in its PTB escape (``-LRB-``,
+...), which OpenNLP's tree reader (``Parse.parseParse``) decodes back to the bracket:
+the parser learns raw brackets, and gets them raw at run time.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def word(text: str) -> str:
 
 
 def parser_word(text: str) -> str:
-    """A token as the parser sees it (brackets escaped; see the module docstring)."""
+    """A token as the parser's training trees write it (brackets escaped; see the module
+    docstring)."""
     return escape_token(word(text)) if text != '"' else '"'
 
 

@@ -299,7 +299,9 @@ class OpenNlpPipeline(Processor[OpenNlpConfig]):
                 "constituents",
                 "parse",
                 "trees",
-                sentences=[[parser_word(w) for w in s] for s in words],
+                # Raw brackets: OpenNLP decodes -LRB- etc. when it reads training trees,
+                # so its parser has learnt "(" (an escaped word would be one it never saw).
+                sentences=[[word(w) for w in s] for s in words],
                 beam=self.config.beam_size,
             )
             trees = [
