@@ -22,6 +22,7 @@ from lxml import html as lxml_html
 
 from casflow.pipeline.cli import main
 from casflow.pipeline.registry import registry
+from casflow.pipeline.significance_report import load_evaluator
 from casflow.pipeline.validation import WorkflowValidationError
 from casflow.pipeline.workflow import load_workflow
 from casflow.typesystem import (
@@ -175,9 +176,10 @@ def study_run(
     return root / "out"
 
 
-def check_report(document: Any, summary: dict[str, Any]) -> None:
-    """One score table per evaluator with the study's systems as rows, and one
-    significance row per pair of systems."""
+def check_report(document: Any, out: Path) -> None:
+    """One score table per evaluator with the study's systems as rows and the figures of
+    evaluation.json in its cells, and one significance row per pair of systems."""
+    summary = json.loads((out / "evaluation.json").read_text(encoding="utf-8"))
     pairs = 0
     for entry in study()["evaluators"]:
         label = evaluator_label(entry)
@@ -188,9 +190,15 @@ def check_report(document: Any, summary: dict[str, Any]) -> None:
         assert len(table) == 1, label
         assert [r.get("data-system") for r in table[0].xpath("./tbody/tr")] == systems
         pairs += len(systems) * (len(systems) - 1) // 2
+        evaluator = load_evaluator(out, label)
+        columns = [th.text_content() for th in table[0].xpath("./thead/tr/th")][2:]
         for system in systems:
-            cells = table[0].xpath("./tbody/tr[@data-system=$s]/td[@data-value]", s=system)
-            assert cells, (label, system)
+            expected = evaluator.summary(summary[label]["systems"][system]["scores"])
+            assert columns == list(expected), label
+            cells = table[0].xpath("./tbody/tr[@data-system=$s]/td", s=system)[1:]
+            for column, cell in zip(columns, cells, strict=True):
+                value = float(cell.get("data-value"))
+                assert value == pytest.approx(expected[column], abs=1e-12), (label, system)
     rows = document.xpath("//table[contains(@class, 'significance')]/tbody/tr")
     assert len(rows) == pairs
     # The headline table: a row per system (many more than layers), a column per layer.
@@ -222,7 +230,7 @@ def test_study_runs_on_the_fixture_with_every_pair_tested(study_run: Path) -> No
             assert test["iterations"] == config["significance"]["iterations"]
             assert 0.0 < test["p_two_sided"] <= 1.0
     page = (study_run / "evaluation.html").read_text(encoding="utf-8")
-    check_report(lxml_html.fromstring(page), summary)
+    check_report(lxml_html.fromstring(page), study_run)
     assert (study_run / "evaluation.md").is_file()
 
 
@@ -236,5 +244,12 @@ def test_study_report_in_headless_chromium(study_run: Path, tmp_path: Path) -> N
     dom = subprocess.run(
         [*common, "--dump-dom", page], capture_output=True, text=True, timeout=120, check=True
     ).stdout
-    summary = json.loads((study_run / "evaluation.json").read_text(encoding="utf-8"))
-    check_report(lxml_html.fromstring(dom), summary)
+    check_report(lxml_html.fromstring(dom), study_run)
+    screenshot = tmp_path / "craft-study.png"
+    subprocess.run(
+        [*common, "--window-size=1200,3000", f"--screenshot={screenshot}", page],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
