@@ -85,6 +85,7 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     # UDPipe 1
     "udpipe.v1": "casflow.components.udpipe.pipeline:UdpipePipeline",
     "stanza.pipeline.v1": "casflow.components.stanza.pipeline:StanzaPipeline",
+    "parse.constituency.v1": "casflow.components.stanza.constituency:ConstituencyParser",
     # Apache OpenNLP (one JVM per worker)
     "opennlp.pipeline.v1": "casflow.components.opennlp.pipeline:OpenNlpPipeline",
     # any Apache UIMA Java analysis engine (one JVM per worker)
@@ -99,4 +100,7 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "train.nltk.punkt.v1": "casflow.components.nltk.punkt:PunktSentenceTrainer",
     "train.udpipe.v1": "casflow.components.udpipe.trainer:UdpipeTrainer",
     "train.opennlp.v1": "casflow.components.opennlp.trainer:OpenNlpTrainer",
+    "train.stanza.constituency.v1": (
+        "casflow.components.stanza.constituency_trainer:StanzaConstituencyTrainer"
+    ),
 }

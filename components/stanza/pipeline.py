@@ -25,6 +25,11 @@ are the words, which then have no Token each).
   POS, Lemma, dependencies, entities and trees attach to those tokens (tokens outside
   every Sentence are left as they are). A token with inner whitespace goes to Stanza
   with no-break spaces, so Stanza keeps it one word.
+- ``use_existing_pos`` (with existing tokens): the view's tags (XPOS ``PosValue``,
+  UPOS ``coarseValue``) go to Stanza as its words' tags (Stanza's ``pretagged`` mode),
+  so a parser uses another tool's tagger; no POS is written.
+- ``ptb_brackets``: words are sent as Penn Treebank files spell them (``(`` as
+  ``-LRB-``, ``{`` as ``-LCB-``, ...), as parsers trained on treebank files expect.
 - ``use_existing_sentences`` alone: each Sentence is tokenized on its own with Stanza's
   ``tokenize_no_ssplit`` (one Stanza sentence, split only at a blank line inside it);
   no Sentence is written.
@@ -39,6 +44,7 @@ from typing import Any, Literal
 import cassis
 from pydantic import Field, model_validator
 
+from casflow.cas.metadata import find_document_id
 from casflow.components.formats.penn.alignment import (
     CONSTITUENT_LAYER,
     AlignedTree,
@@ -63,7 +69,7 @@ from casflow.components.stanza.model import (
     stanza_missing,
 )
 from casflow.components.stanza.presets import NER_PRESETS, StanzaNerPreset
-from casflow.pipeline.component import Processor, RunContext
+from casflow.pipeline.component import DocumentError, Processor, RunContext
 from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, LEMMA, POS, SENTENCE, TOKEN
 
 StanzaLayer = Literal[
@@ -131,6 +137,17 @@ class StanzaConfig(SegmenterConfig):
     use_existing_sentences: bool = Field(
         False, description="Take the view's Sentence annotations as the sentences (none written)."
     )
+    use_existing_pos: bool = Field(
+        False,
+        description="Give the view's POS tags (XPOS PosValue, UPOS coarseValue) to Stanza "
+        "as its tags (pretagged): parsers use them, no POS is written (needs "
+        "use_existing_tokens).",
+    )
+    ptb_brackets: bool = Field(
+        False,
+        description="Send brackets as Penn Treebank escapes (-LRB-, -RRB-, -LCB-, ...), as "
+        "parsers trained on treebank files expect (casflow's CRAFT constituency model).",
+    )
     ner_preset: StanzaNerPreset | None = Field(
         None,
         description=f"Label mapping of a Stanza NER package: {', '.join(NER_PRESETS)}.",
@@ -153,6 +170,15 @@ class StanzaConfig(SegmenterConfig):
             raise ValueError(
                 "use_existing_tokens needs use_existing_sentences: Stanza's pretokenized mode "
                 "takes sentences of tokens (run a sentence splitter first)"
+            )
+        if self.use_existing_pos and not self.use_existing_tokens:
+            raise ValueError(
+                "use_existing_pos needs use_existing_tokens (and use_existing_sentences): "
+                "the tags belong to the view's tokens"
+            )
+        if self.use_existing_pos and "pos" in self.processors:
+            raise ValueError(
+                "use_existing_pos gives Stanza the view's tags: remove pos from processors"
             )
         if not self.use_existing_tokens and "tokenize" not in self.processors:
             raise ValueError(
@@ -186,6 +212,8 @@ class StanzaConfig(SegmenterConfig):
             skip.add("tokens")
         if self.use_existing_sentences:
             skip.add("sentences")
+        if self.use_existing_pos:
+            skip.add("pos")
         return self.chosen_layers() - skip
 
     def label_mapping(self) -> dict[str, EntityTarget]:
@@ -202,6 +230,7 @@ class _Unit:
     offset: int  # where the block starts in the view's text (raw text only)
     text: str
     tokens: list[Any] | None = None  # existing CAS tokens (pretokenized)
+    tags: list[tuple[str, str | None]] | None = None  # their (XPOS, UPOS), pretagged
 
 
 class StanzaPipeline(Processor[StanzaConfig]):
@@ -223,6 +252,8 @@ class StanzaPipeline(Processor[StanzaConfig]):
         for name in config.processors:
             if name != "tokenize":
                 options[f"{name}_batch_size"] = config.batch_size
+        if config.use_existing_pos:
+            options["pretagged"] = True
         self.nlp = build_pipeline(
             config.lang,
             config.processors,
@@ -243,6 +274,8 @@ class StanzaPipeline(Processor[StanzaConfig]):
             requires.append(TOKEN)
         if config.use_existing_sentences:
             requires.append(SENTENCE)
+        if config.use_existing_pos:
+            requires.append(POS)
         layers = config.written_layers()
         produces = list(produced_types(layers, config.label_mapping(), config.unmapped_entities))
         if "constituents" in layers:
@@ -306,11 +339,12 @@ class StanzaPipeline(Processor[StanzaConfig]):
                 inside.append(tokens[position])
                 position += 1
             if inside:
-                units.append(_Unit(index, begin, text[begin:end], inside))
+                tags = _view_tags(view, inside) if self.config.use_existing_pos else None
+                units.append(_Unit(index, begin, text[begin:end], inside, tags))
         return units
 
     def _documents(self, units: Sequence[_Unit]) -> list[Any]:
-        from stanza.models.common.doc import ID, TEXT, Document
+        from stanza.models.common.doc import ID, TEXT, UPOS, XPOS, Document
 
         documents = []
         for unit in units:
@@ -323,7 +357,16 @@ class StanzaPipeline(Processor[StanzaConfig]):
                 # Stanza splits a token at whitespace nowhere in pretokenized mode, but its
                 # vocabularies never saw inner spaces: a no-break space keeps the word whole.
                 words = ["\u00a0".join(w.split()) or w for w in words]
-                sentence = [{ID: (i,), TEXT: w} for i, w in enumerate(words, 1)]
+                if self.config.ptb_brackets:
+                    words = [escape_token(w) if w != '"' else w for w in words]
+                sentence: list[dict[str, Any]] = [
+                    {ID: (i,), TEXT: w} for i, w in enumerate(words, 1)
+                ]
+                if unit.tags is not None:
+                    for entry, (xpos, upos) in zip(sentence, unit.tags, strict=True):
+                        entry[XPOS] = xpos
+                        if upos:
+                            entry[UPOS] = upos
                 documents.append(Document([sentence], text=" ".join(words)))
         return documents
 
@@ -344,6 +387,31 @@ class StanzaPipeline(Processor[StanzaConfig]):
             self.writer.write(view, unit, document, new[unit.view])
         for view, added in zip(views, new, strict=True):
             add_annotations(view, added)
+
+
+class MissingTagError(DocumentError, ValueError):
+    hint = "run a POS tagger before this step, or leave use_existing_pos off"
+
+
+def _view_tags(view: cassis.Cas, tokens: Sequence[Any]) -> list[tuple[str, str | None]]:
+    """(XPOS, UPOS) of each token from its POS (``Token.pos``, else a POS at its span)."""
+    by_span: dict[tuple[int, int], Any] | None = None
+    tags = []
+    for token in tokens:
+        pos = token.get("pos")
+        if pos is None:
+            if by_span is None:
+                by_span = {(p.begin, p.end): p for p in view.select(POS)}
+            pos = by_span.get((token.begin, token.end))
+        xpos = pos.get("PosValue") if pos is not None else None
+        if not xpos:
+            raise MissingTagError(
+                f"document {find_document_id(view) or '<unknown document>'}: token {token.get_covered_text()!r} at "
+                f"({token.begin}, {token.end}) has no POS tag, and use_existing_pos gives "
+                "the view's tags to Stanza: run a tagger before this step"
+            )
+        tags.append((str(xpos), pos.get("coarseValue") or None))
+    return tags
 
 
 class DocumentWriter:

@@ -1,0 +1,184 @@
+"""``parse.constituency.v1``: constituency trees from a Stanza parser over the view's
+sentences, tokens and POS tags.
+
+The parser is Stanza's (an in-order transition parser with LSTM encoders, Yang and
+Deng 2020 / Bauer et al.), run in Stanza's pretokenized and pretagged modes: the words
+are the view's Tokens grouped by its Sentences, their tags the view's POS, so the
+trees attach to whatever tokenizer and tagger came before. The trees are written as
+``stanza.pipeline.v1`` writes them: one DKPro ``ROOT`` per sentence with
+``TreebankConstituent`` children (constituentType; syntacticFunction where the model
+predicts function tags, which casflow's CRAFT model does not), parent and children,
+the Tokens as leaves, and a ``PennTree``. The tokens' POS is left as it is (Stanza's
+parser does not tag).
+
+``model`` is ``casflow:craft_constituency`` (shipped, trained on CRAFT by
+``train.stanza.constituency.v1``), a folder holding ``model.pt`` and ``pretrain.pt``
+(what that trainer writes), or any Stanza constituency model file (``.pt``) with its
+``pretrain`` (e.g. a downloaded Stanza package such as ``en/constituency/wsj.pt``).
+
+What casflow's models learn (see :func:`treebank_line`): the trees of the gold view
+without empty elements (``-NONE-`` and the nodes left empty), labels without function
+tags and indices (``NP-SBJ-1`` -> ``NP``), brackets in words as Penn Treebank escapes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import cassis
+from pydantic import Field
+
+from casflow.components.formats.penn.parse import Tree, category, escape_token, format_tree, prune
+from casflow.components.stanza.model import ModelFiles, stanza_missing
+from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
+from casflow.pipeline.component import ComponentConfig, Processor, RunContext
+from casflow.typesystem import POS, SENTENCE, TOKEN
+
+SHIPPED_PREFIX = "casflow:"
+#: The files of a model folder written by ``train.stanza.constituency.v1``.
+MODEL_FILE = "model.pt"
+PRETRAIN_FILE = "pretrain.pt"
+META_FILE = "meta.json"
+#: The label of every training tree's root (Stanza's trees have one root label).
+ROOT = "ROOT"
+
+
+def parser_word(text: str) -> str:
+    """A token as casflow's constituency models see it: inner whitespace as no-break
+    spaces (as ``stanza.pipeline.v1`` sends it), brackets as Penn escapes."""
+    joined = "\u00a0".join(text.split()) or text
+    return joined if joined == '"' else escape_token(joined)
+
+
+def treebank_line(tree: Tree) -> str | None:
+    """A gold tree as a training line: ``(ROOT ...)`` without empty elements, labels
+    without function tags, words as :func:`parser_word`; None when nothing is left."""
+    pruned = prune(tree, {"-NONE-"})
+    if pruned is None:
+        return None
+    nodes = (
+        pruned.children if pruned.word is None and pruned.label in ("", "TOP", "ROOT") else [pruned]
+    )
+    for node in nodes:
+        for sub in node.subtrees():
+            if sub.word is not None:
+                sub.word = parser_word(sub.word)
+            else:
+                sub.label = category(sub.label) or "X"
+    return format_tree(Tree(ROOT, list(nodes)))
+
+
+def resolve_model(model: str, workflow_dir: Path | None) -> Path:
+    """``casflow:NAME`` -> the shipped folder; otherwise a path (relative paths also from
+    the workflow's folder)."""
+    if model.startswith(SHIPPED_PREFIX):
+        from casflow.components import models
+
+        return Path(models.__file__).resolve().parent / model[len(SHIPPED_PREFIX) :]
+    path = Path(model).expanduser()
+    if not path.exists() and not path.is_absolute() and workflow_dir is not None:
+        path = workflow_dir / path
+    return path
+
+
+def model_files(model: str, pretrain: str | None, workflow_dir: Path | None) -> ModelFiles:
+    """The Stanza files ``model`` names (a casflow model folder, or a ``.pt`` file)."""
+    path = resolve_model(model, workflow_dir)
+    if path.is_dir():
+        pretrain_path = pretrain or (
+            str(path / PRETRAIN_FILE) if (path / PRETRAIN_FILE).exists() else None
+        )
+        return ModelFiles(model=str(path / MODEL_FILE), pretrain=pretrain_path)
+    return ModelFiles(model=str(path), pretrain=pretrain)
+
+
+def model_meta(model: str, workflow_dir: Path | None) -> dict[str, Any]:
+    """The folder's ``meta.json`` (settings the parser needs, e.g. ``ptb_brackets``)."""
+    path = resolve_model(model, workflow_dir)
+    try:
+        return json.loads((path / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+class ConstituencyConfig(ComponentConfig):
+    model: str = Field(
+        "casflow:craft_constituency",
+        description="casflow:craft_constituency, a folder written by "
+        "train.stanza.constituency.v1, or a Stanza constituency model file (.pt).",
+    )
+    pretrain: str | None = Field(
+        None,
+        description="The model's word vectors in Stanza's pretrain format (default: the "
+        "folder's pretrain.pt).",
+    )
+    ptb_brackets: bool | None = Field(
+        None,
+        description="Send brackets as Penn escapes (-LRB-, ...); default: as the model "
+        "folder's meta.json says (casflow's models: yes), else no.",
+    )
+    batch_size: int = Field(50, ge=1, description="Sentences per batch of the parser.")
+
+
+class ConstituencyParser(Processor[ConstituencyConfig]):
+    name = "parse.constituency.v1"
+    description = (
+        "Constituency trees (DKPro ROOT/TreebankConstituent, PennTree) from a Stanza parser "
+        "over the view's sentences, tokens and POS tags (default: casflow:craft_constituency)."
+    )
+
+    def __init__(self, config: ConstituencyConfig, context: RunContext | None = None) -> None:
+        super().__init__(config, context)
+        self.pipeline = StanzaPipeline(_stanza_config(config, self.context), self.context)
+
+    @classmethod
+    def requirements(cls, config: ConstituencyConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        produces = StanzaPipeline.requirements(_stanza_config(config, None))[1]
+        return (SENTENCE, TOKEN, POS), produces
+
+    @classmethod
+    def check_config(cls, config: ConstituencyConfig, context: RunContext) -> list[str]:
+        problem = stanza_missing()
+        if problem:
+            return [f"{cls.name}: {problem}"]
+        path = resolve_model(config.model, context.workflow_dir)
+        if path.is_dir():
+            if not (path / MODEL_FILE).is_file():
+                return [
+                    f"{cls.name}: model folder {path} has no {MODEL_FILE} (train one with "
+                    "train.stanza.constituency.v1, or give a Stanza .pt file)"
+                ]
+        elif not path.is_file():
+            hint = (
+                "reinstall casflow (the shipped model is package data)"
+                if config.model.startswith(SHIPPED_PREFIX)
+                else "give a folder written by train.stanza.constituency.v1 or a .pt file"
+            )
+            return [f"{cls.name}: no model at {path}: {hint}"]
+        return StanzaPipeline.check_config(_stanza_config(config, context), context)
+
+    def process(self, view: cassis.Cas) -> None:
+        self.pipeline.process_batch([view])
+
+    def process_batch(self, views: Sequence[cassis.Cas]) -> None:
+        self.pipeline.process_batch(views)
+
+
+def _stanza_config(config: ConstituencyConfig, context: RunContext | None) -> StanzaConfig:
+    workflow_dir = context.workflow_dir if context is not None else None
+    brackets = config.ptb_brackets
+    if brackets is None:
+        brackets = bool(model_meta(config.model, workflow_dir).get("ptb_brackets", False))
+    return StanzaConfig(
+        processors={"constituency": "default"},
+        model_files={"constituency": model_files(config.model, config.pretrain, workflow_dir)},
+        use_existing_sentences=True,
+        use_existing_tokens=True,
+        use_existing_pos=True,
+        ptb_brackets=brackets,
+        layers=["constituents"],
+        batch_size=config.batch_size,
+    )

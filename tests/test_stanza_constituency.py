@@ -1,0 +1,281 @@
+"""Constituency parsing as a layer: ``train.stanza.constituency.v1`` trains a tiny
+Stanza parser through ``casflow train`` from hand-written gold trees (once per session;
+the tests that use it are ``slow``), ``parse.constituency.v1`` runs it over a view's
+sentences, tokens and tags."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import cassis
+import pytest
+
+from casflow.components.evaluators.adapters import constituent_trees
+from casflow.components.formats.penn.parse import format_tree, parse_tree
+from casflow.components.stanza.constituency import parser_word, treebank_line
+from casflow.pipeline.component import RunContext
+from casflow.pipeline.registry import registry
+from casflow.typesystem import CONSTITUENT, CONSTITUENT_ROOT, POS, SENTENCE, TOKEN
+from tests.test_opennlp import SENTENCE_TEXTS, TREES, gold_document
+
+TINY = {
+    "epochs": 4,
+    "hidden_size": 32,
+    "stanza_options": {
+        "delta_embedding_dim": 8,
+        "transition_hidden_size": 8,
+        "transition_embedding_dim": 4,
+        "tag_embedding_dim": 4,
+    },
+}
+
+
+def test_training_lines_drop_empty_elements_and_function_tags() -> None:
+    tree = parse_tree(
+        "( (S (NP-SBJ-1 (NNS Mice)) (VP (VBD were) (VP (VBN used) (NP (-NONE- *-1)) "
+        "(PP (IN in) (NP (-LRB- -LRB-) (NN vivo) (-RRB- -RRB-))))) (. .)) )"
+    )
+    for sub in tree.subtrees():
+        if sub.word in ("-LRB-", "-RRB-"):
+            sub.word = {"-LRB-": "(", "-RRB-": ")"}[sub.word]  # as the CAS text has them
+    assert treebank_line(tree) == (
+        "(ROOT (S (NP (NNS Mice)) (VP (VBD were) (VP (VBN used) "
+        "(PP (IN in) (NP (-LRB- -LRB-) (NN vivo) (-RRB- -RRB-))))) (. .)))"
+    )
+    assert parser_word("a b") == "a\u00a0b"
+    assert parser_word('"') == '"'
+    assert parser_word("{") == "-LCB-"
+
+
+def _vectors(path: Path) -> Path:
+    words = sorted({w for t in TREES for w in re.findall(r"\(\S+ ([^()\s]+)\)", t)})
+    rng = random.Random(0)
+    rows = [w + " " + " ".join(f"{rng.uniform(-1, 1):.3f}" for _ in range(8)) for w in words]
+    path.write_text(f"{len(rows)} 8\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _workflow(root: Path, output: Path, epochs: int = 4) -> Path:
+    import json
+
+    config = dict(TINY, epochs=epochs, vectors=str(root / "vectors.txt"))
+    workflow = output.with_suffix(".yaml")
+    workflow.write_text(
+        f"""\
+gold:
+  reader:
+    component: xmi.reader.v1
+    view: gold
+    config: {{views: {{gold: [Sentence, Token, POS, Constituent]}}}}
+  train: {{input: {root / "train"}}}
+  dev: {{input: {root / "dev"}}}
+layers: [constituents]
+model:
+  component: train.stanza.constituency.v1
+  config: {json.dumps(config)}
+seed: 3
+output: {output}
+""",
+        encoding="utf-8",
+    )
+    return workflow
+
+
+@pytest.fixture(scope="session")
+def tiny_treebank(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    root = tmp_path_factory.mktemp("tiny_treebank")
+    for split, rotations in (("train", range(len(TREES))), ("dev", [3])):
+        folder = root / split
+        folder.mkdir()
+        for k in rotations:
+            cas = gold_document(k, root)
+            (folder / f"{split}{k}.xmi").write_text(cas.to_xmi(), encoding="utf-8")
+    _vectors(root / "vectors.txt")
+    return root
+
+
+@pytest.fixture(scope="session")
+def tiny_constituency_training(tiny_treebank: Path):
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    workflow = _workflow(tiny_treebank, tiny_treebank / "out")
+    lines: list[str] = []
+    result = run_training(load_training_workflow(workflow), log=lines.append)
+    return workflow, result, lines
+
+
+def _state(model: Path) -> dict:
+    """Every tensor of a saved Stanza parser, by its path in the saved dictionaries."""
+    import torch
+
+    found: dict = {}
+
+    def walk(value: object, path: str) -> None:
+        if isinstance(value, torch.Tensor):
+            found[path] = value
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}/{key}")
+
+    walk(torch.load(model, map_location="cpu", weights_only=False)["params"], "")
+    assert found
+    return found
+
+
+@pytest.mark.slow
+def test_training_report_model_folder_and_reuse(tiny_constituency_training) -> None:
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    workflow, result, lines = tiny_constituency_training
+    model = result.model_dir
+    assert {p.name for p in model.iterdir()} >= {"model.pt", "pretrain.pt", "meta.json"}
+    scores = result.report["final"]["dev_scores"]
+    assert 0 <= scores["parseval_f"] <= 100 and "mean_sentence_f" in scores
+    assert sum("finished in" in line and "Dev score" in line for line in lines) == 4
+    again: list[str] = []
+    run_training(load_training_workflow(workflow), log=again.append)
+    assert any("reused" in line for line in again)
+
+
+@pytest.mark.slow
+def test_interrupted_and_resumed_training_ends_with_the_same_model(
+    tiny_treebank: Path, tiny_constituency_training, tmp_path: Path
+) -> None:
+    """Stopped after its second epoch's scores (its checkpoint is the first epoch's) and
+    started again, training ends with the uninterrupted run's weights, bit for bit."""
+    import torch
+
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    workflow = _workflow(tiny_treebank, tmp_path / "interrupted")
+
+    def stop_at_epoch_two(line: str) -> None:
+        if "Epoch 2 finished" in line:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_training(load_training_workflow(workflow), log=stop_at_epoch_two)
+    assert (tmp_path / "interrupted" / "final" / "checkpoints" / "checkpoint.pt").exists()
+    lines: list[str] = []
+    resumed = run_training(load_training_workflow(workflow), log=lines.append)
+    assert any("continuing from the checkpoint" in line for line in lines)
+    epochs = re.findall(r"Epoch (\d+) finished", "\n".join(lines))
+    assert epochs == ["2", "3", "4"]
+    uninterrupted = _state(tiny_constituency_training[1].model_dir / "model.pt")
+    after_resume = _state(resumed.model_dir / "model.pt")
+    assert uninterrupted.keys() == after_resume.keys()
+    for name, tensor in uninterrupted.items():
+        assert torch.equal(tensor, after_resume[name]), name
+    assert (
+        resumed.report["final"]["dev_scores"]
+        == tiny_constituency_training[1].report["final"]["dev_scores"]
+    )
+
+
+def _tagged_view(text_rows: list[str], trees: list[str]) -> cassis.Cas:
+    """Sentences, tokens and POS (from the trees' preterminals) over the texts; no tree."""
+    from casflow.typesystem import load_typesystem
+
+    ts = load_typesystem()
+    text = " ".join(text_rows)
+    cas = cassis.Cas(typesystem=ts)
+    cas.sofa_string = text
+    S, T, P = (ts.get_type(n) for n in (SENTENCE, TOKEN, POS))
+    position = 0
+    for tree_text in trees:
+        tokens = []
+        for leaf in parse_tree(tree_text).preterminals():
+            word = {"-LRB-": "(", "-RRB-": ")"}.get(leaf.word or "", leaf.word or "")
+            begin = text.index(word, position)
+            position = begin + len(word)
+            pos = P(begin=begin, end=position, PosValue=leaf.label)
+            token = T(begin=begin, end=position, pos=pos)
+            cas.add_all([pos, token])
+            tokens.append(token)
+        cas.add(S(begin=tokens[0].begin, end=tokens[-1].end))
+    return cas
+
+
+def _parser(model: Path):  # type: ignore[no-untyped-def]
+    component = registry().get("parse.constituency.v1")
+    return component(component.Config(model=str(model)), RunContext(output_dir=Path(".")))
+
+
+@pytest.mark.slow
+def test_trees_over_the_views_tokens_with_exact_offsets(tiny_constituency_training) -> None:
+    cas = _tagged_view(SENTENCE_TEXTS[:4], TREES[:4])
+    tokens_before = [(t.begin, t.end) for t in cas.select(TOKEN)]
+    tags_before = [t.pos.PosValue for t in cas.select(TOKEN)]
+    _parser(tiny_constituency_training[1].model_dir).process(cas)
+    roots = list(cas.select(CONSTITUENT_ROOT))
+    assert len(roots) == 4
+    trees = constituent_trees(cas)
+    for ((begin, end), tree), sentence in zip(trees, cas.select(SENTENCE), strict=True):
+        assert (begin, end) == (sentence.begin, sentence.end)
+        leaves = [leaf.word for leaf in tree.preterminals()]
+        assert leaves == [t.get_covered_text() for t in cas.select_covered(TOKEN, sentence)]
+        assert format_tree(tree).startswith("( (")
+    # leaves are the view's own tokens; tags are left as they were
+    assert [(t.begin, t.end) for t in cas.select(TOKEN)] == tokens_before
+    assert [t.pos.PosValue for t in cas.select(TOKEN)] == tags_before
+    for constituent in cas.select(CONSTITUENT):
+        for child in constituent.children.elements:
+            assert constituent.begin <= child.begin and child.end <= constituent.end
+    again = cassis.load_cas_from_xmi(cas.to_xmi(), typesystem=cas.typesystem)
+    assert len(list(again.select(CONSTITUENT))) == len(list(cas.select(CONSTITUENT)))
+
+
+@pytest.mark.slow
+def test_a_token_without_a_tag_is_named(tiny_constituency_training) -> None:
+    cas = _tagged_view(SENTENCE_TEXTS[:1], TREES[:1])
+    token = list(cas.select(TOKEN))[1]
+    cas.remove(token.pos)
+    token.pos = None
+    with pytest.raises(ValueError, match="'protein' at .* has no POS tag"):
+        _parser(tiny_constituency_training[1].model_dir).process(cas)
+
+
+def test_requirements_and_model_problems_before_any_document(tmp_path: Path) -> None:
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    component = registry().get("parse.constituency.v1")
+    config = component.Config(model=str(tmp_path / "nothing"))
+    requires, produces = component.requirements(config)
+    assert set(requires) == {SENTENCE, TOKEN, POS}
+    assert CONSTITUENT in produces
+    (problem,) = component.check_config(config, RunContext(output_dir=Path(".")))
+    assert "no model at" in problem and "train.stanza.constituency.v1" in problem
+    trainer = registry().get("train.stanza.constituency.v1")
+    problems = trainer.check_config(
+        trainer.Config(stanza_options={"epochs": 3, "no_such_option": 1}),
+        RunContext(output_dir=Path(".")),
+    )
+    assert any("stanza_options.epochs: set by casflow" in p for p in problems)
+    assert any("stanza_options.no_such_option: not an option" in p for p in problems)
+
+
+@pytest.mark.slow
+def test_trees_load_in_apache_uima_java_with_the_same_counts(
+    tiny_constituency_training, tmp_path: Path
+) -> None:
+    from casflow.pipeline import uima_java
+    from casflow.typesystem import PENN_TREE, TREEBANK_CONSTITUENT
+
+    if not uima_java.java_available() or uima_java.find_uima_jar() is None:
+        pytest.skip("java/javac or the Apache UIMA jar (libuima-core-java) is not installed")
+    cas = _tagged_view(SENTENCE_TEXTS, TREES)
+    _parser(tiny_constituency_training[1].model_dir).process(cas)
+    typesystem = tmp_path / "TypeSystem.xml"
+    typesystem.write_text(cas.typesystem.to_xml(), encoding="utf-8")
+    xmi = tmp_path / "parsed.xmi"
+    xmi.write_text(cas.to_xmi(), encoding="utf-8")
+    build = tmp_path / "build"
+    uima_java.compile_checker(build)
+    java = uima_java.java_type_counts(typesystem, [xmi], build_dir=build)
+    expected = uima_java.cassis_type_counts(xmi, typesystem)
+    assert java == {xmi: expected}
+    counts = expected["_InitialView"]
+    assert counts[CONSTITUENT_ROOT] == len(TREES)
+    assert counts[TREEBANK_CONSTITUENT] > len(TREES) and counts[PENN_TREE] == len(TREES)
