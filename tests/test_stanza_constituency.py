@@ -17,7 +17,7 @@ from casflow.components.formats.penn.parse import format_tree, parse_tree
 from casflow.components.stanza.constituency import parser_word, treebank_line
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
-from casflow.typesystem import CONSTITUENT, CONSTITUENT_ROOT, POS, SENTENCE, TOKEN
+from casflow.typesystem import CONSTITUENT, CONSTITUENT_ROOT, PENN_TREE, POS, SENTENCE, TOKEN
 from tests.test_opennlp import SENTENCE_TEXTS, TREES, gold_document
 
 TINY = {
@@ -218,6 +218,8 @@ def test_trees_over_the_views_tokens_with_exact_offsets(tiny_constituency_traini
         leaves = [leaf.word for leaf in tree.preterminals()]
         assert leaves == [t.get_covered_text() for t in cas.select_covered(TOKEN, sentence)]
         assert format_tree(tree).startswith("( (")
+    # the PennTree line is written as penn.writer.v1 writes the tree (and EVALB reads it)
+    assert [p.PennTree for p in cas.select(PENN_TREE)] == [format_tree(t) for _, t in trees]
     # leaves are the view's own tokens; tags are left as they were
     assert [(t.begin, t.end) for t in cas.select(TOKEN)] == tokens_before
     assert [t.pos.PosValue for t in cas.select(TOKEN)] == tags_before
@@ -279,3 +281,59 @@ def test_trees_load_in_apache_uima_java_with_the_same_counts(
     counts = expected["_InitialView"]
     assert counts[CONSTITUENT_ROOT] == len(TREES)
     assert counts[TREEBANK_CONSTITUENT] > len(TREES) and counts[PENN_TREE] == len(TREES)
+
+
+@pytest.mark.slow
+def test_shipped_parser_on_a_craft_dev_article(craft_dir: Path, tmp_path: Path) -> None:
+    """casflow:craft_constituency over the gold sentences, tokens and POS of a CRAFT
+    development article (copied without their trees): one tree per sentence over its
+    tokens, scored by eval.constituents.v1 as EVALB scores penn.writer.v1's files, and
+    the XMI loads in Apache UIMA Java with the same counts as in cassis."""
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    from casflow.components.corpora.craft import CraftReader, CraftReaderConfig
+    from casflow.components.metrics.parseval import parseval_counts, score_parseval
+    from casflow.components.stanza.constituency import resolve_model
+    from casflow.pipeline.component import DocumentRef
+    from casflow.pipeline.counts import add_counts
+    from casflow.pipeline.testing import run_component
+    from casflow.typesystem import load_typesystem
+
+    if not (resolve_model("casflow:craft_constituency", None) / "model.pt").is_file():
+        pytest.fail("the shipped model components/models/craft_constituency is missing")
+    dev = (craft_dir / "articles" / "ids" / "craft-ids-dev.txt").read_text().split()[0]
+    reader = CraftReader(
+        CraftReaderConfig(
+            corpus=str(craft_dir),
+            layers=["sentences", "tokens", "pos", "constituents"],
+            ontologies=[],
+        ),
+        RunContext(output_dir=tmp_path),
+    )
+    cas = cassis.Cas(typesystem=load_typesystem())
+    reader.load(DocumentRef(dev, str(reader.paths.text(dev))), cas)
+    gold = cas
+    run_component(
+        "view.copy.v1", cas, view="system", from_view="_InitialView", types=[SENTENCE, TOKEN, POS]
+    )
+    system = cas.get_view("system")
+    run_component("parse.constituency.v1", cas, view="system")
+    sentences = list(system.select(SENTENCE))
+    assert len(list(system.select(CONSTITUENT_ROOT))) >= 0.99 * len(sentences)
+    gold_trees = dict(constituent_trees(gold))
+    counts: dict = {}
+    for span, tree in constituent_trees(system):
+        add_counts(counts, parseval_counts(gold_trees[span], tree))
+    assert score_parseval(counts)["f1"] > 0.75
+    evaluator = registry().get("eval.constituents.v1")
+    typesystem = tmp_path / "TypeSystem.xml"
+    typesystem.write_text(cas.typesystem.to_xml(), encoding="utf-8")
+    xmi = tmp_path / f"{dev}.xmi"
+    xmi.write_text(cas.to_xmi(), encoding="utf-8")
+    from casflow.pipeline import uima_java
+
+    if uima_java.java_available() and uima_java.find_uima_jar() is not None:
+        build = tmp_path / "build"
+        uima_java.compile_checker(build)
+        java = uima_java.java_type_counts(typesystem, [xmi], build_dir=build)
+        assert java == {xmi: uima_java.cassis_type_counts(xmi, typesystem)}
+    assert evaluator is not None

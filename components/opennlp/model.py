@@ -37,6 +37,8 @@ TOOL_NAMES = {
 }
 
 _WHITESPACE = re.compile(r"\s")
+#: ``model: casflow:NAME`` names a model folder shipped with casflow.
+SHIPPED_PREFIX = "casflow:"
 
 
 def word(text: str) -> str:
@@ -58,6 +60,12 @@ def resolve_model(
     given = explicit if explicit is not None else folder
     if given is None:
         return None
+    if given.startswith(SHIPPED_PREFIX):
+        # casflow:craft_opennlp: the models casflow ships, trained on CRAFT train.
+        from casflow.components import models
+
+        path = Path(models.__file__).resolve().parent / given[len(SHIPPED_PREFIX) :]
+        return path / MODEL_FILES[layer] if explicit is None else path
     path = Path(given).expanduser()
     if not path.exists() and not path.is_absolute() and base_dir is not None:
         path = base_dir / path

@@ -66,7 +66,8 @@ class OpenNlpConfig(SegmenterConfig):
     model: str | None = Field(
         None,
         description="Model folder written by casflow train (train.opennlp.v1), holding one "
-        "model file per layer; the *_model options override single files.",
+        "model file per layer, or casflow:craft_opennlp (shipped, trained on CRAFT train); "
+        "the *_model options override single files.",
     )
     sentence_model: str | None = Field(None, description="OpenNLP sentence detector model file.")
     token_model: str | None = Field(None, description="OpenNLP tokenizer model file.")

@@ -568,6 +568,10 @@ class DocumentWriter:
         if len(distinct) != len(word_tokens):
             return  # a multi-word token without offsets per word: its words have no Token
         tree = _penn(sentence.constituency)
+        if tree.label in ("ROOT", "TOP"):
+            # Written as parsers' trees are scored and penn.writer.v1 writes them,
+            # "( (S ...) )" (Stanza's root label is its own convention, not a phrase).
+            tree = Tree("", tree.children)
         leaves = list(tree.preterminals())
         if len(leaves) != len(word_tokens):
             raise ValueError(
