@@ -147,6 +147,19 @@ def test_scores_and_shares_from_counts():
     assert scores["extra_share"]["wrong_daughters"] == 1.0
 
 
+def test_missed_productions_and_what_was_built_instead_add_up_over_documents():
+    flat = parse_tree("(S (NP (DT a) (NML (NN b))) (VBD c) (NP (NN d)))")
+    first = production_counts(parse_tree(GOLD), flat)
+    second = production_counts(parse_tree(GOLD), copy.deepcopy(flat))
+    third = production_counts(parse_tree(GOLD), parse_tree(GOLD))
+    scores = score_productions(sum_counts([first, second, third]))
+    assert scores["instead"] == [
+        {"gold": "S -> NP VP", "instead": "S -> NP VBD NP", "count": 2},
+        {"gold": "VP -> VBD NP", "instead": "(nothing near it)", "count": 2},
+    ]
+    assert sum(p["count"] for p in scores["instead"]) == scores["gold"] - scores["matched"]
+
+
 def test_sentences_that_cannot_be_scored_are_counted():
     gold = parse_tree(GOLD)
     assert evaluate_productions(gold, None).status == "skipped_empty"

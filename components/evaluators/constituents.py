@@ -339,7 +339,18 @@ class ProductionEvaluator(_TreeEvaluator[TreeDeleteConfig]):
             "extra": scores["test"] - scores["matched"],
             "extra %": 100.0 if scores["test"] > scores["matched"] else 0.0,
         }
-        return {"production errors (Clegg & Shepherd classes)": table}
+        missed = scores["gold"] - scores["matched"]
+        instead: DetailTable = {
+            f"{pair['gold']}  ⇒  {pair['instead']}": {
+                "count": pair["count"],
+                "% of missing": percent(pair["count"] / missed) if missed else 0.0,
+            }
+            for pair in scores.get("instead", [])
+        }
+        return {
+            "production errors (Clegg & Shepherd classes)": table,
+            "missed gold productions and what the parser built instead (most frequent)": instead,
+        }
 
     def batch_metric(self, path: str) -> Metric | None:
         matched, gold, test = (f"{PRODUCTIONS_PREFIX}/{k}" for k in ("matched", "gold", "test"))

@@ -81,6 +81,20 @@ class Production:
     def __str__(self) -> str:
         return f"{self.parent}[{self.start}:{self.end}] -> {' '.join(self.daughters)}"
 
+    def rule(self) -> str:
+        """The production without its span: ``NP -> DT NN``."""
+        return f"{self.parent} -> {' '.join(self.daughters)}"
+
+
+#: Counts of a missed gold production and what was built instead: ``instead/<gold> => <test>``.
+INSTEAD = "instead"
+ARROW = " => "
+NOTHING = "(nothing near it)"
+
+
+def _rule(production: Production | None) -> str:
+    return production.rule() if production is not None else NOTHING
+
 
 def productions(
     tree: Tree, delete_tags: Iterable[str] = DEFAULT_DELETE_TAGS
@@ -173,6 +187,11 @@ class ProductionResult:
             by_class = Counter(name for _, name, _ in errors)
             for name in ERROR_CLASSES:
                 counts[f"{prefix}/{side}/{name}"] = by_class[name]
+        # Which gold productions are missed and what the parser built in their place (the
+        # closest test production), summed over documents like every other count.
+        for production, _, closest in self.missing:
+            key = f"{prefix}/{INSTEAD}/{production.rule()}{ARROW}{_rule(closest)}"
+            counts[key] = counts.get(key, 0) + 1
         return counts
 
     def errors(self) -> list[dict[str, str | None]]:
@@ -247,4 +266,20 @@ def score_productions(counts: Mapping[str, float], prefix: str = PREFIX) -> dict
         result[f"{side}_share"] = {
             name: safe_div(get(f"{side}/{name}"), total) for name in ERROR_CLASSES
         }
+    start = f"{prefix}/{INSTEAD}/"
+    pairs = [
+        (*key[len(start) :].split(ARROW, 1), value)
+        for key, value in counts.items()
+        if key.startswith(start) and value
+    ]
+    # Most frequent first; ties in a fixed order.
+    pairs.sort(key=lambda pair: (-pair[2], pair[0], pair[1]))
+    result["instead"] = [
+        {"gold": gold_rule, "instead": test_rule, "count": count}
+        for gold_rule, test_rule, count in pairs[:TOP_INSTEAD]
+    ]
     return result
+
+
+#: How many (missed production, built instead) pairs the scores list.
+TOP_INSTEAD = 20
