@@ -241,9 +241,7 @@ def _check_layers(
         return
     view = train_reader.spec.view
     written = set(
-        train_reader.component_as(Reader)
-        .views_written(train_reader.config, view)
-        .get(view, ())
+        train_reader.component_as(Reader).views_written(train_reader.config, view).get(view, ())
     )
     for layer in layers:
         for requirement in known.get(layer, ()):
@@ -682,7 +680,8 @@ def model_card(report: Mapping[str, Any], trainer: Trainer) -> str:
         ]
     if final_scores:
         lines += [
-            "Final model (all training documents) on the development documents, from raw text:",
+            # How each score is taken (raw text, gold words) is the trainer's description.
+            "Final model (all training documents) on the development documents:",
             "",
             *_score_table([("dev", final_scores)], keys),
             "",

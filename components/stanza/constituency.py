@@ -18,7 +18,9 @@ parser does not tag).
 
 What casflow's models learn (see :func:`treebank_line`): the trees of the gold view
 without empty elements (``-NONE-`` and the nodes left empty), labels without function
-tags and indices (``NP-SBJ-1`` -> ``NP``), brackets in words as Penn Treebank escapes.
+tags and indices (``NP-SBJ-1`` -> ``NP``), brackets in words as Penn Treebank escapes
+(which Stanza's tree reader turns back into round brackets for ``-LRB-``/``-RRB-`` only;
+the component sends words the same way, ``ptb_brackets``).
 """
 
 from __future__ import annotations
@@ -117,7 +119,8 @@ class ConstituencyConfig(ComponentConfig):
     )
     ptb_brackets: bool | None = Field(
         None,
-        description="Send brackets as Penn escapes (-LRB-, ...); default: as the model "
+        description="Send square and curly brackets as Penn escapes (-LSB-, -LCB-, ...), as "
+        "a parser trained by Stanza from treebank files saw them; default: as the model "
         "folder's meta.json says (casflow's models: yes), else no.",
     )
     batch_size: int = Field(50, ge=1, description="Sentences per batch of the parser.")

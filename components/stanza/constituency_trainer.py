@@ -57,7 +57,7 @@ from casflow.components.stanza.constituency import (
     PRETRAIN_FILE,
     treebank_line,
 )
-from casflow.components.stanza.model import stanza_missing
+from casflow.components.stanza.model import as_read_from_treebank, stanza_missing
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
@@ -342,7 +342,7 @@ def parse_tagged(nlp: Any, trees: Sequence[Tree]) -> list[Tree]:
     documents = []
     for tree in trees:
         sentence = [
-            {ID: (i,), TEXT: leaf.word, XPOS: leaf.label}
+            {ID: (i,), TEXT: as_read_from_treebank(leaf.word or ""), XPOS: leaf.label}
             for i, leaf in enumerate(tree.preterminals(), 1)
         ]
         documents.append(Document([sentence], text=" ".join(str(w[TEXT]) for w in sentence)))

@@ -55,6 +55,13 @@ class ModelFiles(ComponentConfig):
     )
 
 
+def as_read_from_treebank(word: str) -> str:
+    """A word of a bracketed tree as Stanza's tree reader hands it to the parser: it turns
+    ``-LRB-`` / ``-RRB-`` back into round brackets and leaves every other escape
+    (``-LCB-``, ``-LSB-``) as written. Parsers trained from treebank files know words so."""
+    return word.replace("-LRB-", "(").replace("-RRB-", ")")
+
+
 def stanza_missing() -> str | None:
     if importlib.util.find_spec("stanza") is None:
         return (
@@ -180,13 +187,16 @@ def build_pipeline(
     else:
         folder = _empty_resources_dir()
         unknown_language = True
+    # With casflow's empty resources.json every language is "unknown" to Stanza, which
+    # warns so for each pipeline; that says nothing about the model files given.
+    level = logging.ERROR if resources_dir is None else logging.WARNING
     return stanza.Pipeline(
         lang=lang,
         dir=str(folder),
         processors=dict(processors),
         download_method=None,
         use_gpu=False,
-        logging_level=logging.getLevelName(logging.WARNING),
+        logging_level=logging.getLevelName(level),
         allow_unknown_language=unknown_language,
         **kwargs,
     )

@@ -28,8 +28,9 @@ are the words, which then have no Token each).
 - ``use_existing_pos`` (with existing tokens): the view's tags (XPOS ``PosValue``,
   UPOS ``coarseValue``) go to Stanza as its words' tags (Stanza's ``pretagged`` mode),
   so a parser uses another tool's tagger; no POS is written.
-- ``ptb_brackets``: words are sent as Penn Treebank files spell them (``(`` as
-  ``-LRB-``, ``{`` as ``-LCB-``, ...), as parsers trained on treebank files expect.
+- ``ptb_brackets``: words are sent as a parser trained on Penn Treebank files saw them
+  through Stanza's tree reader: ``{`` as ``-LCB-``, ``[`` as ``-LSB-`` (the reader turns
+  only ``-LRB-``/``-RRB-`` back into round brackets, which therefore go raw).
 - ``use_existing_sentences`` alone: each Sentence is tokenized on its own with Stanza's
   ``tokenize_no_ssplit`` (one Stanza sentence, split only at a blank line inside it);
   no Sentence is written.
@@ -64,6 +65,7 @@ from casflow.components.segmenters import SegmenterConfig, structure_type_proble
 from casflow.components.stanza.model import (
     ModelFiles,
     StanzaProcessor,
+    as_read_from_treebank,
     build_pipeline,
     file_problems,
     stanza_missing,
@@ -145,8 +147,9 @@ class StanzaConfig(SegmenterConfig):
     )
     ptb_brackets: bool = Field(
         False,
-        description="Send brackets as Penn Treebank escapes (-LRB-, -RRB-, -LCB-, ...), as "
-        "parsers trained on treebank files expect (casflow's CRAFT constituency model).",
+        description="Send square and curly brackets as Penn Treebank escapes (-LSB-, -LCB-, "
+        "...), as parsers trained from treebank files by Stanza saw them (round brackets "
+        "stay raw: Stanza's tree reader unescapes only those); casflow's CRAFT model does.",
     )
     ner_preset: StanzaNerPreset | None = Field(
         None,
@@ -358,7 +361,9 @@ class StanzaPipeline(Processor[StanzaConfig]):
                 # vocabularies never saw inner spaces: a no-break space keeps the word whole.
                 words = ["\u00a0".join(w.split()) or w for w in words]
                 if self.config.ptb_brackets:
-                    words = [escape_token(w) if w != '"' else w for w in words]
+                    words = [
+                        as_read_from_treebank(escape_token(w)) if w != '"' else w for w in words
+                    ]
                 sentence: list[dict[str, Any]] = [
                     {ID: (i,), TEXT: w} for i, w in enumerate(words, 1)
                 ]
