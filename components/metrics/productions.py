@@ -267,11 +267,11 @@ def score_productions(counts: Mapping[str, float], prefix: str = PREFIX) -> dict
             name: safe_div(get(f"{side}/{name}"), total) for name in ERROR_CLASSES
         }
     start = f"{prefix}/{INSTEAD}/"
-    pairs = [
-        (*key[len(start) :].split(ARROW, 1), value)
-        for key, value in counts.items()
-        if key.startswith(start) and value
-    ]
+    pairs: list[tuple[str, str, float]] = []
+    for key, value in counts.items():
+        if key.startswith(start) and value:
+            gold_rule, _, test_rule = key[len(start) :].partition(ARROW)
+            pairs.append((gold_rule, test_rule, value))
     # Most frequent first; ties in a fixed order.
     pairs.sort(key=lambda pair: (-pair[2], pair[0], pair[1]))
     result["instead"] = [
