@@ -394,10 +394,8 @@ def test_constituency_trees_over_tokens_and_xmi(tiny_models: dict[str, Path]) ->
 def test_every_layer_loads_in_apache_uima_java(
     tiny_models: dict[str, Path], tmp_path: Path
 ) -> None:
-    from casflow.pipeline import uima_java
+    from tests.helpers.uima import uima_java_counts
 
-    if not uima_java.java_available() or uima_java.find_uima_jar() is None:
-        pytest.skip("java/javac or the Apache UIMA jar (libuima-core-java) is not installed")
     config = _config(tiny_models)
     config["processors"]["constituency"] = "tiny"
     config["model_files"]["constituency"] = {
@@ -407,16 +405,7 @@ def test_every_layer_loads_in_apache_uima_java(
     component = _component(config)
     cas = _cas("The protein binds DNA.  Mice lack the \U0001d6fc-receptor.")
     component.process(cas)
-    typesystem = tmp_path / "TypeSystem.xml"
-    typesystem.write_text(cas.typesystem.to_xml(), encoding="utf-8")
-    xmi = tmp_path / "stanza.xmi"
-    xmi.write_text(cas.to_xmi(), encoding="utf-8")
-    build = tmp_path / "build"
-    uima_java.compile_checker(build)
-    java = uima_java.java_type_counts(typesystem, [xmi], build_dir=build)
-    expected = uima_java.cassis_type_counts(xmi, typesystem)
-    assert java == {xmi: expected}
-    counts = expected["_InitialView"]
+    counts = uima_java_counts(cas, tmp_path)["_InitialView"]
     for name in (TOKEN, POS, DEPENDENCY_ROOT, CONSTITUENT_ROOT, TREEBANK_CONSTITUENT, PENN_TREE):
         assert counts.get(name, 0) > 0, name
 

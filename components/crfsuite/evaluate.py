@@ -39,9 +39,7 @@ def unit_counts(
     if with_alternatives:
         add_counts(
             counts,
-            alt_eval_counts(
-                gold_mentions(gold, True), system_mentions, accepted=accepted
-            ).counts,
+            alt_eval_counts(gold_mentions(gold, True), system_mentions, accepted=accepted).counts,
         )
     return counts
 

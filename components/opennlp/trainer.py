@@ -45,9 +45,9 @@ from casflow.components.evaluators.adapters import constituent_trees
 from casflow.components.formats.penn.parse import (
     Tree,
     category,
-    format_tree,
     parse_tree,
     prune,
+    training_line,
 )
 from casflow.components.metrics.parseval import parseval_counts, score_parseval
 from casflow.components.metrics.pos import TaggedToken, pos_counts, score_pos
@@ -329,19 +329,7 @@ def _tag(token: Any, doc_id: str) -> str:
 
 def _top(tree: Tree) -> str | None:
     """A gold tree as an OpenNLP training line: ``(TOP ...)``, see the module docstring."""
-    pruned = prune(tree, {"-NONE-"})
-    if pruned is None:
-        return None
-    nodes = (
-        pruned.children if pruned.label in ("", "TOP", "ROOT") and pruned.word is None else [pruned]
-    )
-    for node in nodes:
-        for sub in node.subtrees():
-            if sub.word is not None:
-                sub.word = parser_word(sub.word)
-            else:
-                sub.label = category(sub.label) or "X"
-    return format_tree(Tree("TOP", list(nodes)))
+    return training_line(tree, "TOP", parser_word)
 
 
 def _base_phrases(tree: Tree, tokens: Sequence[Span]) -> list[tuple[int, int, str]]:

@@ -60,6 +60,7 @@ from casflow.typesystem import (
 if TYPE_CHECKING:
     from spacy.tokens import Doc
 
+
 @dataclass
 class _Columns:
     """Per-token columns of one Doc, with spans already shifted and trimmed."""

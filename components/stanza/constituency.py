@@ -33,7 +33,7 @@ from typing import Any
 import cassis
 from pydantic import Field
 
-from casflow.components.formats.penn.parse import Tree, category, escape_token, format_tree, prune
+from casflow.components.formats.penn.parse import Tree, escape_token, training_line
 from casflow.components.stanza.model import ModelFiles, stanza_missing
 from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
@@ -58,19 +58,7 @@ def parser_word(text: str) -> str:
 def treebank_line(tree: Tree) -> str | None:
     """A gold tree as a training line: ``(ROOT ...)`` without empty elements, labels
     without function tags, words as :func:`parser_word`; None when nothing is left."""
-    pruned = prune(tree, {"-NONE-"})
-    if pruned is None:
-        return None
-    nodes = (
-        pruned.children if pruned.word is None and pruned.label in ("", "TOP", "ROOT") else [pruned]
-    )
-    for node in nodes:
-        for sub in node.subtrees():
-            if sub.word is not None:
-                sub.word = parser_word(sub.word)
-            else:
-                sub.label = category(sub.label) or "X"
-    return format_tree(Tree(ROOT, list(nodes)))
+    return training_line(tree, ROOT, parser_word)
 
 
 def resolve_model(model: str, workflow_dir: Path | None) -> Path:

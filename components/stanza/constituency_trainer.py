@@ -57,10 +57,16 @@ from casflow.components.stanza.constituency import (
     PRETRAIN_FILE,
     treebank_line,
 )
-from casflow.components.stanza.model import as_read_from_treebank, stanza_missing
+from casflow.components.stanza.model import as_read_from_treebank, resolve, stanza_missing
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
-from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
+from casflow.pipeline.fingerprints import (
+    fingerprint,
+    forget,
+    mark_done,
+    read_marker,
+    step_status,
+)
 from casflow.typesystem import CONSTITUENT, POS, TOKEN
 
 SHIPPED_PREFIX = "casflow:"
@@ -140,7 +146,7 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
             return [f"{cls.name}: {problem}"]
         problems = [f"{cls.name}: {p}" for p in _option_problems(config.stanza_options)]
         if not config.vectors.startswith(SHIPPED_PREFIX):
-            path = _resolve(config.vectors, context.workflow_dir)
+            path = resolve(config.vectors, context.workflow_dir)
             if not path.exists():
                 problems.append(f"{cls.name}: vectors: nothing at {path}")
         return problems
@@ -204,7 +210,7 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
             log("the settings or data changed since the last checkpoint: training from scratch")
             shutil.rmtree(checkpoints)
         checkpoints.mkdir(parents=True, exist_ok=True)
-        progress.write_text(json.dumps({"fingerprint": resumable}), encoding="utf-8")
+        mark_done(progress, resumable)
         if (checkpoints / "checkpoint.pt").exists():
             log("continuing from the checkpoint in " + str(checkpoints))
         log(
@@ -234,11 +240,11 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
         """Stanza's pretrain file from the configured vectors (made once per output)."""
         source = self.config.vectors
         if source.endswith(".pt") and not source.startswith(SHIPPED_PREFIX):
-            return _resolve(source, self.context.workflow_dir)
+            return resolve(source, self.context.workflow_dir)
         target = data / PRETRAIN_FILE
         text = data / "vectors.txt"
         if source.endswith((".txt", ".vec")):
-            shutil.copyfile(_resolve(source, self.context.workflow_dir), text)
+            shutil.copyfile(resolve(source, self.context.workflow_dir), text)
         else:
             _spacy_vectors_text(source, self.context.workflow_dir, text)
         if target.exists() and _read_key(data / "pretrain.json") == fingerprint(files=[text]):
@@ -247,9 +253,7 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
 
         target.unlink(missing_ok=True)
         Pretrain(str(target), str(text)).load()
-        (data / "pretrain.json").write_text(
-            json.dumps({"fingerprint": fingerprint(files=[text])}), encoding="utf-8"
-        )
+        mark_done(data / "pretrain.json", fingerprint(files=[text]))
         log(f"Stanza pretrain from {source}: {target}")
         return target
 
@@ -337,7 +341,7 @@ def parse_tagged(nlp: Any, trees: Sequence[Tree]) -> list[Tree]:
     pretagged, pretokenized Stanza pipeline; the parses as casflow trees."""
     from stanza.models.common.doc import ID, TEXT, XPOS, Document
 
-    from casflow.components.stanza.pipeline import _penn
+    from casflow.components.stanza.pipeline import penn_tree
 
     documents = []
     for tree in trees:
@@ -347,7 +351,7 @@ def parse_tagged(nlp: Any, trees: Sequence[Tree]) -> list[Tree]:
         ]
         documents.append(Document([sentence], text=" ".join(str(w[TEXT]) for w in sentence)))
     parsed = nlp.bulk_process(documents)
-    return [_penn(document.sentences[0].constituency) for document in parsed]
+    return [penn_tree(document.sentences[0].constituency) for document in parsed]
 
 
 def _unrooted(tree: Tree) -> Tree:
@@ -359,18 +363,8 @@ def _lines(examples: Sequence[TreebankExample]) -> str:
     return "".join(line + "\n" for e in examples for line in e.lines)
 
 
-def _resolve(path: str, workflow_dir: Path | None) -> Path:
-    candidate = Path(path).expanduser()
-    if candidate.is_absolute() or candidate.exists() or workflow_dir is None:
-        return candidate
-    return workflow_dir / candidate
-
-
 def _read_key(path: Path) -> str | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8")).get("fingerprint")
-    except (OSError, ValueError, AttributeError):
-        return None
+    return (read_marker(path) or {}).get("fingerprint")
 
 
 def _versions() -> dict[str, str]:
@@ -379,7 +373,7 @@ def _versions() -> dict[str, str]:
     return {name: version(name) for name in ("stanza", "torch")}
 
 
-def _spacy_vectors_text(source: str, workflow_dir: Path | None, target: Path) -> None:
+def _spacy_vectors_text(source: str, workflow_dir: Path, target: Path) -> None:
     """A spaCy pipeline's vectors as a word2vec text file (words with spaces skipped)."""
     import spacy
 
@@ -388,7 +382,7 @@ def _spacy_vectors_text(source: str, workflow_dir: Path | None, target: Path) ->
 
         folder = shipped_model_path(source[len(SHIPPED_PREFIX) :])
     else:
-        folder = _resolve(source, workflow_dir)
+        folder = resolve(source, workflow_dir)
     nlp = spacy.load(folder)
     vectors = nlp.vocab.vectors
     if not vectors.shape[0]:

@@ -572,7 +572,7 @@ class DocumentWriter:
         distinct = [t for i, t in enumerate(word_tokens) if i == 0 or t is not word_tokens[i - 1]]
         if len(distinct) != len(word_tokens):
             return  # a multi-word token without offsets per word: its words have no Token
-        tree = _penn(sentence.constituency)
+        tree = penn_tree(sentence.constituency)
         if tree.label in ("ROOT", "TOP"):
             # Written as parsers' trees are scored and penn.writer.v1 writes them,
             # "( (S ...) )" (Stanza's root label is its own convention, not a phrase).
@@ -627,9 +627,9 @@ def _split(text: str, begin: int, end: int, words: Sequence[str]) -> list[Span] 
     return spans
 
 
-def _penn(node: Any) -> Tree:
+def penn_tree(node: Any) -> Tree:
     """A Stanza constituency tree as casflow's Penn tree (leaves: the words, escaped)."""
     children = node.children
     if len(children) == 1 and not children[0].children:
         return Tree(label=node.label, word=escape_token(children[0].label))
-    return Tree(label=node.label, children=[_penn(child) for child in children])
+    return Tree(label=node.label, children=[penn_tree(child) for child in children])

@@ -11,7 +11,7 @@ whitespace aside).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -298,3 +298,23 @@ def unescape_token(token: str) -> str:
     if token in (OPEN_QUOTE, CLOSE_QUOTE):
         return '"'
     return _BRACKET_UNESCAPES.get(token, token)
+
+
+def training_line(tree: Tree, root: str, word: Callable[[str], str]) -> str | None:
+    """A gold tree as a parser's training line: under one ``root`` label, without empty
+    elements (``-NONE-`` and the nodes left empty), labels without function tags and
+    indices (``NP-SBJ-1`` -> ``NP``), each word written by ``word``; None when nothing
+    is left. The treebank's own wrapper (unlabelled, TOP or ROOT) is replaced."""
+    pruned = prune(tree, {"-NONE-"})
+    if pruned is None:
+        return None
+    nodes = (
+        pruned.children if pruned.word is None and pruned.label in ("", "TOP", "ROOT") else [pruned]
+    )
+    for node in nodes:
+        for sub in node.subtrees():
+            if sub.word is not None:
+                sub.word = word(sub.word)
+            else:
+                sub.label = category(sub.label) or "X"
+    return format_tree(Tree(root, list(nodes)))
