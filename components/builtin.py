@@ -71,6 +71,7 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     # spaCy and rule-based segmentation
     "spacy.pipeline.v1": "casflow.components.spacy.pipeline:SpacyPipeline",
     "sentences.rules.v1": "casflow.components.rules.sentences:SentenceRulesSplitter",
+    "tokens.fine.v1": "casflow.components.rules.tokens:FineTokens",
     # sentence splitters and tokenizers that need no model download
     "sentences.pysbd.v1": "casflow.components.pysbd.sentences:PysbdSentences",
     "sentences.syntok.v1": "casflow.components.syntok.segmenter:SyntokSentences",
@@ -103,4 +104,5 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "train.stanza.constituency.v1": (
         "casflow.components.stanza.constituency_trainer:StanzaConstituencyTrainer"
     ),
+    "train.stanza.ner.v1": "casflow.components.stanza.ner_trainer:StanzaNerTrainer",
 }

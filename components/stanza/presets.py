@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from casflow.components.formats.anatem.parse import ANATEM_CLASSES
 from casflow.components.layers import EntityTarget
 from casflow.components.spacy.scispacy import BIONLP13CG_ANATOMY
 
@@ -41,5 +42,11 @@ NER_PRESETS: dict[str, dict[str, EntityTarget]] = {
     },
     # BC5CDR has chemicals and diseases only: nothing maps, all follow unmapped_entities.
     "bc5cdr": {},
+    # Models trained by train.stanza.ner.v1: the 12 AnatEM classes as the corpus spells
+    # them (layer anatomy), or the one gene label of train-gene.yaml (layer genes).
+    "casflow_anatem": {label: _anatomy(label) for label in ANATEM_CLASSES},
+    "casflow_gene": {"GENE": _gene("GENE")},
 }
-StanzaNerPreset = Literal["bionlp13cg", "anatem", "jnlpba", "bc5cdr"]
+StanzaNerPreset = Literal[
+    "bionlp13cg", "anatem", "jnlpba", "bc5cdr", "casflow_anatem", "casflow_gene"
+]

@@ -1,0 +1,684 @@
+"""``train.stanza.ner.v1``: a Stanza NER tagger from gold mention views.
+
+Each gold view's mentions of one type (AnatomyMention with its AnatEM class, or
+GeneMention under one label) become Stanza's NER training data: a JSON list of
+sentences of ``{"text", "ner"}`` tokens with BIOES (or BIO) tags, on the
+tokens ``tokens.fine.v1`` writes at run time (casflow's fine tokenization: a run of
+letters, a run of digits, each other character alone) over the gold sentences.
+casflow's word vectors are Stanza's pretrain (the ``vectors`` option and the code of
+``train.stanza.constituency.v1``). The model is Stanza's NER tagger (character LSTM,
+word BiLSTM, CRF output; ``stanza.models.ner``), trained by Stanza's own Trainer and
+DataLoader in this process.
+
+Stanza's training loop (``stanza.models.ner_tagger.train``) saves only the best model:
+no checkpoint to resume from, its random streams run on across the whole run, and it
+scores the dev set by its own token-sequence F. So the loop is casflow's, over Stanza's
+pieces, with the same steps (SGD updates with gradient clipping, ReduceLROnPlateau on
+the dev F, stop at the minimum learning rate) and three differences, each for a reason:
+
+- **Epochs.** The dev set is scored after every pass over the training sentences
+  (Stanza: every ``eval_interval`` steps), so the curve and the checkpoints are per
+  epoch.
+- **Resumable and deterministic.** Each epoch reseeds Python's and torch's random
+  streams from (seed, epoch) and shuffles a fixed order; after every epoch the full
+  state (weights, optimizer, scheduler, scores) is written to a temporary file and
+  renamed. A run stopped and started again any number of times ends with the same
+  model as one that never stopped, and a finished run continues when ``epochs`` grows.
+- **casflow's scores.** The epoch kept is the best by strict span match (exact span
+  and class, micro-averaged) on the development documents tagged from their raw text
+  as at run time: sentences from the rule-based splitter (``sentences.rules.v1``),
+  tokens as ``tokens.fine.v1``, mentions decoded as Stanza's pipeline decodes them,
+  counted by casflow's mention metrics (``eval.mentions.v1``'s strict criterion).
+  ``evaluate`` then runs the model folder through ``stanza.pipeline.v1`` on CASes.
+
+Run the model folder (``model.pt``, ``pretrain.pt``, ``meta.json``) with
+``sentences.rules.v1``, ``tokens.fine.v1`` (``use_existing_sentences: true``) and
+``stanza.pipeline.v1`` (``processors: {ner: default}``, ``model_files: {ner: {model:
+FOLDER/model.pt, pretrain: FOLDER/pretrain.pt}}``, ``use_existing_sentences`` and
+``use_existing_tokens``, ``ner_preset: casflow_anatem`` or ``casflow_gene``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import random
+import shutil
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Literal, cast
+
+import cassis
+from pydantic import Field
+
+from casflow.cas.sofa import set_sofa_text
+from casflow.components.crfsuite.evaluate import unit_counts
+from casflow.components.crfsuite.gold_view import GoldMention, MentionDocument, mention_document
+from casflow.components.crfsuite.labels import encode, token_range
+from casflow.components.crfsuite.tokenize import Span, tokenize
+from casflow.components.metrics.mentions import score_mentions
+from casflow.components.rules.sentences import split_sentences
+from casflow.components.stanza.constituency import META_FILE, MODEL_FILE, PRETRAIN_FILE
+from casflow.components.stanza.constituency_trainer import (
+    SHIPPED_PREFIX,
+    StanzaConstituencyTrainer,
+)
+from casflow.components.stanza.model import ModelFiles, resolve, stanza_missing
+from casflow.pipeline.component import (
+    ComponentConfig,
+    Processor,
+    RunContext,
+    Trainer,
+    TrainingContext,
+)
+from casflow.pipeline.counts import Counts, add_counts
+from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, read_marker, step_status
+from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, load_typesystem
+
+Log = Callable[[str], None]
+#: layer -> the mention type it learns
+MENTION_LAYERS = {"genes": GENE_MENTION, "anatomy": ANATOMY_MENTION}
+#: the ner_preset of stanza.pipeline.v1 that maps each layer's labels
+PRESETS = {"genes": "casflow_gene", "anatomy": "casflow_anatem"}
+#: Stanza's NER options casflow sets itself (the rest may go in stanza_options).
+_OWN_OPTIONS = frozenset(
+    {
+        "train_file",
+        "eval_file",
+        "save_dir",
+        "save_name",
+        "wordvec_pretrain_file",
+        "wordvec_file",
+        "seed",
+        "mode",
+        "shorthand",
+        "scheme",
+        "train_scheme",
+        "batch_size",
+        "hidden_dim",
+        "char_hidden_dim",
+        "lr",
+        "optim",
+        "finetune",
+        "max_steps",
+        "eval_interval",
+    }
+)
+
+
+@dataclass
+class NerDocument:
+    """One gold document (picklable): text, gold mentions, gold sentences' tokens."""
+
+    id: str
+    text: str
+    mentions: list[GoldMention]
+    #: per gold sentence, its fine tokens and their tags are made in ``train``
+    sentences: list[list[Span]]
+
+
+class StanzaNerTrainerConfig(ComponentConfig):
+    vectors: str = Field(
+        "casflow:craft_syntax",
+        description="Word vectors for Stanza's pretrain: a spaCy pipeline with vectors "
+        "(casflow:NAME or a folder), a word2vec text file (.txt/.vec), or a Stanza "
+        "pretrain file (.pt).",
+    )
+    label: str | None = Field(
+        None,
+        description="The class of every mention (e.g. GENE for BC2GM); null: each mention's "
+        "value (the AnatEM class).",
+    )
+    scheme: Literal["bioes", "bio"] = Field("bioes", description="Tagging scheme.")
+    epochs: int = Field(
+        40,
+        ge=1,
+        description="Most passes over the training sentences (fewer when the "
+        "learning rate reaches min_lr).",
+    )
+    batch_size: int = Field(32, ge=1, description="Sentences per optimizer step.")
+    hidden_dim: int = Field(256, ge=4, description="Word BiLSTM size (Stanza's hidden_dim).")
+    char_hidden_dim: int = Field(
+        100, ge=4, description="Character LSTM size (Stanza's char_hidden_dim)."
+    )
+    optim: Literal["sgd", "adam", "adamw", "adamax", "adagrad"] = Field(
+        "sgd", description="Optimizer (Stanza's default: sgd)."
+    )
+    lr: float = Field(0.1, gt=0, description="Learning rate (Stanza's default for sgd: 0.1).")
+    patience: int = Field(
+        3, ge=1, description="Epochs without a better dev F before the learning rate is halved."
+    )
+    min_lr: float = Field(
+        1e-4, gt=0, description="Training stops when the learning rate falls to this."
+    )
+    threads: int = Field(
+        1, ge=1, description="PyTorch threads (results depend on it; keep it fixed)."
+    )
+    stanza_options: dict[str, str | int | float | bool] = Field(
+        default_factory=dict,
+        description="Other options of Stanza's NER tagger (name without dashes -> value; "
+        "true for a flag), checked against Stanza's argument parser.",
+    )
+
+
+class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
+    name = "train.stanza.ner.v1"
+    description = (
+        "Stanza's NER tagger (char LSTM, word BiLSTM, CRF) trained from gold GeneMention or "
+        "AnatomyMention views with casflow's vectors; resumable; epochs selected by "
+        "casflow's strict mention F on the development documents."
+    )
+    libraries = ("stanza", "torch")
+    layers: ClassVar[dict[str, tuple[str, ...]]] = {
+        layer: (mention_type,) for layer, mention_type in MENTION_LAYERS.items()
+    }
+
+    def __init__(self, config: StanzaNerTrainerConfig, context: TrainingContext) -> None:
+        super().__init__(config, context)
+        self.seed = context.seed
+        chosen = [layer for layer in context.layers if layer in MENTION_LAYERS]
+        if len(chosen) != 1:
+            raise ValueError(
+                f"{self.name} learns one mention layer: give layers: [genes] or [anatomy]"
+            )
+        self.layer = chosen[0]
+        self.mention_type = MENTION_LAYERS[self.layer]
+        self.history: list[dict[str, Any]] = []
+
+    @classmethod
+    def check_layers(cls, config: ComponentConfig, layers: Sequence[str]) -> list[str]:
+        if len(set(layers)) > 1:
+            return ["a Stanza NER model learns one mention layer: genes or anatomy, not both"]
+        return []
+
+    @classmethod
+    def check_config(cls, config: StanzaNerTrainerConfig, context: RunContext) -> list[str]:
+        problem = stanza_missing()
+        if problem:
+            return [f"{cls.name}: {problem}"]
+        problems = [f"{cls.name}: {p}" for p in _option_problems(config.stanza_options)]
+        if not config.vectors.startswith(SHIPPED_PREFIX):
+            path = resolve(config.vectors, context.workflow_dir)
+            if not path.exists():
+                problems.append(f"{cls.name}: vectors: nothing at {path}")
+        return problems
+
+    def example(self, view: cassis.Cas, doc_id: str) -> NerDocument:
+        document: MentionDocument = mention_document(
+            view, doc_id, self.mention_type, self.config.label
+        )
+        return NerDocument(
+            doc_id,
+            document.text,
+            document.mentions,
+            [tokenize(document.text, b, e) for b, e in document.sentences],
+        )
+
+    # -- training ------------------------------------------------------------------------
+
+    def train(
+        self,
+        train: Sequence[NerDocument],
+        dev: Sequence[NerDocument],
+        output_dir: Path,
+        log: Log,
+    ) -> Path:
+        output_dir = Path(output_dir)
+        data = output_dir / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        train_file = data / "train.json"
+        dev_file = data / "dev.json"
+        train_file.write_text(_stanza_json(train, self.config.scheme), encoding="utf-8")
+        # Stanza's loader wants development sentences; casflow scores the dev documents
+        # itself (without any, the last training document stands in).
+        dev = list(dev) or list(train[-1:])
+        dev_file.write_text(_stanza_json(dev, self.config.scheme), encoding="utf-8")
+        pretrain = _pretrain(self, data, log)
+        args = self._arguments(train_file, dev_file, pretrain)
+        model = output_dir / "model"
+        marker = output_dir / "done.json"
+        key = fingerprint(
+            self.config.model_dump(mode="json"),
+            args,
+            self.seed,
+            _versions(),
+            files=[train_file, dev_file, pretrain],
+        )
+        checkpoints = output_dir / "checkpoints"
+        if step_status(marker, key, model / MODEL_FILE) == "done":
+            self.history = _read_history(checkpoints)
+            log(f"Stanza NER model already trained with these settings ({model}); reused")
+            return model
+        forget(marker)
+        # The checkpoint stays valid when only the number of epochs changes: nothing in
+        # an epoch depends on how many follow, so a finished run can be continued.
+        resumable = fingerprint(
+            self.config.model_dump(mode="json", exclude={"epochs"}),
+            args,
+            self.seed,
+            _versions(),
+            files=[train_file, dev_file, pretrain],
+        )
+        settings = checkpoints / "settings.json"
+        if checkpoints.exists() and (read_marker(settings) or {}).get("fingerprint") != resumable:
+            log("the settings or data changed since the last checkpoint: training from scratch")
+            shutil.rmtree(checkpoints)
+        checkpoints.mkdir(parents=True, exist_ok=True)
+        mark_done(settings, resumable)
+        n_train = sum(len(d.sentences) for d in train)
+        log(
+            f"Stanza NER tagger: {n_train} training sentences, {len(dev)} development "
+            f"documents, up to {self.config.epochs} epochs"
+        )
+        with _stanza_quiet(self.config.threads):
+            self.history = _train_loop(
+                args, dev, checkpoints, self.seed, self.config.epochs, self.config.patience, log
+            )
+        best = checkpoints / "best.pt"
+        if not best.is_file():
+            raise RuntimeError(f"training finished without a model at {best}")
+        if model.exists():
+            shutil.rmtree(model)
+        model.mkdir(parents=True)
+        shutil.copyfile(best, model / MODEL_FILE)
+        shutil.copyfile(pretrain, model / PRETRAIN_FILE)
+        labels = sorted({m.label for d in train for m in d.mentions})
+        best_epoch = max(self.history, key=lambda h: h["f"])["epoch"] if self.history else None
+        meta = {
+            "trainer": self.name,
+            "mention_type": self.mention_type,
+            "labels": labels,
+            "ner_preset": PRESETS[self.layer],
+            "tokens": "tokens.fine.v1",
+            "scheme": self.config.scheme,
+            "best_epoch": best_epoch,
+        }
+        (model / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        mark_done(marker, key)
+        size = (model / MODEL_FILE).stat().st_size + (model / PRETRAIN_FILE).stat().st_size
+        log(f"Stanza NER model: {model} ({size / 1e6:.1f} MB), best epoch {best_epoch}")
+        return model
+
+    def _arguments(self, train_file: Path, dev_file: Path, pretrain: Path) -> list[str]:
+        config = self.config
+        args = [
+            "--mode=train",
+            "--shorthand=en_casflow",
+            f"--train_file={train_file}",
+            f"--eval_file={dev_file}",
+            f"--wordvec_pretrain_file={pretrain}",
+            f"--seed={self.seed}",
+            f"--scheme={config.scheme}",
+            f"--batch_size={config.batch_size}",
+            f"--hidden_dim={config.hidden_dim}",
+            f"--char_hidden_dim={config.char_hidden_dim}",
+            f"--optim={config.optim}",
+            f"--lr={config.lr}",
+            f"--min_lr={config.min_lr}",
+            f"--patience={config.patience}",
+            "--cpu",
+        ]
+        for name, value in sorted(config.stanza_options.items()):
+            if value is True:
+                args.append(f"--{name}")
+            elif value is not False:
+                args.append(f"--{name}={value}")
+        return args
+
+    # -- scoring -------------------------------------------------------------------------
+
+    def evaluate(self, model_dir: Path, examples: Sequence[NerDocument]) -> dict[str, float]:
+        """The model folder through ``stanza.pipeline.v1`` over ``sentences.rules.v1`` and
+        ``tokens.fine.v1`` on each document's raw text, scored strictly per class."""
+        from casflow.components.rules.sentences import (
+            SentenceRulesConfig,
+            SentenceRulesSplitter,
+        )
+        from casflow.components.rules.tokens import FineTokens, FineTokensConfig
+        from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
+
+        model_dir = Path(model_dir).resolve()
+        context = RunContext(output_dir=model_dir)
+        chain: list[Processor[Any]] = [
+            SentenceRulesSplitter(SentenceRulesConfig(), context),
+            FineTokens(FineTokensConfig(use_existing_sentences=True), context),
+            StanzaPipeline(run_config(model_dir, StanzaConfig), context),
+        ]
+        typesystem = load_typesystem()
+        total: Counts = {}
+        for document in examples:
+            cas = cassis.Cas(typesystem=typesystem)
+            set_sofa_text(cas, document.text)
+            for component in chain:
+                component.process(cas)
+            system = [(m.begin, m.end, m.value) for m in cas.select(self.mention_type)]
+            add_counts(total, unit_counts(document.mentions, system, with_alternatives=False))
+        for component in chain:
+            component.close()
+        return strict_scores(total)
+
+    def describe(self) -> str:
+        lines = [
+            "Stanza's NER tagger (character LSTM, word BiLSTM, CRF output layer; no "
+            "character language model, no transformer) trained by Stanza's Trainer in "
+            "casflow's resumable epoch loop, on casflow's fine tokens of the gold "
+            f"sentences, {self.config.scheme.upper()} tags, casflow's word vectors "
+            f"({self.config.vectors}) as pretrain. The epoch kept is the best by strict "
+            "mention F on the development documents. Scores tag each document from its "
+            "raw text (sentences.rules.v1, tokens.fine.v1, stanza.pipeline.v1) and count "
+            "strict matches (exact span and class): p, r, f micro-averaged, macro_f the "
+            "mean F over the gold classes, f_CLASS per class (percentages). Run it with "
+            "those three components (see the module's documentation).",
+        ]
+        if self.history:
+            lines += [
+                "",
+                "Development curve (strict, from raw text; lr at the epoch's start):",
+                "",
+                "| epoch | steps | loss | lr | p | r | f | seconds |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- |",
+            ]
+            for h in self.history:
+                lines.append(
+                    f"| {h['epoch']} | {h['steps']} | {h['loss']:.3f} | {h['lr']:g} | "
+                    f"{h['p']:.2f} | {h['r']:.2f} | {h['f']:.2f} | {h['seconds']:.0f} |"
+                )
+        return "\n".join(lines)
+
+
+def run_config(model_dir: Path, config_class: Any) -> Any:
+    """``stanza.pipeline.v1``'s config for a folder written by this trainer."""
+    meta = json.loads((model_dir / META_FILE).read_text(encoding="utf-8"))
+    return config_class(
+        processors={"ner": "default"},
+        model_files={
+            "ner": ModelFiles(
+                model=str(model_dir / MODEL_FILE), pretrain=str(model_dir / PRETRAIN_FILE)
+            )
+        },
+        use_existing_sentences=True,
+        use_existing_tokens=True,
+        layers=["entities"],
+        ner_preset=meta["ner_preset"],
+        unmapped_entities="drop",
+    )
+
+
+def strict_scores(counts: Counts) -> dict[str, float]:
+    """Strict micro P/R/F, macro F and F per class (percentages) from mention counts."""
+    strict = score_mentions(counts).get("strict")
+    if strict is None:
+        return {"p": 0.0, "r": 0.0, "f": 0.0}
+    micro = strict["micro"]
+    out = {
+        "p": _percent(micro["precision"]),
+        "r": _percent(micro["recall"]),
+        "f": _percent(micro["f1"]),
+    }
+    if strict["macro"]["classes"] > 1:
+        out["macro_f"] = _percent(strict["macro"]["f1"])
+        for label, prf in strict["class"].items():
+            out[f"f_{label}"] = _percent(prf["f1"])
+    return out
+
+
+def _percent(value: float) -> float:
+    return round(100 * float(value), 2)
+
+
+def _sentence_tags(document: NerDocument, tokens: list[Span], scheme: str) -> list[str]:
+    ranges = []
+    for mention in document.mentions:
+        found = token_range(tokens, mention.begin, mention.end)
+        if found is not None:
+            ranges.append((*found, mention.label))
+    return encode(len(tokens), ranges, scheme.upper())
+
+
+def _stanza_json(documents: Sequence[NerDocument], scheme: str) -> str:
+    """Stanza's NER data: sentences of {"text", "ner"} tokens, documents one after another."""
+    sentences = []
+    for document in documents:
+        for tokens in document.sentences:
+            if not tokens:
+                continue
+            tags = _sentence_tags(document, tokens, scheme)
+            sentences.append(
+                [
+                    {"text": document.text[b:e], "ner": tag}
+                    for (b, e), tag in zip(tokens, tags, strict=True)
+                ]
+            )
+    return json.dumps(sentences, ensure_ascii=False) + "\n"
+
+
+def _pretrain(trainer: StanzaNerTrainer, data: Path, log: Log) -> Path:
+    # train.stanza.constituency.v1's pretrain builder reads only .config.vectors and
+    # .context.workflow_dir, which this trainer has too.
+    return StanzaConstituencyTrainer._pretrain(cast(Any, trainer), data, log)
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    return {name: version(name) for name in ("stanza", "torch")}
+
+
+def _option_problems(options: dict[str, str | int | float | bool]) -> list[str]:
+    from stanza.models import ner_tagger
+
+    parser = ner_tagger.build_argparse()
+    known = {action.dest for action in parser._actions} | {
+        opt.lstrip("-") for action in parser._actions for opt in action.option_strings
+    }
+    problems = []
+    for name in options:
+        if name in _OWN_OPTIONS:
+            problems.append(f"stanza_options.{name}: set by casflow (use the config's own key)")
+        elif name not in known:
+            problems.append(f"stanza_options.{name}: not an option of Stanza's NER tagger")
+    return problems
+
+
+# -- the training loop ------------------------------------------------------------------
+
+
+@dataclass
+class _DevDocument:
+    """A development document as tagged at run time: rule sentences, fine tokens."""
+
+    document: NerDocument
+    sentences: list[list[Span]]
+
+
+def _dev_documents(dev: Sequence[NerDocument]) -> list[_DevDocument]:
+    out = []
+    for document in dev:
+        text = document.text
+        spans = [tokenize(text, b, e) for b, e in split_sentences(text)]
+        out.append(_DevDocument(document, [s for s in spans if s]))
+    return out
+
+
+def _dev_counts(trainer: Any, args: dict[str, Any], dev: Sequence[_DevDocument]) -> Counts:
+    """Tag the dev documents with the model in training; strict mention counts."""
+    import torch
+    from stanza.models.common.doc import Document
+    from stanza.models.ner.data import DataLoader
+    from stanza.models.ner.utils import decode_from_bioes
+
+    sentences = [(d, tokens) for d in dev for tokens in d.sentences]
+    doc = Document(
+        [
+            [{"id": (i,), "text": d.document.text[b:e]} for i, (b, e) in enumerate(tokens, 1)]
+            for d, tokens in sentences
+        ]
+    )
+    loader = DataLoader(
+        doc,
+        args["batch_size"],
+        trainer.args,
+        vocab=trainer.vocab,
+        evaluation=True,
+        preprocess_tags=False,
+    )
+    predictions: list[list[str]] = []
+    with torch.no_grad():
+        for batch in loader:
+            predictions += trainer.predict(batch)
+    system: dict[int, list[tuple[int, int, str]]] = {}
+    for (d, tokens), tags in zip(sentences, predictions, strict=True):
+        found = system.setdefault(id(d), [])
+        for entity in decode_from_bioes(tags):
+            found.append((tokens[entity["start"]][0], tokens[entity["end"]][1], entity["type"]))
+    total: Counts = {}
+    for d in dev:
+        add_counts(
+            total,
+            unit_counts(d.document.mentions, system.get(id(d), []), with_alternatives=False),
+        )
+    return total
+
+
+def _reseed(seed: int, epoch: int) -> None:
+    import numpy as np
+    import torch
+
+    random.seed(f"{seed}:{epoch}")
+    np.random.seed((seed * 100_003 + epoch) % 2**32)
+    torch.manual_seed(seed * 100_003 + epoch)
+
+
+def _atomic_save(value: Any, path: Path) -> None:
+    import torch
+
+    temporary = path.with_name(path.name + ".partial")
+    torch.save(value, temporary)
+    os.replace(temporary, path)
+
+
+def _read_history(checkpoints: Path) -> list[dict[str, Any]]:
+    try:
+        return list(json.loads((checkpoints / "history.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return []
+
+
+def _train_loop(
+    argv: list[str],
+    dev_documents: Sequence[NerDocument],
+    checkpoints: Path,
+    seed: int,
+    epochs: int,
+    patience: int,
+    log: Log,
+) -> list[dict[str, Any]]:
+    import torch
+    from stanza.models import ner_tagger
+    from stanza.models.common.doc import Document
+    from stanza.models.ner.data import DataLoader
+    from stanza.models.ner.trainer import Trainer as NerTrainer
+
+    args = ner_tagger.parse_args(argv)
+    pretrain = ner_tagger.load_pretrain(args)
+    args["word_emb_dim"] = pretrain.emb.shape[1]
+    # The vocabularies, the model's initial weights and the base order of the training
+    # sentences come from the seed alone, so a resumed run rebuilds them identically.
+    _reseed(seed, -1)
+    with open(args["train_file"], encoding="utf-8") as handle:
+        train_doc = Document(json.load(handle))
+    train_batch = DataLoader(
+        train_doc,
+        args["batch_size"],
+        args,
+        pretrain,
+        evaluation=False,
+        scheme=args.get("train_scheme"),
+        max_batch_words=args["max_batch_words"],
+    )
+    base_order = [item for batch in train_batch.data for item in batch]
+    trainer = NerTrainer(args=args, vocab=train_batch.vocab, pretrain=pretrain, device="cpu")
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+        trainer.optimizer,
+        mode="max",
+        factor=args["lr_decay"],
+        patience=patience,
+        min_lr=args["min_lr"],
+    )
+    dev = _dev_documents(dev_documents)
+    checkpoint = checkpoints / "checkpoint.pt"
+    best = checkpoints / "best.pt"
+    history: list[dict[str, Any]] = []
+    steps = 0
+    if checkpoint.is_file():
+        state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        trainer.model.load_state_dict(state["model"])
+        trainer.optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        history = state["history"]
+        steps = state["steps"]
+        log(f"continuing from the checkpoint in {checkpoints} (after epoch {len(history)})")
+    for epoch in range(len(history) + 1, epochs + 1):
+        lr = trainer.optimizer.param_groups[0]["lr"]
+        if lr <= args["min_lr"]:
+            log(f"the learning rate reached min_lr ({args['min_lr']:g}): training ends")
+            break
+        start = time.monotonic()
+        _reseed(seed, epoch)
+        order = list(base_order)
+        random.Random(f"{seed}:{epoch}:order").shuffle(order)
+        train_batch.data = train_batch.chunk_batches(order)
+        loss = 0.0
+        for batch in train_batch:
+            loss += trainer.update(batch, eval=False)
+            steps += 1
+        loss /= max(len(train_batch), 1)
+        scores = strict_scores(_dev_counts(trainer, args, dev))
+        improved = not history or scores["f"] > max(h["f"] for h in history)
+        if improved:
+            trainer.save(str(best.with_name(best.name + ".partial")))
+            os.replace(best.with_name(best.name + ".partial"), best)
+        scheduler.step(scores["f"])
+        seconds = round(time.monotonic() - start, 1)
+        history.append(
+            {"epoch": epoch, "steps": steps, "loss": loss, "lr": lr, **scores, "seconds": seconds}
+        )
+        _atomic_save(
+            {
+                "model": trainer.model.state_dict(),
+                "optimizer": trainer.optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(),
+                "history": history,
+                "steps": steps,
+            },
+            checkpoint,
+        )
+        (checkpoints / "history.json").write_text(json.dumps(history, indent=1) + "\n")
+        best_h = max(history, key=lambda h: h["f"])
+        log(
+            f"epoch {epoch} finished in {seconds:.0f} s: {steps} steps, loss {loss:.3f}, lr "
+            f"{lr:g}; dev strict P {scores['p']:.2f} R {scores['r']:.2f} F {scores['f']:.2f} "
+            f"(best {best_h['f']:.2f} at epoch {best_h['epoch']})"
+        )
+    return history
+
+
+@contextlib.contextmanager
+def _stanza_quiet(threads: int) -> Iterator[None]:
+    """One PyTorch thread count for the run; Stanza's per-step logging off."""
+    import torch
+
+    stanza_log = logging.getLogger("stanza")
+    level = stanza_log.level
+    previous = torch.get_num_threads()
+    stanza_log.setLevel(logging.WARNING)
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        stanza_log.setLevel(level)
+        torch.set_num_threads(previous)

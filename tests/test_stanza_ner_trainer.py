@@ -1,0 +1,308 @@
+"""``train.stanza.ner.v1``: a tiny Stanza NER tagger trained through ``casflow train``
+from hand-written gold anatomy mentions (once per session; the tests that use it are
+``slow``), resumed after an interruption, and loaded into ``stanza.pipeline.v1``."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import cassis
+import pytest
+
+from casflow.components.crfsuite.tokenize import tokenize
+from casflow.pipeline.component import RunContext
+from casflow.pipeline.registry import registry
+from casflow.typesystem import ANATOMY_MENTION, SENTENCE, TOKEN, load_typesystem
+
+#: (text, [(mention text, AnatEM class), ...]) -- mention texts are found left to right.
+SENTENCES = [
+    ("Biopsies of the liver showed fibrosis.", [("liver", "Organ")]),
+    (
+        "CD4+ T cells were isolated from blood.",
+        [("CD4+ T cells", "Cell"), ("blood", "Organism_substance")],
+    ),
+    ("The tumour invaded the kidney.", [("tumour", "Cancer"), ("kidney", "Organ")]),
+    (
+        "Mitochondria in hepatocytes were swollen.",
+        [("Mitochondria", "Cellular_component"), ("hepatocytes", "Cell")],
+    ),
+    ("We measured glucose in plasma samples.", [("plasma", "Organism_substance")]),
+    ("Lung tissue was stained with eosin.", [("Lung tissue", "Tissue")]),
+    ("The patients received no treatment.", []),
+    (
+        "Neurons of the cortex express the gene.",
+        [("Neurons", "Cell"), ("cortex", "Multi-tissue_structure")],
+    ),
+]
+
+
+def _gold_cas(rows: list[tuple[str, list[tuple[str, str]]]]) -> cassis.Cas:
+    """The sentences as one paragraph; gold sentences, tokens, mentions in view ``gold``."""
+    ts = load_typesystem()
+    document = cassis.Cas(typesystem=ts)
+    text = " ".join(t for t, _ in rows)
+    document.sofa_string = text
+    cas = document.create_view("gold")
+    cas.sofa_string = text
+    S, T, M = (ts.get_type(n) for n in (SENTENCE, TOKEN, ANATOMY_MENTION))
+    position = 0
+    for sentence_text, mentions in rows:
+        begin = text.index(sentence_text, position)
+        end = begin + len(sentence_text)
+        cas.add(S(begin=begin, end=end))
+        cas.add_all([T(begin=b, end=e) for b, e in tokenize(text, begin, end)])
+        cursor = begin
+        for mention, label in mentions:
+            b = text.index(mention, cursor)
+            cas.add(M(begin=b, end=b + len(mention), value=label))
+            cursor = b + len(mention)
+        position = end
+    return document
+
+
+def _vectors(path: Path) -> Path:
+    words = sorted({w.lower() for t, _ in SENTENCES for w in re.findall(r"[^\W\d_]+|\d+|\S", t)})
+    rng = random.Random(0)
+    rows = [w + " " + " ".join(f"{rng.uniform(-1, 1):.3f}" for _ in range(8)) for w in words]
+    path.write_text(f"{len(rows)} 8\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+TINY = {
+    "epochs": 12,
+    "hidden_dim": 16,
+    "char_hidden_dim": 8,
+    "batch_size": 4,
+    "optim": "adam",
+    "lr": 0.01,
+    "stanza_options": {"char_emb_dim": 8, "dropout": 0.1},
+}
+
+
+def _workflow(root: Path, output: Path, **changes: object) -> Path:
+    config = dict(TINY, vectors=str(root / "vectors.txt"), **changes)
+    workflow = output.with_suffix(".yaml")
+    workflow.write_text(
+        f"""\
+gold:
+  reader:
+    component: xmi.reader.v1
+    view: gold
+    config: {{views: {{gold: [Sentence, Token, AnatomyMention]}}}}
+  train: {{input: {root / "train"}}}
+  dev: {{input: {root / "dev"}}}
+layers: [anatomy]
+model:
+  component: train.stanza.ner.v1
+  config: {json.dumps(config)}
+seed: 3
+output: {output}
+""",
+        encoding="utf-8",
+    )
+    return workflow
+
+
+@pytest.fixture(scope="session")
+def tiny_ner_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    root = tmp_path_factory.mktemp("tiny_ner")
+    for split in ("train", "dev"):
+        (root / split).mkdir()
+    # six training documents: the sentences in rotated orders
+    for k in range(6):
+        rows = SENTENCES[k:] + SENTENCES[:k]
+        (root / "train" / f"train{k}.xmi").write_text(_gold_cas(rows).to_xmi(), encoding="utf-8")
+    (root / "dev" / "dev0.xmi").write_text(_gold_cas(SENTENCES[2:6]).to_xmi(), encoding="utf-8")
+    _vectors(root / "vectors.txt")
+    return root
+
+
+@pytest.fixture(scope="session")
+def tiny_ner_training(tiny_ner_corpus: Path):
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    workflow = _workflow(tiny_ner_corpus, tiny_ner_corpus / "out")
+    lines: list[str] = []
+    result = run_training(load_training_workflow(workflow), log=lines.append)
+    return workflow, result, lines
+
+
+def _tensors(path: Path) -> dict:
+    import torch
+
+    return torch.load(path, map_location="cpu", weights_only=False)["model"]
+
+
+@pytest.mark.slow
+def test_training_writes_data_model_folder_card_and_is_reused(tiny_ner_training) -> None:
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    workflow, result, lines = tiny_ner_training
+    model = result.model_dir
+    assert {p.name for p in model.iterdir()} >= {"model.pt", "pretrain.pt", "meta.json"}
+    meta = json.loads((model / "meta.json").read_text())
+    assert meta["ner_preset"] == "casflow_anatem" and meta["tokens"] == "tokens.fine.v1"
+    assert "Cell" in meta["labels"]
+    # Stanza's data: BIOES tags on casflow's fine tokens ("CD4+ T cells": CD 4 + T cells)
+    data = json.loads((result.output_dir / "final" / "data" / "train.json").read_text())
+    first = data[1]
+    assert [(t["text"], t["ner"]) for t in first[:6]] == [
+        ("CD", "B-Cell"),
+        ("4", "I-Cell"),
+        ("+", "I-Cell"),
+        ("T", "I-Cell"),
+        ("cells", "E-Cell"),
+        ("were", "O"),
+    ]
+    assert (
+        sum(re.search(r"epoch \d+ finished", line) is not None for line in lines) == TINY["epochs"]
+    )
+    scores = result.report["final"]["dev_scores"]
+    # the dev scores of the model folder through stanza.pipeline.v1 are those the loop
+    # measured for the epoch it kept (the same sentences, tokens and decoding)
+    history = json.loads((result.output_dir / "final" / "checkpoints" / "history.json").read_text())
+    kept = max(history, key=lambda h: h["f"])
+    assert meta["best_epoch"] == kept["epoch"]
+    assert {k: scores[k] for k in ("p", "r", "f")} == {k: kept[k] for k in ("p", "r", "f")}
+    assert scores["f"] > 50  # the tiny model learns its few names
+    card = (result.output_dir / "MODEL_CARD.md").read_text()
+    assert "Development curve" in card and "| 12 |" in card
+    again: list[str] = []
+    run_training(load_training_workflow(workflow), log=again.append)
+    assert any("reused" in line for line in again)
+
+
+@pytest.mark.slow
+def test_interrupted_and_resumed_training_ends_with_the_same_model(
+    tiny_ner_corpus: Path, tiny_ner_training, tmp_path: Path
+) -> None:
+    import torch
+
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    workflow = _workflow(tiny_ner_corpus, tmp_path / "interrupted")
+
+    def stop_after_epoch_two(line: str) -> None:
+        if "epoch 2 finished" in line:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_training(load_training_workflow(workflow), log=stop_after_epoch_two)
+    assert (tmp_path / "interrupted" / "final" / "checkpoints" / "checkpoint.pt").exists()
+    lines: list[str] = []
+    resumed = run_training(load_training_workflow(workflow), log=lines.append)
+    assert any("continuing from the checkpoint" in line for line in lines)
+    assert re.findall(r"epoch (\d+) finished", "\n".join(lines)) == [str(k) for k in range(3, 13)]
+    uninterrupted = _tensors(tiny_ner_training[1].model_dir / "model.pt")
+    after = _tensors(resumed.model_dir / "model.pt")
+    assert uninterrupted.keys() == after.keys()
+    for name, tensor in uninterrupted.items():
+        assert torch.equal(tensor, after[name]), name
+    assert (
+        resumed.report["final"]["dev_scores"] == tiny_ner_training[1].report["final"]["dev_scores"]
+    )
+
+
+@pytest.mark.slow
+def test_stanza_pipeline_tags_the_views_tokens_with_exact_offsets(tiny_ner_training) -> None:
+    from casflow.components.stanza.ner_trainer import run_config
+    from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
+
+    model = tiny_ner_training[1].model_dir
+    gold = _gold_cas(SENTENCES[:4]).get_view("gold")
+    text = gold.sofa_string
+    cas = cassis.Cas(typesystem=gold.typesystem)
+    cas.sofa_string = text
+    for name in ("sentences.rules.v1", "tokens.fine.v1"):
+        component = registry().get(name)
+        config = {"use_existing_sentences": True} if name == "tokens.fine.v1" else {}
+        component(component.Config(**config), RunContext(output_dir=model)).process(cas)
+    tokens_before = [(t.begin, t.end) for t in cas.select(TOKEN)]
+    StanzaPipeline(run_config(model, StanzaConfig), RunContext(output_dir=model)).process(cas)
+    found = [(m.begin, m.end, m.value) for m in cas.select(ANATOMY_MENTION)]
+    expected = [(m.begin, m.end, m.value) for m in gold.select(ANATOMY_MENTION)]
+    # a model that saw these sentences in training tags them as annotated
+    assert found == expected
+    assert [(t.begin, t.end) for t in cas.select(TOKEN)] == tokens_before
+    starts = {b for b, _ in tokens_before}
+    ends = {e for _, e in tokens_before}
+    for m in cas.select(ANATOMY_MENTION):
+        assert m.begin in starts and m.end in ends
+        assert m.get_covered_text() == text[m.begin : m.end]
+
+
+def test_config_errors_before_any_document(tmp_path: Path) -> None:
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    trainer = registry().get("train.stanza.ner.v1")
+    problems = trainer.check_config(
+        trainer.Config(
+            vectors=str(tmp_path / "none.txt"),
+            stanza_options={"lr": 0.5, "no_such_option": 1, "char_emb_dim": 8},
+        ),
+        RunContext(output_dir=Path(".")),
+    )
+    assert any("stanza_options.lr: set by casflow" in p for p in problems)
+    assert any("stanza_options.no_such_option: not an option" in p for p in problems)
+    assert any("vectors: nothing at" in p for p in problems)
+    assert not any("char_emb_dim" in p for p in problems)
+    with pytest.raises(ValueError, match="epoch"):
+        trainer.Config(epochs=0)
+    with pytest.raises(ValueError, match="patinece"):
+        trainer.Config.model_validate({"patinece": 3})
+    assert set(trainer.layers) == {"genes", "anatomy"}
+    (problem,) = trainer.check_layers(trainer.Config(), ["genes", "anatomy"])
+    assert "one mention layer" in problem
+
+
+def test_validation_of_a_training_workflow_names_the_unknown_key(
+    tiny_ner_corpus_dirs: Path,
+) -> None:
+    from casflow.pipeline.training import load_training_workflow
+
+    workflow = tiny_ner_corpus_dirs / "bad.yaml"
+    workflow.write_text(
+        f"""\
+gold:
+  reader: {{component: xmi.reader.v1, view: gold, config: {{views: {{gold: [Sentence, Token, AnatomyMention]}}}}}}
+  train: {{input: {tiny_ner_corpus_dirs}}}
+layers: [anatomy]
+model:
+  component: train.stanza.ner.v1
+  config: {{epoch: 3}}
+output: {tiny_ner_corpus_dirs / "out"}
+""",
+        encoding="utf-8",
+    )
+    with pytest.raises(Exception) as error:
+        load_training_workflow(workflow)
+    message = str(error.value)
+    assert "bad.yaml:7: model -> config -> epoch: unknown key 'epoch'" in message
+    assert "Did you mean 'epochs'?" in message
+
+
+@pytest.fixture
+def tiny_ner_corpus_dirs(tmp_path: Path) -> Path:
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    (tmp_path / "a.xmi").write_text(_gold_cas(SENTENCES[:2]).to_xmi(), encoding="utf-8")
+    return tmp_path
+
+
+def test_fine_tokens_split_where_mention_boundaries_fall() -> None:
+    ts = load_typesystem()
+    cas = cassis.Cas(typesystem=ts)
+    cas.sofa_string = "IL-2-induced CD4+ T cells.\n\n\U0001d6c2-actin"
+    component = registry().get("tokens.fine.v1")
+    component(component.Config(), RunContext(output_dir=Path("."))).process(cas)
+    tokens = [t.get_covered_text() for t in cas.select(TOKEN)]
+    assert tokens == ["IL", "-", "2", "-", "induced", "CD", "4", "+", "T", "cells", "."] + [
+        "\U0001d6c2",
+        "-",
+        "actin",
+    ]
+    assert [(t.begin, t.end) for t in cas.select(TOKEN)] == [
+        (b, e) for b, e in tokenize(cas.sofa_string)
+    ]
