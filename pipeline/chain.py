@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypedDict
 
 import cassis
@@ -196,16 +197,42 @@ def modules_hidden(names: Iterable[str]) -> Iterator[list[str]]:
                 del sys.modules[name]
 
 
+@contextmanager
+def modules_standing_in(stand_ins: Mapping[str, ModuleType]) -> Iterator[list[str]]:
+    """Inside, each module of ``stand_ins`` whose top-level package is not imported
+    yet has its stand-in in ``sys.modules`` (``Component.stand_in_modules``), so
+    that the package's own import takes it for the module; outside, those still
+    there are taken out, and the next import gets the real module. A package
+    imported already has done its import: nothing stands in for its modules.
+    Yields the names put in place."""
+    placed = sorted(name for name in stand_ins if name.partition(".")[0] not in sys.modules)
+    for name in placed:
+        sys.modules[name] = stand_ins[name]
+    try:
+        yield placed
+    finally:
+        for name in placed:
+            if sys.modules.get(name) is stand_ins[name]:
+                del sys.modules[name]
+
+
+def _named_in(module: str, names: Iterable[str]) -> bool:
+    """``module`` is one of ``names`` or inside a package among them."""
+    return any(module == name or module.startswith(name + ".") for name in names)
+
+
 class Chain:
     """Instantiated components of one workflow, in order.
 
     With ``hide_unused_modules`` (a worker process that serves one run), each
     component is built with the modules it declares it does not use hidden
-    (``Component.modules_not_used``), less those any step of the chain uses
-    (``Component.modules_used``): heavy optional imports of its libraries (torch
-    through spaCy's thinc) then cost the worker's start nothing. Only in such a
-    process: a library that looked for a hidden module while loading keeps
-    having done without it for the life of the process.
+    (``Component.modules_not_used``) and with its stand-ins for those its
+    libraries import though it does not use them (``Component.stand_in_modules``),
+    less those any step of the chain uses (``Component.modules_used``): heavy
+    imports of its libraries (torch through spaCy's thinc, spaCy's command line)
+    then cost the worker's start nothing. Only in such a process: a library that
+    looked for a hidden module while loading keeps having done without it for the
+    life of the process.
     """
 
     def __init__(
@@ -223,8 +250,14 @@ class Chain:
         def build(step: ResolvedStep, role: Any) -> Any:
             if not hide_unused_modules:
                 return step.build(role, context)
-            unused = step.component_class.modules_not_used(step.config, context) - used
-            with modules_hidden(unused):
+            component = step.component_class
+            unused = component.modules_not_used(step.config, context) - used
+            stand_ins = {
+                name: module
+                for name, module in component.stand_in_modules(step.config, context).items()
+                if not _named_in(name, used)
+            }
+            with modules_hidden(unused), modules_standing_in(stand_ins):
                 return step.build(role, context)
 
         self.reader = build(workflow.reader, Reader)

@@ -23,9 +23,10 @@ from a component is declared here; the engine never looks for other attributes.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
 
 import cassis
@@ -230,6 +231,22 @@ class Component(ABC, Generic[ConfigT]):
         under ``try``/``except ImportError``. Called in the worker, before building:
         it must not import the libraries itself. The default names none."""
         return frozenset()
+
+    @classmethod
+    def stand_in_modules(cls, config: ConfigT, context: RunContext) -> Mapping[str, ModuleType]:
+        """Light modules to stand in for modules that this component's libraries import
+        unconditionally when they are imported, though this configuration never uses
+        them (spaCy's ``__init__`` imports its whole command line, typer and weasel
+        with it, for ``spacy.info``). A run's worker process puts each in
+        ``sys.modules`` while it builds the component, only when the library's
+        top-level package is not imported yet and no step of the chain names the
+        module (or a package of it) in ``modules_used``; it takes out those still
+        there afterwards. A stand-in must give whoever uses it what the module
+        would (e.g. import the real module on first use), and should take itself
+        out of ``sys.modules`` once the library's import has used it. Called in the
+        worker, before building: it must not import the libraries itself. The
+        default names none."""
+        return {}
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources; called once per process when the chain is done."""

@@ -1,8 +1,12 @@
-"""Worker start-up without modules nobody in the chain uses (``Component.modules_not_used``).
+"""Worker start-up without modules nobody in the chain uses (``Component.modules_not_used``,
+``Component.stand_in_modules``).
 
 spaCy imports thinc, which imports torch wherever it is installed (a second or
 more of each worker's start); a run's loky workers build a spaCy step whose
-pipeline has no torch layer with torch hidden, unless a step uses torch.
+pipeline has no torch layer with torch hidden, unless a step uses torch. spaCy
+also imports its whole command line (typer, weasel, httpx: a quarter of a
+worker's start); workers build a spaCy step with a stand-in for it, and spaCy's
+command line still imports whole when something asks for it.
 """
 
 from __future__ import annotations
@@ -10,15 +14,17 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import textwrap
 import uuid
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from casflow.components.spacy.loading import config_needs_torch, pipeline_config_path
-from casflow.pipeline.chain import Chain, modules_hidden
+from casflow.pipeline.chain import Chain, modules_hidden, modules_standing_in
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
 from casflow.pipeline.runner import run_workflow
@@ -115,6 +121,52 @@ def test_loky_workers_hide_unused_modules_and_the_run_process_does_not(
     assert all(r["importable"] == {module_name: True} for r in _records(b))
 
 
+# -- stand-ins for modules a library imports though the step never uses them ----------
+
+
+def test_stand_ins_are_in_place_inside_only_and_only_for_a_package_not_imported() -> None:
+    name = f"casflow_absent_{uuid.uuid4().hex}.cli"
+    stand_in = ModuleType(name)
+    with modules_standing_in({name: stand_in, "json.cli": ModuleType("json.cli")}) as placed:
+        assert placed == [name]  # json is imported: its own import is over
+        assert sys.modules[name] is stand_in
+        assert "json.cli" not in sys.modules
+    assert name not in sys.modules
+    real = ModuleType(name)  # the real module took the stand-in's place: it stays
+    with modules_standing_in({name: stand_in}):
+        sys.modules[name] = real
+    assert sys.modules.pop(name) is real
+
+
+def test_a_step_is_built_with_its_stand_ins_only_in_a_worker_and_only_that_step(
+    tmp_path: Path, module_name: str, test_components: None
+) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    steps = _probe(a, stand_in=[module_name], probe=[module_name]) + _probe(b, probe=[module_name])
+    _chain(_workflow(tmp_path, steps, jobs=1), tmp_path, hide=True)
+    assert _records(a)[0]["importable"] == {module_name: "stand-in"}
+    assert _records(b)[0]["importable"] == {module_name: True}
+    sys.modules.pop(module_name)
+    _chain(_workflow(tmp_path, steps, jobs=1), tmp_path, hide=False)
+    assert _records(a)[1]["importable"] == {module_name: True}
+
+
+def test_no_stand_in_for_a_module_another_step_uses_or_a_package_of_it(
+    tmp_path: Path, module_name: str, test_components: None
+) -> None:
+    sub = f"{module_name}.sub"  # no such module: only a stand-in makes it importable
+    found = []
+    for used in (sub, module_name, f"{module_name}_other"):
+        record = tmp_path / f"{used}.jsonl"
+        steps = _probe(record, stand_in=[sub], probe=[sub]) + _probe(
+            tmp_path / "b.jsonl", used=[used]
+        )
+        _chain(_workflow(tmp_path, steps, jobs=1), tmp_path, hide=True)
+        found.append(_records(record)[0]["importable"][sub])
+        sys.modules.pop(module_name, None)
+    assert found == [False, False, "stand-in"]
+
+
 # -- spaCy: torch only where a pipeline has a torch layer ------------------------------
 
 needs_torch = pytest.mark.skipif(
@@ -209,3 +261,106 @@ def test_spacy_steps_declare_torch_by_their_pipeline(tmp_path: Path) -> None:
     ):
         component = registry().get(blank)
         assert component.modules_not_used(component.Config(), context) == {"torch"}
+
+
+# -- spaCy: its command line is not imported to build a step ------------------------
+
+CRAFT_TEXT = Path(__file__).parent / "fixtures" / "craft" / "articles" / "txt" / "90000001.txt"
+
+
+def test_workers_of_a_spacy_chain_do_not_import_spacys_command_line_and_write_the_same_bytes(
+    tmp_path: Path, test_components: None
+) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / CRAFT_TEXT.name).write_bytes(CRAFT_TEXT.read_bytes())
+    record = tmp_path / "loaded.jsonl"
+    # The probe looks before, then imports spaCy's command line after the spaCy step.
+    steps = SPACY_STEP + _probe(
+        record, loaded=["spacy", "spacy.cli", "typer", "weasel"], probe=["spacy.cli"]
+    )
+    report = run_workflow(load_workflow_text(_workflow(tmp_path, steps, jobs=2), source="wf.yaml"))
+    assert report.counts["ok"] == 3
+    workers = [r for r in _records(record) if r["pid"] != os.getpid()]
+    assert workers
+    for line in workers:
+        assert line["loaded"] == {
+            "spacy": True,
+            "spacy.cli": False,
+            "typer": False,
+            "weasel": False,
+        }
+        assert line["importable"] == {"spacy.cli": True}
+    # The same documents in this process, spaCy imported with its command line: same bytes.
+    one = run_workflow(
+        load_workflow_text(_workflow(tmp_path, steps, jobs=1, out="one"), source="wf.yaml")
+    )
+    assert one.counts["ok"] == 3
+    written = sorted(p.name for p in (tmp_path / "out" / "xmi").iterdir())
+    assert written == sorted(p.name for p in (tmp_path / "one" / "xmi").iterdir())
+    assert len([n for n in written if n.endswith(".xmi")]) == 3
+    for name in written:
+        assert (tmp_path / "out" / "xmi" / name).read_bytes() == (
+            tmp_path / "one" / "xmi" / name
+        ).read_bytes(), name
+
+
+_AFTER_STAND_IN = """\
+import json, sys
+from casflow.components.spacy.cli_stand_in import cli_stand_in
+from casflow.pipeline.chain import modules_standing_in
+
+with modules_standing_in(cli_stand_in()):
+    exec(sys.argv[1])
+    import spacy
+    during = [m for m in ("spacy.cli", "typer") if m in sys.modules]
+real = sys.modules["spacy.cli.info"] if "spacy.cli.info" in sys.modules else None
+cli = spacy.cli  # spaCy's package attribute, as before
+print(json.dumps({
+    "during": during,
+    "file": sys.modules["spacy.cli.info"].__file__.replace(chr(92), "/").rsplit("/", 3)[-3:],
+    "info": spacy.info(silent=True) == sys.modules["spacy.cli.info"].info(silent=True),
+    "commands": sorted(c.name for c in cli.app.registered_commands if c.name in ("info", "train")),
+    "train": sys.modules["spacy.cli.train"].train_cli.__module__,
+}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("first", "during"),
+    [
+        ("import spacy", []),
+        ("import spacy.cli.info", []),
+        ("import spacy.cli", ["spacy.cli", "typer"]),
+        ("from spacy.cli import train_cli", ["spacy.cli", "typer"]),
+        ("from spacy.cli.info import info_cli", ["spacy.cli", "typer"]),
+    ],
+)
+def test_spacys_command_line_is_whole_after_its_stand_in(first: str, during: list[str]) -> None:
+    # A fresh interpreter: how spaCy is first imported decides what the stand-in does.
+    out = subprocess.run(
+        [sys.executable, "-c", _AFTER_STAND_IN, first], capture_output=True, text=True, check=True
+    )
+    result = json.loads(out.stdout)
+    assert result["during"] == during
+    assert result["file"] == ["spacy", "cli", "info.py"]  # spaCy's own module, not the stand-in
+    assert result["info"]  # spacy.info gives what spaCy's gives
+    assert result["commands"] == ["info", "train"]  # `python -m spacy info` / `train` exist
+    assert result["train"] == "spacy.cli.train"
+
+
+def test_spacy_steps_offer_the_command_line_stand_in(tmp_path: Path) -> None:
+    context = RunContext(output_dir=tmp_path, workflow_dir=tmp_path)
+    for name in (
+        "spacy.pipeline.v1",
+        "sentences.spacy.sentencizer.v1",
+        "tokens.spacy.english.v1",
+        "tokens.scispacy.v1",
+        "scispacy.abbreviations.v1",
+    ):
+        component = registry().get(name)
+        config = (
+            component.Config(model="casflow:craft_syntax")
+            if name == "spacy.pipeline.v1"
+            else component.Config()
+        )
+        assert list(component.stand_in_modules(config, context)) == ["spacy.cli.info"], name

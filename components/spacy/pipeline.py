@@ -26,9 +26,10 @@ from __future__ import annotations
 import bisect
 import importlib.util
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import cassis
@@ -41,6 +42,7 @@ from casflow.components.layers import (
     UnmappedEntities,
     produced_types,
 )
+from casflow.components.spacy.cli_stand_in import cli_stand_in
 from casflow.components.spacy.loading import (
     TORCH,
     TokenizerChoice,
@@ -435,6 +437,12 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
             if model_needs_torch(config.model, context.workflow_dir)
             else frozenset({TORCH})
         )
+
+    @classmethod
+    def stand_in_modules(
+        cls, config: SpacyPipelineConfig, context: RunContext
+    ) -> Mapping[str, ModuleType]:
+        return cli_stand_in()
 
     @classmethod
     def check_config(cls, config: SpacyPipelineConfig, context: RunContext) -> list[str]:

@@ -20,12 +20,14 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Mapping, Sequence
+from types import ModuleType
 from typing import Any, ClassVar, Literal
 
 import cassis
 from pydantic import Field, field_validator, model_validator
 
 from casflow.components.layers import ALL_LAYERS, EntityTarget, Layer
+from casflow.components.spacy.cli_stand_in import cli_stand_in
 from casflow.components.spacy.loading import SHIPPED_PREFIX, TORCH, looks_like_path
 from casflow.components.spacy.pipeline import (
     SpacyPipeline,
@@ -277,6 +279,12 @@ class ScispacyAbbreviations(Processor[ScispacyAbbreviationsConfig]):
         cls, config: ScispacyAbbreviationsConfig, context: RunContext
     ) -> frozenset[str]:
         return frozenset({TORCH})  # a blank pipeline: no torch layer
+
+    @classmethod
+    def stand_in_modules(
+        cls, config: ScispacyAbbreviationsConfig, context: RunContext
+    ) -> Mapping[str, ModuleType]:
+        return cli_stand_in()
 
     @classmethod
     def check_config(cls, config: ScispacyAbbreviationsConfig, context: RunContext) -> list[str]:

@@ -13,7 +13,8 @@ offset spaCy gives it (``token.idx``, in characters), checked against the text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import ModuleType
 from typing import Any
 
 from pydantic import Field
@@ -26,6 +27,7 @@ from casflow.components.segmenters import (
     Tokenizer,
     TokenizerConfig,
 )
+from casflow.components.spacy.cli_stand_in import cli_stand_in
 from casflow.components.spacy.loading import TORCH
 from casflow.pipeline.component import RunContext
 
@@ -56,6 +58,12 @@ class SpacySentencizer(SentenceSplitter[SentencizerConfig]):
     def modules_not_used(cls, config: SentencizerConfig, context: RunContext) -> frozenset[str]:
         return _NO_TORCH
 
+    @classmethod
+    def stand_in_modules(
+        cls, config: SentencizerConfig, context: RunContext
+    ) -> Mapping[str, ModuleType]:
+        return cli_stand_in()
+
     def __init__(self, config: SentencizerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.nlp = _blank(config.language)
@@ -82,6 +90,12 @@ class SpacyTokens(Tokenizer[SpacyTokensConfig]):
     def modules_not_used(cls, config: SpacyTokensConfig, context: RunContext) -> frozenset[str]:
         return _NO_TORCH
 
+    @classmethod
+    def stand_in_modules(
+        cls, config: SpacyTokensConfig, context: RunContext
+    ) -> Mapping[str, ModuleType]:
+        return cli_stand_in()
+
     def __init__(self, config: SpacyTokensConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.tokenizer = _blank(config.language).tokenizer
@@ -97,6 +111,12 @@ class ScispacyTokens(Tokenizer[TokenizerConfig]):
     @classmethod
     def modules_not_used(cls, config: TokenizerConfig, context: RunContext) -> frozenset[str]:
         return _NO_TORCH
+
+    @classmethod
+    def stand_in_modules(
+        cls, config: TokenizerConfig, context: RunContext
+    ) -> Mapping[str, ModuleType]:
+        return cli_stand_in()
 
     def __init__(self, config: TokenizerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)

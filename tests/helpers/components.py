@@ -12,6 +12,8 @@ import os
 import re
 import sys
 import time
+from collections.abc import Mapping
+from types import ModuleType
 
 import cassis
 from pydantic import Field
@@ -79,6 +81,9 @@ class ConstantTagger(Processor[UpperTaggerConfig]):
             token.pos = pos
 
 
+STAND_IN_DOC = "test.module_probe.v1's stand-in"
+
+
 class ModuleProbeConfig(ComponentConfig):
     used: list[str] = Field(default_factory=list, description="Modules declared used.")
     not_used: list[str] = Field(default_factory=list, description="Modules declared not used.")
@@ -88,12 +93,16 @@ class ModuleProbeConfig(ComponentConfig):
     loaded: list[str] = Field(
         default_factory=list, description="Modules looked for, not imported, in sys.modules."
     )
+    stand_in: list[str] = Field(
+        default_factory=list, description="Modules offered a stand-in (STAND_IN_DOC)."
+    )
     record: str = Field(description="JSON lines file: one line per build, what it found.")
 
 
 class ModuleProbe(Processor[ModuleProbeConfig]):
-    """Records, while it is built, which of ``probe`` it could import, and which of
-    ``loaded`` the steps built before it had imported."""
+    """Records, while it is built, which of ``probe`` it could import (``"stand-in"``
+    where it got a probe's stand-in), and which of ``loaded`` the steps built before
+    it had imported."""
 
     name = "test.module_probe.v1"
 
@@ -103,8 +112,8 @@ class ModuleProbe(Processor[ModuleProbeConfig]):
         importable = {}
         for module in config.probe:
             try:
-                importlib.import_module(module)
-                importable[module] = True
+                found = importlib.import_module(module)
+                importable[module] = "stand-in" if found.__doc__ == STAND_IN_DOC else True
             except ImportError:
                 importable[module] = False
         line = {"pid": os.getpid(), "loaded": loaded, "importable": importable}
@@ -118,6 +127,12 @@ class ModuleProbe(Processor[ModuleProbeConfig]):
     @classmethod
     def modules_not_used(cls, config: ModuleProbeConfig, context: RunContext) -> frozenset[str]:
         return frozenset(config.not_used)
+
+    @classmethod
+    def stand_in_modules(
+        cls, config: ModuleProbeConfig, context: RunContext
+    ) -> Mapping[str, ModuleType]:
+        return {name: ModuleType(name, STAND_IN_DOC) for name in config.stand_in}
 
     def process(self, view: cassis.Cas) -> None:
         pass
