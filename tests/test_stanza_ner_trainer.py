@@ -306,3 +306,39 @@ def test_fine_tokens_split_where_mention_boundaries_fall() -> None:
     assert [(t.begin, t.end) for t in cas.select(TOKEN)] == [
         (b, e) for b, e in tokenize(cas.sofa_string)
     ]
+
+
+@pytest.mark.slow
+def test_the_anatem_eval_workflow_runs_a_trained_model(
+    tiny_ner_training, corpora_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """workflows/anatem-stanza-eval.yaml as written, on two AnatEM devel documents with
+    the tiny model in place of the AnatEM one: the Stanza view's mentions are scored."""
+    import yaml
+
+    from casflow.pipeline.cli import main
+
+    repo = Path(__file__).resolve().parent.parent
+    data = yaml.safe_load((repo / "workflows" / "anatem-stanza-eval.yaml").read_text())
+    data["reader"]["config"]["limit"] = 2
+    model = tiny_ner_training[1].model_dir
+    (stanza,) = [c for c in data["components"] if c["component"] == "stanza.pipeline.v1"]
+    stanza["config"]["model_files"]["ner"] = {
+        "model": str(model / "model.pt"),
+        "pretrain": str(model / "pretrain.pt"),
+    }
+    data["evaluators"][0]["config"]["significance"]["iterations"] = 10
+    workflow = tmp_path / "anatem-stanza-eval.yaml"
+    workflow.write_text(yaml.safe_dump(data), encoding="utf-8")
+    monkeypatch.setenv("CASFLOW_CORPORA", str(corpora_dir))
+    out = tmp_path / "out"
+    assert main(["run", str(workflow), "--output", str(out), "--quiet"]) == 0
+    systems = json.loads((out / "evaluation.json").read_text())["anatomy"]["systems"]
+    assert set(systems) == {"shipped", "stanza"}
+    stanza_counts = systems["stanza"]["counts"]
+    # the tiny model tags words of these documents (wrongly: it knows eight sentences)
+    assert systems["stanza"]["documents"] == 2
+    assert stanza_counts["strict/micro/tp"] + stanza_counts["strict/micro/fp"] > 0
+    assert stanza_counts["strict/micro/fn"] == systems["shipped"]["counts"]["strict/micro/fn"] + (
+        systems["shipped"]["counts"]["strict/micro/tp"] - stanza_counts["strict/micro/tp"]
+    )

@@ -25,6 +25,7 @@ CORPUS_WORKFLOWS = {"craft-eval.yaml", "bc2gm-eval.yaml", "anatem-eval.yaml", "c
 #: rest of the study and runs it on the CRAFT fixture with tiny models
 NEEDS_TRAINED_MODEL = {
     "anatomy-stacking-eval.yaml": ["runs/anatomy-stacking/final/model/meta.json"],
+    "anatem-stanza-eval.yaml": ["runs/train-anatem-stanza/final/model/model.pt"],
     "craft-study.yaml": [
         "runs/train-craft-punkt/final/model/punkt.json",
         "runs/train-craft-opennlp/final/model/en-parser-chunking.bin",
