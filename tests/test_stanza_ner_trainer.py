@@ -39,7 +39,9 @@ SENTENCES = [
 ]
 
 
-def _gold_cas(rows: list[tuple[str, list[tuple[str, str]]]]) -> cassis.Cas:
+def _gold_cas(
+    rows: list[tuple[str, list[tuple[str, str]]]], mention_type: str = ANATOMY_MENTION
+) -> cassis.Cas:
     """The sentences as one paragraph; gold sentences, tokens, mentions in view ``gold``."""
     ts = load_typesystem()
     document = cassis.Cas(typesystem=ts)
@@ -47,7 +49,7 @@ def _gold_cas(rows: list[tuple[str, list[tuple[str, str]]]]) -> cassis.Cas:
     document.sofa_string = text
     cas = document.create_view("gold")
     cas.sofa_string = text
-    S, T, M = (ts.get_type(n) for n in (SENTENCE, TOKEN, ANATOMY_MENTION))
+    S, T, M = (ts.get_type(n) for n in (SENTENCE, TOKEN, mention_type))
     position = 0
     for sentence_text, mentions in rows:
         begin = text.index(sentence_text, position)
@@ -342,3 +344,64 @@ def test_the_anatem_eval_workflow_runs_a_trained_model(
     assert stanza_counts["strict/micro/fn"] == systems["shipped"]["counts"]["strict/micro/fn"] + (
         systems["shipped"]["counts"]["strict/micro/tp"] - stanza_counts["strict/micro/tp"]
     )
+
+
+GENE_SENTENCES = [
+    ("Expression of BRCA2 rose.", [("BRCA2", "x")]),
+    ("p53 binds the IL-2 promoter.", [("p53", "x"), ("IL-2 promoter", "x")]),
+    ("Cells lacking Sox2 died.", [("Sox2", "x")]),
+    ("No change was seen.", []),
+]
+
+
+@pytest.mark.slow
+def test_genes_under_one_label_scored_on_gold_sentences(tmp_path: Path) -> None:
+    """Layer genes (BC2GM-like: each mention GENE, gold sentences when scoring): the
+    model folder maps its label to GeneMention through stanza.pipeline.v1."""
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    from casflow.components.stanza.ner_trainer import run_config
+    from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
+    from casflow.pipeline.training import load_training_workflow, run_training
+    from casflow.typesystem import GENE_MENTION
+
+    for split in ("train", "dev"):
+        (tmp_path / split).mkdir()
+    for k in range(4):
+        document = _gold_cas(GENE_SENTENCES[k:] + GENE_SENTENCES[:k], GENE_MENTION)
+        (tmp_path / "train" / f"t{k}.xmi").write_text(document.to_xmi(), encoding="utf-8")
+    dev = _gold_cas(GENE_SENTENCES, GENE_MENTION)
+    (tmp_path / "dev" / "d.xmi").write_text(dev.to_xmi(), encoding="utf-8")
+    config = dict(TINY, epochs=10, vectors=str(_vectors(tmp_path / "v.txt")))
+    config.update(label="GENE", eval_sentences="gold")
+    workflow = tmp_path / "genes.yaml"
+    workflow.write_text(
+        f"""\
+gold:
+  reader: {{component: xmi.reader.v1, view: gold, config: {{views: {{gold: [Sentence, Token, GeneMention]}}}}}}
+  train: {{input: {tmp_path / "train"}}}
+  dev: {{input: {tmp_path / "dev"}}}
+layers: [genes]
+model: {{component: train.stanza.ner.v1, config: {json.dumps(config)}}}
+seed: 1
+output: {tmp_path / "out"}
+""",
+        encoding="utf-8",
+    )
+    result = run_training(load_training_workflow(workflow))
+    meta = json.loads((result.model_dir / "meta.json").read_text())
+    assert meta["labels"] == ["GENE"] and meta["ner_preset"] == "casflow_gene"
+    assert set(result.report["final"]["dev_scores"]) == {"p", "r", "f"}  # one class
+    view = dev.get_view("gold")
+    cas = cassis.Cas(typesystem=view.typesystem)
+    cas.sofa_string = view.sofa_string
+    S = cas.typesystem.get_type(SENTENCE)
+    cas.add_all([S(begin=s.begin, end=s.end) for s in view.select(SENTENCE)])
+    component = registry().get("tokens.fine.v1")
+    context = RunContext(output_dir=tmp_path)
+    component(component.Config(use_existing_sentences=True), context).process(cas)
+    StanzaPipeline(run_config(result.model_dir, StanzaConfig), context).process(cas)
+    found = list(cas.select(GENE_MENTION))
+    assert found and {m.value for m in found} == {"GENE"}
+    tokens = [(t.begin, t.end) for t in cas.select(TOKEN)]
+    for mention in found:
+        assert mention.begin in {b for b, _ in tokens} and mention.end in {e for _, e in tokens}

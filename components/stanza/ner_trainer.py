@@ -28,7 +28,9 @@ the dev F, stop at the minimum learning rate) and three differences, each for a 
   and class, micro-averaged) on the development documents tagged from their raw text
   as at run time: sentences from the rule-based splitter (``sentences.rules.v1``),
   tokens as ``tokens.fine.v1``, mentions decoded as Stanza's pipeline decodes them,
-  counted by casflow's mention metrics (``eval.mentions.v1``'s strict criterion).
+  counted by casflow's mention metrics (``eval.mentions.v1``'s strict criterion);
+  ``eval_sentences: gold`` takes the gold sentences instead (BC2GM, where a document
+  is one sentence), and gold with BioCreative alternatives also gets alt_eval scores.
   ``evaluate`` then runs the model folder through ``stanza.pipeline.v1`` on CASes.
 
 Run the model folder (``model.pt``, ``pretrain.pt``, ``meta.json``) with
@@ -48,7 +50,7 @@ import random
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, cast
 
@@ -77,7 +79,7 @@ from casflow.pipeline.component import (
 )
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, read_marker, step_status
-from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, load_typesystem
+from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, load_typesystem
 
 Log = Callable[[str], None]
 #: layer -> the mention type it learns
@@ -119,6 +121,10 @@ class NerDocument:
     mentions: list[GoldMention]
     #: per gold sentence, its fine tokens and their tags are made in ``train``
     sentences: list[list[Span]]
+    #: the gold sentences' spans (``eval_sentences: gold``)
+    sentence_spans: list[Span] = field(default_factory=list)
+    #: every accepted alternative span (BioCreative), for alt_eval scores
+    accepted: tuple[Span, ...] = ()
 
 
 class StanzaNerTrainerConfig(ComponentConfig):
@@ -157,6 +163,12 @@ class StanzaNerTrainerConfig(ComponentConfig):
     )
     threads: int = Field(
         1, ge=1, description="PyTorch threads (results depend on it; keep it fixed)."
+    )
+    eval_sentences: Literal["rules", "gold"] = Field(
+        "rules",
+        description="Sentences of the development documents when scoring: rules "
+        "(sentences.rules.v1 on the raw text, as at run time) or gold (the gold view's, "
+        "e.g. BC2GM, where a document is one sentence).",
     )
     stanza_options: dict[str, str | int | float | bool] = Field(
         default_factory=dict,
@@ -216,6 +228,8 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             document.text,
             document.mentions,
             [tokenize(document.text, b, e) for b, e in document.sentences],
+            list(document.sentences),
+            document.accepted,
         )
 
     # -- training ------------------------------------------------------------------------
@@ -242,7 +256,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         model = output_dir / "model"
         marker = output_dir / "done.json"
         key = fingerprint(
-            self.config.model_dump(mode="json"),
+            _settings(self.config),
             args,
             self.seed,
             _versions(),
@@ -257,7 +271,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         # The checkpoint stays valid when only the number of epochs changes: nothing in
         # an epoch depends on how many follow, so a finished run can be continued.
         resumable = fingerprint(
-            self.config.model_dump(mode="json", exclude={"epochs"}),
+            _settings(self.config, exclude={"epochs"}),
             args,
             self.seed,
             _versions(),
@@ -276,7 +290,13 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         )
         with _stanza_quiet(self.config.threads):
             self.history = _train_loop(
-                args, dev, checkpoints, self.seed, self.config.epochs, self.config.patience, log
+                args,
+                _dev_documents(dev, self.config.eval_sentences),
+                checkpoints,
+                self.seed,
+                self.config.epochs,
+                self.config.patience,
+                log,
             )
         best = checkpoints / "best.pt"
         if not best.is_file():
@@ -343,25 +363,51 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
 
         model_dir = Path(model_dir).resolve()
         context = RunContext(output_dir=model_dir)
+        gold_sentences = self.config.eval_sentences == "gold"
         chain: list[Processor[Any]] = [
-            SentenceRulesSplitter(SentenceRulesConfig(), context),
+            *([] if gold_sentences else [SentenceRulesSplitter(SentenceRulesConfig(), context)]),
             FineTokens(FineTokensConfig(use_existing_sentences=True), context),
             StanzaPipeline(run_config(model_dir, StanzaConfig), context),
         ]
         typesystem = load_typesystem()
+        sentence = typesystem.get_type(SENTENCE)
+        alternatives = any(d.accepted or any(m.alternatives for m in d.mentions) for d in examples)
         total: Counts = {}
         for document in examples:
             cas = cassis.Cas(typesystem=typesystem)
             set_sofa_text(cas, document.text)
+            if gold_sentences:
+                cas.add_all([sentence(begin=b, end=e) for b, e in document.sentence_spans])
             for component in chain:
                 component.process(cas)
             system = [(m.begin, m.end, m.value) for m in cas.select(self.mention_type)]
-            add_counts(total, unit_counts(document.mentions, system, with_alternatives=False))
+            add_counts(
+                total,
+                unit_counts(
+                    document.mentions,
+                    system,
+                    with_alternatives=alternatives,
+                    accepted=document.accepted,
+                ),
+            )
         for component in chain:
             component.close()
-        return strict_scores(total)
+        scores = strict_scores(total)
+        if alternatives:
+            # BioCreative II's rule (alt_eval.perl): a gold mention's accepted alternatives
+            # match too; reported beside the strict scores the epochs were selected by
+            alt = score_mentions(total)["alt_eval"]["micro"]
+            scores.update(
+                alt_p=_percent(alt["precision"]),
+                alt_r=_percent(alt["recall"]),
+                alt_f=_percent(alt["f1"]),
+            )
+        return scores
 
     def describe(self) -> str:
+        sentences = (
+            "the gold sentences" if self.config.eval_sentences == "gold" else "sentences.rules.v1"
+        )
         lines = [
             "Stanza's NER tagger (character LSTM, word BiLSTM, CRF output layer; no "
             "character language model, no transformer) trained by Stanza's Trainer in "
@@ -369,10 +415,11 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             f"sentences, {self.config.scheme.upper()} tags, casflow's word vectors "
             f"({self.config.vectors}) as pretrain. The epoch kept is the best by strict "
             "mention F on the development documents. Scores tag each document from its "
-            "raw text (sentences.rules.v1, tokens.fine.v1, stanza.pipeline.v1) and count "
+            f"raw text ({sentences}, tokens.fine.v1, stanza.pipeline.v1) and count "
             "strict matches (exact span and class): p, r, f micro-averaged, macro_f the "
-            "mean F over the gold classes, f_CLASS per class (percentages). Run it with "
-            "those three components (see the module's documentation).",
+            "mean F over the gold classes, f_CLASS per class; alt_* with BioCreative's "
+            "accepted alternatives where the gold has them (percentages). Run it with "
+            "those components (see the module's documentation).",
         ]
         if self.history:
             lines += [
@@ -462,6 +509,19 @@ def _pretrain(trainer: StanzaNerTrainer, data: Path, log: Log) -> Path:
     return StanzaConstituencyTrainer._pretrain(cast(Any, trainer), data, log)
 
 
+#: Settings added after models were trained with this trainer, left out of the
+#: fingerprints at their defaults so those runs' checkpoints stay valid.
+_LATER_SETTINGS = ("eval_sentences",)
+
+
+def _settings(config: StanzaNerTrainerConfig, exclude: set[str] | None = None) -> dict[str, Any]:
+    default = StanzaNerTrainerConfig()
+    skip = set(exclude or ()) | {
+        name for name in _LATER_SETTINGS if getattr(config, name) == getattr(default, name)
+    }
+    return config.model_dump(mode="json", exclude=skip)
+
+
 def _versions() -> dict[str, str]:
     from importlib.metadata import version
 
@@ -495,11 +555,12 @@ class _DevDocument:
     sentences: list[list[Span]]
 
 
-def _dev_documents(dev: Sequence[NerDocument]) -> list[_DevDocument]:
+def _dev_documents(dev: Sequence[NerDocument], sentences: str) -> list[_DevDocument]:
     out = []
     for document in dev:
         text = document.text
-        spans = [tokenize(text, b, e) for b, e in split_sentences(text)]
+        regions = document.sentence_spans if sentences == "gold" else split_sentences(text)
+        spans = [tokenize(text, b, e) for b, e in regions]
         out.append(_DevDocument(document, [s for s in spans if s]))
     return out
 
@@ -570,7 +631,7 @@ def _read_history(checkpoints: Path) -> list[dict[str, Any]]:
 
 def _train_loop(
     argv: list[str],
-    dev_documents: Sequence[NerDocument],
+    dev: Sequence[_DevDocument],
     checkpoints: Path,
     seed: int,
     epochs: int,
@@ -609,7 +670,6 @@ def _train_loop(
         patience=patience,
         min_lr=args["min_lr"],
     )
-    dev = _dev_documents(dev_documents)
     checkpoint = checkpoints / "checkpoint.pt"
     best = checkpoints / "best.pt"
     history: list[dict[str, Any]] = []
