@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import random
 import shutil
 import time
@@ -57,19 +56,21 @@ from casflow.components.stanza.constituency import (
     PRETRAIN_FILE,
     treebank_line,
 )
-from casflow.components.stanza.model import as_read_from_treebank, resolve, stanza_missing
+from casflow.components.stanza.model import as_read_from_treebank, stanza_missing
+from casflow.components.stanza.shared_training import (
+    build_pretrain,
+    command_line,
+    library_versions,
+    option_problems,
+    read_key,
+    save_atomically,
+    vectors_problems,
+)
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
-from casflow.pipeline.fingerprints import (
-    fingerprint,
-    forget,
-    mark_done,
-    read_marker,
-    step_status,
-)
+from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
 from casflow.typesystem import CONSTITUENT, POS, TOKEN
 
-SHIPPED_PREFIX = "casflow:"
 #: The "retag package" of casflow's models: the gold trees' tags, not retagged.
 GOLD_TAGS = "casflow_gold_tags"
 #: Stanza's trainer options casflow sets itself (the rest may go in stanza_options).
@@ -144,12 +145,13 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
         problem = stanza_missing()
         if problem:
             return [f"{cls.name}: {problem}"]
-        problems = [f"{cls.name}: {p}" for p in _option_problems(config.stanza_options)]
-        if not config.vectors.startswith(SHIPPED_PREFIX):
-            path = resolve(config.vectors, context.workflow_dir)
-            if not path.exists():
-                problems.append(f"{cls.name}: vectors: nothing at {path}")
-        return problems
+        from stanza.models import constituency_parser
+
+        problems = option_problems(
+            config.stanza_options, constituency_parser.build_argparse(), _OWN_OPTIONS
+        )
+        problems += vectors_problems(config.vectors, context.workflow_dir)
+        return [f"{cls.name}: {p}" for p in problems]
 
     def example(self, view: cassis.Cas, doc_id: str) -> TreebankExample:
         lines = [
@@ -179,7 +181,7 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
         # Without development documents Stanza still needs trees to score: the last
         # training document's (the checkpoint kept is then simply the best on those).
         dev_file.write_text(_lines(dev) if dev else _lines(train[-1:]), encoding="utf-8")
-        pretrain = self._pretrain(data, log)
+        pretrain = build_pretrain(self.config.vectors, self.context.workflow_dir, data, log)
         args = self._arguments(train_file, dev_file, pretrain, output_dir / "checkpoints")
         model = output_dir / "model"
         marker = output_dir / "done.json"
@@ -187,7 +189,7 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
             self.config.model_dump(mode="json"),
             args,
             self.seed,
-            _versions(),
+            library_versions(),
             files=[train_file, dev_file, pretrain],
         )
         if step_status(marker, key, model / MODEL_FILE) == "done":
@@ -203,10 +205,10 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
             self.config.model_dump(mode="json", exclude={"epochs"}),
             [a for a in args if not a.startswith("--epochs=")],
             self.seed,
-            _versions(),
+            library_versions(),
             files=[train_file, dev_file, pretrain],
         )
-        if checkpoints.exists() and _read_key(progress) != resumable:
+        if checkpoints.exists() and read_key(progress) != resumable:
             log("the settings or data changed since the last checkpoint: training from scratch")
             shutil.rmtree(checkpoints)
         checkpoints.mkdir(parents=True, exist_ok=True)
@@ -235,27 +237,6 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
         size = (model / MODEL_FILE).stat().st_size + (model / PRETRAIN_FILE).stat().st_size
         log(f"Stanza constituency model: {model} ({size / 1e6:.1f} MB)")
         return model
-
-    def _pretrain(self, data: Path, log: Callable[[str], None]) -> Path:
-        """Stanza's pretrain file from the configured vectors (made once per output)."""
-        source = self.config.vectors
-        if source.endswith(".pt") and not source.startswith(SHIPPED_PREFIX):
-            return resolve(source, self.context.workflow_dir)
-        target = data / PRETRAIN_FILE
-        text = data / "vectors.txt"
-        if source.endswith((".txt", ".vec")):
-            shutil.copyfile(resolve(source, self.context.workflow_dir), text)
-        else:
-            _spacy_vectors_text(source, self.context.workflow_dir, text)
-        if target.exists() and _read_key(data / "pretrain.json") == fingerprint(files=[text]):
-            return target
-        from stanza.models.common.pretrain import Pretrain
-
-        target.unlink(missing_ok=True)
-        Pretrain(str(target), str(text)).load()
-        mark_done(data / "pretrain.json", fingerprint(files=[text]))
-        log(f"Stanza pretrain from {source}: {target}")
-        return target
 
     def _arguments(
         self, train_file: Path, dev_file: Path, pretrain: Path, checkpoints: Path
@@ -289,12 +270,7 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
             f"--hidden_size={config.hidden_size}",
             f"--train_batch_size={config.batch_size}",
         ]
-        for name, value in sorted(options.items()):
-            if value is True:
-                args.append(f"--{name}")
-            elif value is not False:
-                args.append(f"--{name}={value}")
-        return args
+        return args + command_line(options)
 
     # -- scoring -------------------------------------------------------------------------
 
@@ -363,56 +339,6 @@ def _lines(examples: Sequence[TreebankExample]) -> str:
     return "".join(line + "\n" for e in examples for line in e.lines)
 
 
-def _read_key(path: Path) -> str | None:
-    return (read_marker(path) or {}).get("fingerprint")
-
-
-def _versions() -> dict[str, str]:
-    from importlib.metadata import version
-
-    return {name: version(name) for name in ("stanza", "torch")}
-
-
-def _spacy_vectors_text(source: str, workflow_dir: Path, target: Path) -> None:
-    """A spaCy pipeline's vectors as a word2vec text file (words with spaces skipped)."""
-    import spacy
-
-    if source.startswith(SHIPPED_PREFIX):
-        from casflow.components.models import shipped_model_path
-
-        folder = shipped_model_path(source[len(SHIPPED_PREFIX) :])
-    else:
-        folder = resolve(source, workflow_dir)
-    nlp = spacy.load(folder)
-    vectors = nlp.vocab.vectors
-    if not vectors.shape[0]:
-        raise ValueError(f"vectors: the spaCy pipeline {source} has no word vectors")
-    rows = []
-    for key, row in sorted(vectors.key2row.items(), key=lambda item: item[1]):
-        word = nlp.vocab.strings[key]
-        if word and not any(c.isspace() for c in word):
-            rows.append(word + " " + " ".join(f"{x:.6f}" for x in vectors.data[row]))
-    target.write_text(
-        f"{len(rows)} {vectors.shape[1]}\n" + "\n".join(rows) + "\n", encoding="utf-8"
-    )
-
-
-def _option_problems(options: dict[str, str | int | float | bool]) -> list[str]:
-    from stanza.models import constituency_parser
-
-    parser = constituency_parser.build_argparse()
-    known = {action.dest for action in parser._actions} | {
-        opt.lstrip("-") for action in parser._actions for opt in action.option_strings
-    }
-    problems = []
-    for name in options:
-        if name in _OWN_OPTIONS:
-            problems.append(f"stanza_options.{name}: set by casflow (use the config's own key)")
-        elif name not in known:
-            problems.append(f"stanza_options.{name}: not an option of Stanza's trainer")
-    return problems
-
-
 # -- running Stanza's trainer resumably and deterministically -------------------------
 
 
@@ -473,10 +399,7 @@ def _stanza_training(seed: int, threads: int, log: Callable[[str], None]) -> Ite
         return _Evaluator()
 
     def save(self: Any, filename: str, save_optimizer: bool = True) -> None:
-        # Written aside and renamed: a kill while saving keeps the previous checkpoint.
-        temporary = f"{filename}.partial"
-        original_save(self, temporary, save_optimizer=save_optimizer)
-        os.replace(temporary, filename)
+        save_atomically(lambda path: original_save(self, path, save_optimizer), filename)
 
     handler = _ProgressHandler(log, epoch)
     trainer_log = logging.getLogger("stanza.constituency.trainer")

@@ -52,7 +52,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal
 
 import cassis
 from pydantic import Field
@@ -65,11 +65,13 @@ from casflow.components.crfsuite.tokenize import Span, tokenize
 from casflow.components.metrics.mentions import score_mentions
 from casflow.components.rules.sentences import split_sentences
 from casflow.components.stanza.constituency import META_FILE, MODEL_FILE, PRETRAIN_FILE
-from casflow.components.stanza.constituency_trainer import (
-    SHIPPED_PREFIX,
-    StanzaConstituencyTrainer,
+from casflow.components.stanza.model import ModelFiles, stanza_missing
+from casflow.components.stanza.shared_training import (
+    build_pretrain,
+    library_versions,
+    option_problems,
+    vectors_problems,
 )
-from casflow.components.stanza.model import ModelFiles, resolve, stanza_missing
 from casflow.pipeline.component import (
     ComponentConfig,
     Processor,
@@ -212,12 +214,16 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         problem = stanza_missing()
         if problem:
             return [f"{cls.name}: {problem}"]
-        problems = [f"{cls.name}: {p}" for p in _option_problems(config.stanza_options)]
-        if not config.vectors.startswith(SHIPPED_PREFIX):
-            path = resolve(config.vectors, context.workflow_dir)
-            if not path.exists():
-                problems.append(f"{cls.name}: vectors: nothing at {path}")
-        return problems
+        from stanza.models import ner_tagger
+
+        problems = option_problems(
+            config.stanza_options,
+            ner_tagger.build_argparse(),
+            _OWN_OPTIONS,
+            trainer="Stanza's NER tagger",
+        )
+        problems += vectors_problems(config.vectors, context.workflow_dir)
+        return [f"{cls.name}: {p}" for p in problems]
 
     def example(self, view: cassis.Cas, doc_id: str) -> NerDocument:
         document: MentionDocument = mention_document(
@@ -251,7 +257,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         # itself (without any, the last training document stands in).
         dev = list(dev) or list(train[-1:])
         dev_file.write_text(_stanza_json(dev, self.config.scheme), encoding="utf-8")
-        pretrain = _pretrain(self, data, log)
+        pretrain = build_pretrain(self.config.vectors, self.context.workflow_dir, data, log)
         args = self._arguments(train_file, dev_file, pretrain)
         model = output_dir / "model"
         marker = output_dir / "done.json"
@@ -259,7 +265,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             _settings(self.config),
             args,
             self.seed,
-            _versions(),
+            library_versions(),
             files=[train_file, dev_file, pretrain],
         )
         checkpoints = output_dir / "checkpoints"
@@ -274,7 +280,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             _settings(self.config, exclude={"epochs"}),
             args,
             self.seed,
-            _versions(),
+            library_versions(),
             files=[train_file, dev_file, pretrain],
         )
         settings = checkpoints / "settings.json"
@@ -503,12 +509,6 @@ def _stanza_json(documents: Sequence[NerDocument], scheme: str) -> str:
     return json.dumps(sentences, ensure_ascii=False) + "\n"
 
 
-def _pretrain(trainer: StanzaNerTrainer, data: Path, log: Log) -> Path:
-    # train.stanza.constituency.v1's pretrain builder reads only .config.vectors and
-    # .context.workflow_dir, which this trainer has too.
-    return StanzaConstituencyTrainer._pretrain(cast(Any, trainer), data, log)
-
-
 #: Settings added after models were trained with this trainer, left out of the
 #: fingerprints at their defaults so those runs' checkpoints stay valid.
 _LATER_SETTINGS = ("eval_sentences",)
@@ -520,28 +520,6 @@ def _settings(config: StanzaNerTrainerConfig, exclude: set[str] | None = None) -
         name for name in _LATER_SETTINGS if getattr(config, name) == getattr(default, name)
     }
     return config.model_dump(mode="json", exclude=skip)
-
-
-def _versions() -> dict[str, str]:
-    from importlib.metadata import version
-
-    return {name: version(name) for name in ("stanza", "torch")}
-
-
-def _option_problems(options: dict[str, str | int | float | bool]) -> list[str]:
-    from stanza.models import ner_tagger
-
-    parser = ner_tagger.build_argparse()
-    known = {action.dest for action in parser._actions} | {
-        opt.lstrip("-") for action in parser._actions for opt in action.option_strings
-    }
-    problems = []
-    for name in options:
-        if name in _OWN_OPTIONS:
-            problems.append(f"stanza_options.{name}: set by casflow (use the config's own key)")
-        elif name not in known:
-            problems.append(f"stanza_options.{name}: not an option of Stanza's NER tagger")
-    return problems
 
 
 # -- the training loop ------------------------------------------------------------------

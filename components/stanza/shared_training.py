@@ -1,0 +1,125 @@
+"""What casflow's Stanza trainers share: Stanza's pretrain made from casflow's word
+vectors, checking the Stanza options a workflow passes through, the versions a
+checkpoint depends on, and saving a file so that a kill leaves the previous one."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+from collections.abc import Callable, Collection, Mapping
+from pathlib import Path
+
+from casflow.components.stanza.constituency import PRETRAIN_FILE
+from casflow.components.stanza.model import resolve
+from casflow.pipeline.fingerprints import fingerprint, mark_done, read_marker
+
+SHIPPED_PREFIX = "casflow:"
+
+StanzaOptions = Mapping[str, str | int | float | bool]
+
+
+def vectors_problems(vectors: str, workflow_dir: Path) -> list[str]:
+    """The configured vectors exist (shipped models are checked when loaded)."""
+    if vectors.startswith(SHIPPED_PREFIX):
+        return []
+    path = resolve(vectors, workflow_dir)
+    return [] if path.exists() else [f"vectors: nothing at {path}"]
+
+
+def build_pretrain(
+    vectors: str, workflow_dir: Path, data: Path, log: Callable[[str], None]
+) -> Path:
+    """Stanza's pretrain file from ``vectors`` (made once per data folder): a spaCy
+    pipeline with vectors (``casflow:NAME`` or a folder), a word2vec text file
+    (.txt/.vec), or a Stanza pretrain file (.pt, used as it is)."""
+    if vectors.endswith(".pt") and not vectors.startswith(SHIPPED_PREFIX):
+        return resolve(vectors, workflow_dir)
+    target = data / PRETRAIN_FILE
+    text = data / "vectors.txt"
+    if vectors.endswith((".txt", ".vec")):
+        shutil.copyfile(resolve(vectors, workflow_dir), text)
+    else:
+        spacy_vectors_text(vectors, workflow_dir, text)
+    if target.exists() and read_key(data / "pretrain.json") == fingerprint(files=[text]):
+        return target
+    from stanza.models.common.pretrain import Pretrain
+
+    target.unlink(missing_ok=True)
+    Pretrain(str(target), str(text)).load()
+    mark_done(data / "pretrain.json", fingerprint(files=[text]))
+    log(f"Stanza pretrain from {vectors}: {target}")
+    return target
+
+
+def spacy_vectors_text(source: str, workflow_dir: Path, target: Path) -> None:
+    """A spaCy pipeline's vectors as a word2vec text file (words with spaces skipped)."""
+    import spacy
+
+    if source.startswith(SHIPPED_PREFIX):
+        from casflow.components.models import shipped_model_path
+
+        folder = shipped_model_path(source[len(SHIPPED_PREFIX) :])
+    else:
+        folder = resolve(source, workflow_dir)
+    nlp = spacy.load(folder)
+    vectors = nlp.vocab.vectors
+    if not vectors.shape[0]:
+        raise ValueError(f"vectors: the spaCy pipeline {source} has no word vectors")
+    rows = []
+    for key, row in sorted(vectors.key2row.items(), key=lambda item: item[1]):
+        word = nlp.vocab.strings[key]
+        if word and not any(c.isspace() for c in word):
+            rows.append(word + " " + " ".join(f"{x:.6f}" for x in vectors.data[row]))
+    target.write_text(
+        f"{len(rows)} {vectors.shape[1]}\n" + "\n".join(rows) + "\n", encoding="utf-8"
+    )
+
+
+def option_problems(
+    options: StanzaOptions,
+    parser: argparse.ArgumentParser,
+    own: Collection[str],
+    key: str = "stanza_options",
+    trainer: str = "Stanza's trainer",
+) -> list[str]:
+    """Options that Stanza's argument ``parser`` does not know, or that casflow sets."""
+    known = {action.dest for action in parser._actions} | {
+        opt.lstrip("-") for action in parser._actions for opt in action.option_strings
+    }
+    problems = []
+    for name in options:
+        if name in own:
+            problems.append(f"{key}.{name}: set by casflow (use the config's own key)")
+        elif name not in known:
+            problems.append(f"{key}.{name}: not an option of {trainer}")
+    return problems
+
+
+def command_line(options: StanzaOptions) -> list[str]:
+    """Options as Stanza's argument parsers take them (true: a flag; false: left out)."""
+    args = []
+    for name, value in sorted(options.items()):
+        if value is True:
+            args.append(f"--{name}")
+        elif value is not False:
+            args.append(f"--{name}={value}")
+    return args
+
+
+def read_key(path: Path) -> str | None:
+    return (read_marker(path) or {}).get("fingerprint")
+
+
+def library_versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    return {name: version(name) for name in ("stanza", "torch")}
+
+
+def save_atomically(save: Callable[[str], object], filename: str | os.PathLike[str]) -> None:
+    """``save(path)`` into a temporary name, then renamed: a kill while saving keeps the
+    previous file."""
+    temporary = f"{filename}.partial"
+    save(temporary)
+    os.replace(temporary, filename)
