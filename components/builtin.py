@@ -105,4 +105,5 @@ BUILTIN_COMPONENTS: dict[str, str] = {
         "casflow.components.stanza.constituency_trainer:StanzaConstituencyTrainer"
     ),
     "train.stanza.ner.v1": "casflow.components.stanza.ner_trainer:StanzaNerTrainer",
+    "train.stanza.syntax.v1": "casflow.components.stanza.syntax_trainer:StanzaSyntaxTrainer",
 }

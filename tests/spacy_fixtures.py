@@ -13,6 +13,18 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import cassis
+
+from casflow.typesystem import (
+    DEPENDENCY,
+    DEPENDENCY_ROOT,
+    LEMMA,
+    POS,
+    SENTENCE,
+    TOKEN,
+    load_typesystem,
+)
+
 # word, Penn tag, head (index in the sentence; the root points to itself), label, lemma
 Row = tuple[str, str, int, str, str]
 
@@ -149,6 +161,44 @@ LISTENER = {"@architectures": "spacy.Tok2VecListener.v1", "width": WIDTH, "upstr
 def sentence_text(rows: list[Row]) -> str:
     """The sentence as running text (no space before the final period)."""
     return " ".join(r[0] for r in rows[:-1]) + rows[-1][0]
+
+
+def gold_document(rotation: int) -> cassis.Cas:
+    """All hand-written sentences (rotated) as one paragraph, gold in view ``gold``."""
+    ts = load_typesystem()
+    order = SENTENCES[rotation:] + SENTENCES[:rotation]
+    text = " ".join(sentence_text(rows) for rows, _ in order)
+    cas = cassis.Cas(typesystem=ts)
+    cas.sofa_string = text
+    view = cas.create_view("gold")
+    view.sofa_string = text
+    T, P, L, S = (ts.get_type(n) for n in (TOKEN, POS, LEMMA, SENTENCE))
+    D, R = ts.get_type(DEPENDENCY), ts.get_type(DEPENDENCY_ROOT)
+    position = 0
+    for rows, _ in order:
+        tokens = []
+        for form, tag, _, _, lemma in rows:
+            begin = text.index(form, position)
+            position = begin + len(form)
+            pos = P(begin=begin, end=position, PosValue=tag, coarseValue=TAG_MAP[tag])
+            lem = L(begin=begin, end=position, value=lemma)
+            token = T(begin=begin, end=position, pos=pos, lemma=lem)
+            view.add_all([pos, lem, token])
+            tokens.append(token)
+        view.add(S(begin=tokens[0].begin, end=tokens[-1].end))
+        for i, (token, (_, _, head, label, _)) in enumerate(zip(tokens, rows, strict=True)):
+            kind = R if head == i else D
+            view.add(
+                kind(
+                    begin=token.begin,
+                    end=token.end,
+                    Governor=tokens[head],
+                    Dependent=token,
+                    DependencyType="ROOT" if head == i else label,
+                    flavor="basic",
+                )
+            )
+    return cas
 
 
 def training_text(n: int = len(SENTENCES)) -> str:

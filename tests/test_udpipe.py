@@ -15,14 +15,13 @@ from casflow.typesystem import (
     DEPENDENCY,
     DEPENDENCY_ROOT,
     HEADING,
-    LEMMA,
     PARAGRAPH,
     POS,
     SENTENCE,
     TOKEN,
     load_typesystem,
 )
-from tests.spacy_fixtures import SENTENCES, TAG_MAP, sentence_text
+from tests.spacy_fixtures import SENTENCES, TAG_MAP, gold_document, sentence_text
 
 pytest.importorskip("ufal.udpipe", reason="ufal.udpipe is in the tools extra")
 
@@ -32,44 +31,6 @@ TINY_OPTIONS = {
     "parser": "iterations=15;hidden_layer=32;embedding_form=16;embedding_upostag=8;"
     "embedding_xpostag=8;embedding_lemma=0;embedding_feats=0;embedding_deprel=8",
 }
-
-
-def gold_document(rotation: int) -> cassis.Cas:
-    """All hand-written sentences (rotated) as one paragraph, gold in view ``gold``."""
-    ts = load_typesystem()
-    order = SENTENCES[rotation:] + SENTENCES[:rotation]
-    text = " ".join(sentence_text(rows) for rows, _ in order)
-    cas = cassis.Cas(typesystem=ts)
-    cas.sofa_string = text
-    view = cas.create_view("gold")
-    view.sofa_string = text
-    T, P, L, S = (ts.get_type(n) for n in (TOKEN, POS, LEMMA, SENTENCE))
-    D, R = ts.get_type(DEPENDENCY), ts.get_type(DEPENDENCY_ROOT)
-    position = 0
-    for rows, _ in order:
-        tokens = []
-        for form, tag, _, _, lemma in rows:
-            begin = text.index(form, position)
-            position = begin + len(form)
-            pos = P(begin=begin, end=position, PosValue=tag, coarseValue=TAG_MAP[tag])
-            lem = L(begin=begin, end=position, value=lemma)
-            token = T(begin=begin, end=position, pos=pos, lemma=lem)
-            view.add_all([pos, lem, token])
-            tokens.append(token)
-        view.add(S(begin=tokens[0].begin, end=tokens[-1].end))
-        for i, (token, (_, _, head, label, _)) in enumerate(zip(tokens, rows, strict=True)):
-            kind = R if head == i else D
-            view.add(
-                kind(
-                    begin=token.begin,
-                    end=token.end,
-                    Governor=tokens[head],
-                    Dependent=token,
-                    DependencyType="ROOT" if head == i else label,
-                    flavor="basic",
-                )
-            )
-    return cas
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,291 @@
+"""``train.stanza.syntax.v1``: a tiny Stanza tagger and parser trained through ``casflow
+train`` from hand-written gold views (once per session; the tests that use it are
+``slow``), resumed after an interruption, and loaded into ``stanza.pipeline.v1``."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import cassis
+import pytest
+
+from casflow.pipeline.component import RunContext
+from casflow.pipeline.registry import registry
+from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, POS, SENTENCE, TOKEN
+from tests.spacy_fixtures import SENTENCES, gold_document
+
+TINY = {
+    "tagger_epochs": 3,
+    "parser_epochs": 3,
+    "tagger_options": {
+        "hidden_dim": 16,
+        "char_hidden_dim": 16,
+        "word_emb_dim": 8,
+        "char_emb_dim": 8,
+        "tag_emb_dim": 8,
+        "transformed_dim": 8,
+        "deep_biaff_hidden_dim": 16,
+        "composite_deep_biaff_hidden_dim": 8,
+        "batch_size": 8,
+    },
+    "parser_options": {
+        "hidden_dim": 16,
+        "char_hidden_dim": 16,
+        "word_emb_dim": 8,
+        "char_emb_dim": 8,
+        "tag_emb_dim": 8,
+        "transformed_dim": 8,
+        "deep_biaff_hidden_dim": 16,
+        "deep_biaff_output_dim": 8,
+        "batch_size": 60,
+    },
+}
+
+
+def _vectors(path: Path) -> Path:
+    words = sorted({row[0] for rows, _ in SENTENCES for row in rows})
+    rng = random.Random(0)
+    rows = [w + " " + " ".join(f"{rng.uniform(-1, 1):.3f}" for _ in range(8)) for w in words]
+    path.write_text(f"{len(rows)} 8\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _workflow(root: Path, output: Path, **changes: object) -> Path:
+    config = {**TINY, "vectors": str(root / "vectors.txt"), **changes}
+    workflow = output.with_suffix(".yaml")
+    workflow.write_text(
+        f"""\
+gold:
+  reader:
+    component: xmi.reader.v1
+    view: gold
+    config: {{views: {{gold: [Sentence, Token, POS, Dependency]}}}}
+  train: {{input: {root / "train"}}}
+  dev: {{input: {root / "dev"}}}
+layers: [pos, dependencies]
+model:
+  component: train.stanza.syntax.v1
+  config: {json.dumps(config)}
+seed: 5
+output: {output}
+""",
+        encoding="utf-8",
+    )
+    return workflow
+
+
+@pytest.fixture(scope="session")
+def tiny_syntax_gold(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    root = tmp_path_factory.mktemp("tiny_stanza_syntax")
+    for split, rotations in (("train", range(6)), ("dev", [3])):
+        folder = root / split
+        folder.mkdir()
+        for k in rotations:
+            cas = gold_document(k % len(SENTENCES))
+            (folder / f"{split}{k}.xmi").write_text(cas.to_xmi(), encoding="utf-8")
+    _vectors(root / "vectors.txt")
+    return root
+
+
+@pytest.fixture(scope="session")
+def tiny_syntax_training(tiny_syntax_gold: Path):
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    workflow = _workflow(tiny_syntax_gold, tiny_syntax_gold / "out")
+    lines: list[str] = []
+    result = run_training(load_training_workflow(workflow), log=lines.append)
+    return workflow, result, lines
+
+
+def _weights(path: Path) -> dict:
+    import torch
+
+    return torch.load(path, map_location="cpu", weights_only=False)["model"]
+
+
+@pytest.mark.slow
+def test_training_report_model_folder_card_and_reuse(tiny_syntax_training) -> None:
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    workflow, result, lines = tiny_syntax_training
+    model = result.model_dir
+    assert {p.name for p in model.iterdir()} >= {
+        "tagger.pt",
+        "parser.pt",
+        "pretrain.pt",
+        "meta.json",
+        "MODEL_CARD.md",
+    }
+    scores = result.report["final"]["dev_scores"]
+    assert set(scores) == {"xpos", "uas", "las"}
+    assert all(0 <= v <= 100 for v in scores.values())
+    assert len([line for line in lines if re.search(r"tagger epoch \d/3 .*: dev xpos", line)]) == 3
+    assert (
+        len([line for line in lines if re.search(r"parser epoch \d/3 .*: dev xpos .* las", line)])
+        == 3
+    )
+    # the final scores (stanza pipeline over the gold tokens) equal the kept epochs' scores
+    curve = json.loads((model.parent / "curve.json").read_text())
+    kept_parser = max((p for p in curve if p["stage"] == "parser"), key=lambda p: p["las"])
+    assert scores["las"] == kept_parser["las"] and scores["uas"] == kept_parser["uas"]
+    card = (model / "MODEL_CARD.md").read_text()
+    assert "| parser | 3 |" in card and "| tagger | 1 |" in card
+    again: list[str] = []
+    run_training(load_training_workflow(workflow), log=again.append)
+    assert any("reused" in line for line in again)
+
+
+@pytest.mark.slow
+def test_interrupted_and_resumed_training_ends_with_the_same_model(
+    tiny_syntax_gold: Path, tiny_syntax_training, tmp_path: Path
+) -> None:
+    """Stopped after the parser's second epoch was logged and started again, training
+    continues from the checkpoint (the tagger is not trained again) and ends with the
+    uninterrupted run's weights, bit for bit."""
+    import torch
+
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    workflow = _workflow(tiny_syntax_gold, tmp_path / "interrupted")
+
+    def stop(line: str) -> None:
+        if "parser epoch 2/3" in line:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_training(load_training_workflow(workflow), log=stop)
+    lines: list[str] = []
+    resumed = run_training(load_training_workflow(workflow), log=lines.append)
+    assert any("tagger: continuing from the checkpoint after epoch 3" in x for x in lines)
+    assert any("parser: continuing from the checkpoint after epoch 2" in x for x in lines)
+    assert re.findall(r"(tagger|parser) epoch (\d)/3", "\n".join(lines)) == [("parser", "3")]
+    for name in ("tagger.pt", "parser.pt"):
+        uninterrupted = _weights(tiny_syntax_training[1].model_dir / name)
+        after_resume = _weights(resumed.model_dir / name)
+        assert uninterrupted.keys() == after_resume.keys()
+        for key, tensor in uninterrupted.items():
+            assert torch.equal(tensor, after_resume[key]), (name, key)
+    assert (
+        resumed.report["final"]["dev_scores"]
+        == tiny_syntax_training[1].report["final"]["dev_scores"]
+    )
+
+
+def _tokens_only(rotation: int) -> cassis.Cas:
+    """The gold document (view ``gold``) with its sentences and tokens, untagged, copied
+    into ``_InitialView``."""
+    cas = gold_document(rotation)
+    gold = cas.get_view("gold")
+    ts = cas.typesystem
+    S, T = ts.get_type(SENTENCE), ts.get_type(TOKEN)
+    cas.add_all([S(begin=s.begin, end=s.end) for s in gold.select(SENTENCE)])
+    cas.add_all([T(begin=t.begin, end=t.end) for t in gold.select(TOKEN)])
+    return cas
+
+
+def _pipeline(model: Path):  # type: ignore[no-untyped-def]
+    component = registry().get("stanza.pipeline.v1")
+    files = {
+        name: {"model": str(model / file), "pretrain": str(model / "pretrain.pt")}
+        for name, file in (("pos", "tagger.pt"), ("depparse", "parser.pt"))
+    }
+    config = component.Config(
+        processors={"pos": "default", "lemma": "identity", "depparse": "default"},
+        layers=["pos", "dependencies"],
+        model_files=files,
+        use_existing_sentences=True,
+        use_existing_tokens=True,
+    )
+    return component(config, RunContext(output_dir=Path(".")))
+
+
+@pytest.mark.slow
+def test_model_loads_into_stanza_pipeline_tags_and_heads_at_exact_offsets(
+    tiny_syntax_training,
+) -> None:
+    """stanza.pipeline.v1 with the trained folder tags and parses the view's own tokens;
+    on the development document, eval.pos.v1 and eval.dependencies.v1 (as craft-eval.yaml
+    configures it) give exactly the trainer's development scores."""
+    from casflow.pipeline.testing import build, evaluate
+
+    cas = _tokens_only(3)  # the development document
+    tokens_before = [(t.begin, t.end) for t in cas.select(TOKEN)]
+    _pipeline(tiny_syntax_training[1].model_dir).process(cas)
+    text = cas.sofa_string
+    tokens = list(cas.select(TOKEN))
+    assert [(t.begin, t.end) for t in tokens] == tokens_before
+    assert len(list(cas.select(POS))) == len(tokens)
+    for token in tokens:
+        assert token.pos is not None and token.pos.PosValue and token.pos.coarseValue
+        assert (token.pos.begin, token.pos.end) == (token.begin, token.end)
+    relations = list(cas.select(DEPENDENCY))
+    assert len(relations) == len(tokens)
+    spans = {(t.begin, t.end) for t in tokens}
+    for relation in relations:
+        assert (relation.begin, relation.end) == (relation.Dependent.begin, relation.Dependent.end)
+        assert (relation.Governor.begin, relation.Governor.end) in spans
+        assert text[relation.begin : relation.end] == relation.Dependent.get_covered_text()
+    for sentence in cas.select(SENTENCE):
+        assert len(cas.select_covered(DEPENDENCY_ROOT, sentence)) == 1
+        for relation in cas.select_covered(DEPENDENCY, sentence):
+            assert sentence.begin <= relation.Governor.begin
+            assert relation.Governor.end <= sentence.end
+    scores = tiny_syntax_training[1].report["final"]["dev_scores"]
+    views = {"gold_view": "gold", "system_views": ["_InitialView"]}
+    for name, config, expected in (
+        ("eval.pos.v1", {"tagsets": ["xpos"]}, {"XPOS accuracy": scores["xpos"]}),
+        (
+            "eval.dependencies.v1",
+            {"labels": "full"},
+            {"UAS": scores["uas"], "LAS": scores["las"]},
+        ),
+    ):
+        (result,) = evaluate(name, cas, **views, **config).values()
+        evaluator = build(name, **views, **config)
+        summary = evaluator.summary(evaluator.score(result.counts))
+        assert {k: round(summary[k], 2) for k in expected} == expected, name
+
+
+def test_config_errors_before_any_document(tmp_path: Path) -> None:
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    from pydantic import ValidationError
+
+    trainer = registry().get("train.stanza.syntax.v1")
+    with pytest.raises(ValidationError, match="tagger_epoch"):
+        trainer.Config(tagger_epoch=3)
+    with pytest.raises(ValidationError):
+        trainer.Config(parser_tags="silver")
+    problems = trainer.check_config(
+        trainer.Config(
+            vectors=str(tmp_path / "none.txt"),
+            tagger_options={"seed": 3, "hidden_dim": 20, "no_such_option": 1},
+            parser_options={"save_name": "x", "deep_biaff_hidden_dim": 20},
+        ),
+        RunContext(output_dir=Path(".")),
+    )
+    assert any("tagger_options.seed: set by casflow" in p for p in problems)
+    assert any(
+        "tagger_options.no_such_option: not an option of Stanza's tagger" in p for p in problems
+    )
+    assert any("parser_options.save_name: set by casflow" in p for p in problems)
+    assert any("vectors: nothing at" in p for p in problems)
+    assert len(problems) == 4
+    assert trainer.check_layers(trainer.Config(), ["dependencies"])
+    assert not trainer.check_layers(trainer.Config(), ["pos"])
+
+
+def test_workflow_errors_name_their_yaml_line(tmp_path: Path) -> None:
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    from casflow.pipeline.training import load_training_workflow
+
+    (tmp_path / "train").mkdir()
+    (tmp_path / "dev").mkdir()
+    workflow = _workflow(tmp_path, tmp_path / "out", parser_epoch=2)
+    with pytest.raises(
+        Exception, match=r"out\.yaml:\d+: model -> config -> parser_epoch: unknown key"
+    ):
+        load_training_workflow(workflow)
