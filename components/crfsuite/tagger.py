@@ -21,28 +21,16 @@ from casflow.components.crfsuite.ensemble import document_steps, load_tagger
 from casflow.components.crfsuite.tokenize import Span, refine, tokenize
 from casflow.components.dictionary.features import META_KEY as DICTIONARY_KEY
 from casflow.components.dictionary.tagger import DictionaryTaggerConfig, resolve_ontology
+from casflow.components.models import ALIASES, SHIPPED_PREFIX, model_path
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, TOKEN
 
-SHIPPED_PREFIX = "casflow:"
-#: shipped model names -> folder under casflow.components.models
-SHIPPED_MODELS = {"gene": "gene_bc2gm", "anatomy": "anatomy_anatem"}
 MENTION_TYPES = (GENE_MENTION, ANATOMY_MENTION)
 
 
 def resolve_model(model: str, workflow_dir: Path | None = None) -> Path:
     """``casflow:gene`` -> the shipped folder; anything else is a path (relative to the workflow)."""
-    if model.startswith(SHIPPED_PREFIX):
-        # the models package's shipped_model_path() checks for spaCy pipelines, so the
-        # CRF folders are located beside it directly
-        from casflow.components import models
-
-        name = model[len(SHIPPED_PREFIX) :]
-        return Path(models.__file__).resolve().parent / SHIPPED_MODELS.get(name, name)
-    path = Path(model).expanduser()
-    if not path.is_absolute() and workflow_dir is not None:
-        path = workflow_dir / path
-    return path
+    return model_path(model, workflow_dir)
 
 
 def model_problem(path: Path) -> str | None:
@@ -60,7 +48,7 @@ def model_problem(path: Path) -> str | None:
         return (
             f"model folder {path} lacks {', '.join(missing)}; train one with "
             "'casflow train' (train.crf.mentions.v1) or name a shipped model "
-            f"({', '.join(SHIPPED_PREFIX + n for n in SHIPPED_MODELS)})"
+            f"({', '.join(SHIPPED_PREFIX + n for n in ALIASES)})"
         )
     return dictionary_problem(path)
 

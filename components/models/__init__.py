@@ -1,6 +1,7 @@
 """Models shipped with casflow, trained by casflow from the gold corpora.
 
-Each model is a folder here, loadable with ``spacy.load(shipped_model_path(name))``:
+Each model is a folder here; components name it ``casflow:NAME`` (resolved by
+:func:`model_path`, checked by :func:`shipped_model_path`):
 
 - ``craft_syntax``: spaCy pipeline (CRAFT tokenizer rules, tok2vec CNN, Penn XPOS
   tagger, dependency parser with CRAFT's CLEAR labels; sentences from the parse),
@@ -22,20 +23,53 @@ from __future__ import annotations
 from pathlib import Path
 
 MODELS_DIR = Path(__file__).resolve().parent
+#: ``casflow:NAME`` in a component's ``model`` (or ``vectors``) names a model shipped here.
+SHIPPED_PREFIX = "casflow:"
+#: short names users write (``casflow:gene``) -> folder names here
+ALIASES = {"gene": "gene_bc2gm", "anatomy": "anatomy_anatem"}
+
+
+def is_shipped(reference: str) -> bool:
+    """Whether ``reference`` names a shipped model (``casflow:NAME``)."""
+    return reference.startswith(SHIPPED_PREFIX)
 
 
 def _is_model(path: Path) -> bool:
-    # spaCy pipelines have config.cfg; casflow's CRF taggers have meta.json.
-    return (path / "config.cfg").is_file() or (path / "meta.json").is_file()
+    # every shipped model has its card; spaCy pipelines also have config.cfg, and
+    # casflow's own folders meta.json
+    return path.is_dir() and any(
+        (path / name).is_file() for name in ("MODEL_CARD.md", "config.cfg", "meta.json")
+    )
+
+
+def installed_models() -> list[str]:
+    """Names of the shipped model folders in this installation."""
+    return sorted(p.name for p in MODELS_DIR.iterdir() if _is_model(p))
 
 
 def shipped_model_path(name: str) -> Path:
-    """Folder of the shipped model ``name`` (FileNotFoundError if it is not installed)."""
-    path = MODELS_DIR / name
+    """Folder of the shipped model ``name`` (``casflow:NAME`` or ``NAME``, an alias or a
+    folder name; FileNotFoundError if it is not installed)."""
+    name = name.removeprefix(SHIPPED_PREFIX)
+    path = MODELS_DIR / ALIASES.get(name, name)
     if "/" in name or "\\" in name or not _is_model(path):
-        available = sorted(p.name for p in MODELS_DIR.iterdir() if _is_model(p))
         raise FileNotFoundError(
-            f"no shipped model {name!r} in {MODELS_DIR} (installed: {', '.join(available) or 'none'}); "
+            f"no shipped model {name!r} in {MODELS_DIR} "
+            f"(installed: {', '.join(installed_models()) or 'none'}); "
             "reinstall casflow or retrain it as its MODEL_CARD.md says"
         )
     return path
+
+
+def model_path(reference: str, workflow_dir: Path | None = None) -> Path:
+    """Where a model reference points, not checked (callers say what is missing in their
+    own terms): ``casflow:NAME`` -> the shipped folder; anything else a path, ``~``
+    expanded, taken as given when it exists or is absolute, else relative to the
+    workflow's folder (so a workflow runs from any working directory)."""
+    if is_shipped(reference):
+        name = reference[len(SHIPPED_PREFIX) :]
+        return MODELS_DIR / ALIASES.get(name, name)
+    path = Path(reference).expanduser()
+    if path.exists() or path.is_absolute() or workflow_dir is None:
+        return path
+    return workflow_dir / path

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from casflow.components.formats.penn.parse import Tree, escape_token, parse_tree
+from casflow.components.models import model_path
 
 OpenNlpLayer = Literal["sentences", "tokens", "pos", "chunks", "constituents"]
 ALL_LAYERS: tuple[OpenNlpLayer, ...] = ("sentences", "tokens", "pos", "chunks", "constituents")
@@ -37,8 +38,6 @@ TOOL_NAMES = {
 }
 
 _WHITESPACE = re.compile(r"\s")
-#: ``model: casflow:NAME`` names a model folder shipped with casflow.
-SHIPPED_PREFIX = "casflow:"
 
 
 def word(text: str) -> str:
@@ -60,15 +59,8 @@ def resolve_model(
     given = explicit if explicit is not None else folder
     if given is None:
         return None
-    if given.startswith(SHIPPED_PREFIX):
-        # casflow:craft_opennlp: the models casflow ships, trained on CRAFT train.
-        from casflow.components import models
-
-        path = Path(models.__file__).resolve().parent / given[len(SHIPPED_PREFIX) :]
-        return path / MODEL_FILES[layer] if explicit is None else path
-    path = Path(given).expanduser()
-    if not path.exists() and not path.is_absolute() and base_dir is not None:
-        path = base_dir / path
+    # casflow:craft_opennlp: the models casflow ships, trained on CRAFT train.
+    path = model_path(given, base_dir)
     if explicit is None:
         path = path / MODEL_FILES[layer]
     return path

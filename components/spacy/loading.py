@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from casflow.components.models import is_shipped, shipped_model_path
 from casflow.pipeline.component import DocumentError
 
 if TYPE_CHECKING:
@@ -40,10 +41,6 @@ class ModelNotFoundError(DocumentError, LookupError):
     def __init__(self, message: str, hint: str = "") -> None:
         super().__init__(f"{message}; {hint}" if hint else message)
         self.hint = hint
-
-
-#: ``model: casflow:craft_syntax`` names a model shipped inside the casflow package.
-SHIPPED_PREFIX = "casflow:"
 
 
 def looks_like_path(model: str) -> bool:
@@ -123,13 +120,9 @@ def locate_model(model: str, base_dir: Path | None = None) -> ModelLocation:
     wins over a folder of the same name, as in ``spacy.load``. ``casflow:NAME``
     names a model shipped with casflow (``casflow.components.models``).
     """
-    if model.startswith(SHIPPED_PREFIX):
-        from casflow.components.models import shipped_model_path
-
+    if is_shipped(model):
         try:
-            return ModelLocation(
-                str(shipped_model_path(model[len(SHIPPED_PREFIX) :])), is_path=True
-            )
+            return ModelLocation(str(shipped_model_path(model)), is_path=True)
         except FileNotFoundError as exc:
             raise ModelNotFoundError(str(exc)) from exc
     if not looks_like_path(model) and is_installed_package(model):

@@ -27,8 +27,9 @@ import cassis
 from pydantic import Field, field_validator, model_validator
 
 from casflow.components.layers import ALL_LAYERS, EntityTarget, Layer
+from casflow.components.models import is_shipped
 from casflow.components.spacy.cli_stand_in import cli_stand_in
-from casflow.components.spacy.loading import SHIPPED_PREFIX, TORCH, looks_like_path
+from casflow.components.spacy.loading import TORCH, looks_like_path
 from casflow.components.spacy.pipeline import (
     SpacyPipeline,
     SpacyPipelineConfig,
@@ -95,7 +96,7 @@ _CORE_MODEL = re.compile(r"en_core_sci_(sm|md|lg|scibert)")
 
 
 def _is_path_like(model: str) -> bool:
-    return looks_like_path(model) or model.startswith(SHIPPED_PREFIX)
+    return looks_like_path(model) or is_shipped(model)
 
 
 # -- scispacy.core.v1 -------------------------------------------------------------

@@ -36,6 +36,7 @@ import cassis
 from pydantic import BaseModel, ConfigDict, Field
 from spacy.language import Language
 
+from casflow.components.models import SHIPPED_PREFIX, is_shipped, shipped_model_path
 from casflow.components.spacy.craft_tokenizer import blank_craft_english, craft_tokenizer
 from casflow.components.spacy.gold import GoldSyntaxDocument
 from casflow.components.spacy.gold_cas import gold_syntax_from_view
@@ -45,7 +46,6 @@ from casflow.pipeline.gold_sources import GoldSource, check_source, read_source
 from casflow.pipeline.training import LogLines
 from casflow.typesystem import DEPENDENCY, POS, SENTENCE, TOKEN
 
-SHIPPED_PREFIX = "casflow:"
 CONFIG_DIR = Path(__file__).parent / "configs"
 SYNTAX_CONFIG = CONFIG_DIR / "syntax.cfg"
 
@@ -118,16 +118,14 @@ class SpacySyntaxTrainerConfig(ComponentConfig):
 
 
 def resolve_config_path(name: str) -> Path:
-    if name.startswith(SHIPPED_PREFIX):
+    if is_shipped(name):
         return CONFIG_DIR / name[len(SHIPPED_PREFIX) :]
     return Path(name)
 
 
 def resolve_vectors(name: str) -> Path:
-    if name.startswith(SHIPPED_PREFIX):
-        from casflow.components.models import shipped_model_path
-
-        return shipped_model_path(name[len(SHIPPED_PREFIX) :])
+    if is_shipped(name):
+        return shipped_model_path(name)
     return Path(name)
 
 

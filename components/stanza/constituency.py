@@ -34,12 +34,12 @@ import cassis
 from pydantic import Field
 
 from casflow.components.formats.penn.parse import Tree, escape_token, training_line
+from casflow.components.models import is_shipped, model_path
 from casflow.components.stanza.model import ModelFiles, stanza_missing
 from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import POS, SENTENCE, TOKEN
 
-SHIPPED_PREFIX = "casflow:"
 #: The files of a model folder written by ``train.stanza.constituency.v1``.
 MODEL_FILE = "model.pt"
 PRETRAIN_FILE = "pretrain.pt"
@@ -64,14 +64,7 @@ def treebank_line(tree: Tree) -> str | None:
 def resolve_model(model: str, workflow_dir: Path | None) -> Path:
     """``casflow:NAME`` -> the shipped folder; otherwise a path (relative paths also from
     the workflow's folder)."""
-    if model.startswith(SHIPPED_PREFIX):
-        from casflow.components import models
-
-        return Path(models.__file__).resolve().parent / model[len(SHIPPED_PREFIX) :]
-    path = Path(model).expanduser()
-    if not path.exists() and not path.is_absolute() and workflow_dir is not None:
-        path = workflow_dir / path
-    return path
+    return model_path(model, workflow_dir)
 
 
 def model_files(model: str, pretrain: str | None, workflow_dir: Path | None) -> ModelFiles:
@@ -145,7 +138,7 @@ class ConstituencyParser(Processor[ConstituencyConfig]):
         elif not path.is_file():
             hint = (
                 "reinstall casflow (the shipped model is package data)"
-                if config.model.startswith(SHIPPED_PREFIX)
+                if is_shipped(config.model)
                 else "give a folder written by train.stanza.constituency.v1 or a .pt file"
             )
             return [f"{cls.name}: no model at {path}: {hint}"]

@@ -10,18 +10,17 @@ import shutil
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
+from casflow.components.models import is_shipped, shipped_model_path
 from casflow.components.stanza.constituency import PRETRAIN_FILE
 from casflow.components.stanza.model import resolve
 from casflow.pipeline.fingerprints import fingerprint, mark_done, read_marker
-
-SHIPPED_PREFIX = "casflow:"
 
 StanzaOptions = Mapping[str, str | int | float | bool]
 
 
 def vectors_problems(vectors: str, workflow_dir: Path) -> list[str]:
     """The configured vectors exist (shipped models are checked when loaded)."""
-    if vectors.startswith(SHIPPED_PREFIX):
+    if is_shipped(vectors):
         return []
     path = resolve(vectors, workflow_dir)
     return [] if path.exists() else [f"vectors: nothing at {path}"]
@@ -33,7 +32,7 @@ def build_pretrain(
     """Stanza's pretrain file from ``vectors`` (made once per data folder): a spaCy
     pipeline with vectors (``casflow:NAME`` or a folder), a word2vec text file
     (.txt/.vec), or a Stanza pretrain file (.pt, used as it is)."""
-    if vectors.endswith(".pt") and not vectors.startswith(SHIPPED_PREFIX):
+    if vectors.endswith(".pt") and not is_shipped(vectors):
         return resolve(vectors, workflow_dir)
     target = data / PRETRAIN_FILE
     text = data / "vectors.txt"
@@ -56,12 +55,7 @@ def spacy_vectors_text(source: str, workflow_dir: Path, target: Path) -> None:
     """A spaCy pipeline's vectors as a word2vec text file (words with spaces skipped)."""
     import spacy
 
-    if source.startswith(SHIPPED_PREFIX):
-        from casflow.components.models import shipped_model_path
-
-        folder = shipped_model_path(source[len(SHIPPED_PREFIX) :])
-    else:
-        folder = resolve(source, workflow_dir)
+    folder = shipped_model_path(source) if is_shipped(source) else resolve(source, workflow_dir)
     nlp = spacy.load(folder)
     vectors = nlp.vocab.vectors
     if not vectors.shape[0]:

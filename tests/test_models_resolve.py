@@ -1,0 +1,60 @@
+"""How ``casflow:NAME`` and model paths resolve, the same for every component."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from casflow.components.crfsuite.tagger import resolve_model as crf_model
+from casflow.components.models import (
+    MODELS_DIR,
+    installed_models,
+    is_shipped,
+    model_path,
+    shipped_model_path,
+)
+from casflow.components.opennlp.model import resolve_model as opennlp_model
+from casflow.components.stanza.constituency import resolve_model as stanza_model
+
+
+def test_shipped_names_and_aliases() -> None:
+    assert is_shipped("casflow:gene") and not is_shipped("models/casflow")
+    assert model_path("casflow:gene") == MODELS_DIR / "gene_bc2gm"
+    assert model_path("casflow:craft_syntax") == MODELS_DIR / "craft_syntax"
+    # checked lookup takes either spelling
+    assert shipped_model_path("casflow:anatomy") == shipped_model_path("anatomy_anatem")
+    assert {"craft_syntax", "craft_constituency", "craft_opennlp"} <= set(installed_models())
+
+
+def test_unknown_shipped_model_lists_the_installed_ones() -> None:
+    with pytest.raises(FileNotFoundError, match="installed: .*craft_syntax"):
+        shipped_model_path("casflow:no_such_model")
+    with pytest.raises(FileNotFoundError):
+        shipped_model_path("../models")
+
+
+def test_paths_as_given_else_from_the_workflow_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workflow_dir = tmp_path / "workflows"
+    (workflow_dir / "m").mkdir(parents=True)
+    here = tmp_path / "cwd"
+    (here / "local").mkdir(parents=True)
+    monkeypatch.chdir(here)
+    # relative and present in the working directory: taken as given
+    assert model_path("local", workflow_dir) == Path("local")
+    # relative and absent here: from the workflow's folder
+    assert model_path("m", workflow_dir) == workflow_dir / "m"
+    assert model_path(str(tmp_path / "x"), workflow_dir) == tmp_path / "x"
+    assert model_path("~/x") == Path.home() / "x"
+    # every wrapper resolves the same way
+    for resolve in (crf_model, stanza_model):
+        assert resolve("m", workflow_dir) == workflow_dir / "m"
+        assert resolve("casflow:craft_constituency", workflow_dir) == model_path(
+            "casflow:craft_constituency"
+        )
+    assert opennlp_model("constituents", None, "casflow:craft_opennlp", None) == (
+        MODELS_DIR / "craft_opennlp" / "en-parser-chunking.bin"
+    )
+    assert opennlp_model("constituents", "m/p.bin", None, workflow_dir) == workflow_dir / "m/p.bin"
