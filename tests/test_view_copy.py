@@ -49,3 +49,28 @@ run: {{output: {tmp_path / "out"}}}
         "wf.yaml:7: components -> 0 -> config: 'view.copy.v1' reads view 'gold', which nothing "
         "before it writes (views written: _InitialView)" in str(info.value)
     )
+
+
+def test_references_follow_the_copies() -> None:
+    # Token.pos is copied when the POS is copied too (a parser on gold tags, a combiner
+    # voting tags need it); a reference to something not copied stays empty.
+    from casflow.typesystem import LEMMA, POS
+
+    cas = cas_from_text("Pax6 binds", view="gold", spans={"Token": [(0, 4), (5, 10)]})
+    gold = cas.get_view("gold")
+    pos_type = gold.typesystem.get_type(POS)
+    lemma_type = gold.typesystem.get_type(LEMMA)
+    for token, tag in zip(gold.select(TOKEN), ["NN", "VBZ"], strict=True):
+        pos = pos_type(begin=token.begin, end=token.end, PosValue=tag)
+        lemma = lemma_type(begin=token.begin, end=token.end, value=token.get_covered_text())
+        gold.add_all([pos, lemma])
+        token.pos = pos
+        token.lemma = lemma
+    run_component("view.copy.v1", cas, view="system", from_view="gold", types=[TOKEN, POS])
+    system = cas.get_view("system")
+    copied_pos = list(system.select(POS))
+    tokens = list(system.select(TOKEN))
+    assert [t.pos.PosValue for t in tokens] == ["NN", "VBZ"]
+    assert all(any(t.pos is p for p in copied_pos) for t in tokens)  # the copies, not gold's
+    assert all(t.lemma is None for t in tokens)
+    assert system.select(LEMMA) == []

@@ -8,7 +8,7 @@ linguistic layers.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import cassis
 from pydantic import Field
@@ -22,7 +22,9 @@ class CopyAnnotationsConfig(ComponentConfig):
     types: list[str] = Field(
         default_factory=lambda: [*BLOCK_STRUCTURE_TYPES, SECTION],
         description="Full type names to copy (default: title, heading, caption, paragraph, section). "
-        "Features that reference other feature structures are not copied.",
+        "A feature that references another annotation (Token.pos, Token.lemma, "
+        "Constituent.parent) is copied when that annotation is copied too, pointing at "
+        "its copy; references to annotations not copied are left empty.",
     )
 
 
@@ -59,7 +61,7 @@ class CopyAnnotations(Processor[CopyAnnotationsConfig]):
                 "annotations can only be copied between views of the same text"
             )
         ts = view.typesystem
-        copies = []
+        copies: dict[int, tuple[Any, Any]] = {}  # id(source) -> (source, copy)
         for type_name in self.config.types:
             type_ = ts.get_type(type_name)
             names = [
@@ -71,5 +73,16 @@ class CopyAnnotations(Processor[CopyAnnotationsConfig]):
                 if fs.type.name != type_name:
                     continue  # subtypes are copied when their own name is listed
                 values = {n: fs.get(n) for n in names if fs.get(n) is not None}
-                copies.append(type_(begin=fs.begin, end=fs.end, **values))
-        view.add_all(copies)
+                copies[id(fs)] = (fs, type_(begin=fs.begin, end=fs.end, **values))
+        # References are re-pointed only within what is copied, so the copy never points
+        # into the source view (XMI cannot hold a reference across views, and a chain on
+        # the target view must not see the source's other layers through it). Token.pos
+        # is what a parser given the gold tags needs, and what a combiner votes on.
+        for fs, copy in copies.values():
+            for feature in fs.type.all_features:
+                if feature.rangeType.name in self._PRIMITIVES or feature.name == "sofa":
+                    continue
+                target = fs.get(feature.name)
+                if target is not None and id(target) in copies:
+                    copy.set(feature.name, copies[id(target)][1])
+        view.add_all([copy for _, copy in copies.values()])
