@@ -49,6 +49,7 @@ class YamlLoadError(ValueError):
 # 387 bytes that expand to 10^9 values) or into itself. A workflow has a few
 # hundred values; these bounds refuse such files at once, in constant memory.
 MAX_VALUES = 10_000
+MERGE_TAG = "tag:yaml.org,2002:merge"
 MAX_DEPTH = 100
 
 
@@ -60,6 +61,16 @@ class _Walker:
 
     def refuse(self, node: yaml.Node, message: str) -> YamlLoadError:
         return YamlLoadError(self.out.source, node.start_mark.line + 1, message)
+
+    def merge(self, node: yaml.Node, path: Path_) -> dict[Any, Any]:
+        """The mappings a merge key names, earlier ones first on a shared key."""
+        out: dict[Any, Any] = {}
+        for item in _merged_nodes(node):
+            if not isinstance(item, yaml.MappingNode):
+                raise self.refuse(item, "'<<' merges mappings: give it *name or [*a, *b]")
+            for key, value in self.walk(item, path).items():
+                out.setdefault(key, value)
+        return out
 
     def walk(self, node: yaml.Node, path: Path_) -> Any:
         self.values += 1
@@ -80,24 +91,35 @@ class _Walker:
         if isinstance(node, yaml.MappingNode):
             self.open.add(id(node))
             result: dict[Any, Any] = {}
+            merged: dict[Any, Any] = {}
             for key_node, value_node in node.value:
                 if not isinstance(key_node, yaml.ScalarNode):
                     raise self.refuse(
                         key_node, "a key must be a plain value, not a list or mapping"
                     )
+                if key_node.tag == MERGE_TAG:
+                    # "<<: *name" (or a list of them): the keys of those mappings, unless
+                    # this mapping sets them itself (YAML's merge key, as PyYAML reads it)
+                    for key, value in self.merge(value_node, path).items():
+                        merged.setdefault(key, value)
+                    continue
                 key = _scalar(key_node)
                 if key in result:
                     raise self.refuse(key_node, f"duplicate key {key!r}")
                 self.out.key_lines[path + (key,)] = key_node.start_mark.line + 1
                 result[key] = self.walk(value_node, path + (key,))
             self.open.discard(id(node))
-            return result
+            return {**merged, **result} if merged else result
         if isinstance(node, yaml.SequenceNode):
             self.open.add(id(node))
             items = [self.walk(item, path + (i,)) for i, item in enumerate(node.value)]
             self.open.discard(id(node))
             return items
         return _scalar(node)
+
+
+def _merged_nodes(node: yaml.Node) -> list[yaml.Node]:
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else [node]
 
 
 def _scalar(node: yaml.Node) -> Any:

@@ -285,6 +285,43 @@ def test_yaml_that_attacks_the_validator_is_one_line_and_exit_2(
     assert message in _one_line(capsys)
 
 
+def test_merge_keys_are_read_as_pyyaml_reads_them() -> None:
+    # "<<: *name" repeats a step with changes (craft-combination.yaml does); it crashed
+    # the line-tracking loader with a traceback.
+    import yaml
+
+    from casflow.pipeline.yaml_lines import load_located_yaml
+
+    text = textwrap.dedent(
+        """\
+        base: &b {component: view.copy.v1, view: a, config: {from_view: gold}}
+        more: &m {extra: 1, view: m}
+        one: {<<: *b, view: b}
+        two:
+          <<: [*m, *b]
+          config: {from_view: other}
+        """
+    )
+    located = load_located_yaml(text, source="wf.yaml")
+    assert located.data == yaml.safe_load(text)
+    assert located.data["one"] == {
+        "component": "view.copy.v1",
+        "view": "b",
+        "config": {"from_view": "gold"},
+    }
+    assert located.data["two"]["view"] == "m"  # the first merged mapping wins
+    assert located.key_lines[("one", "view")] == 3
+
+
+def test_a_merge_key_without_a_mapping_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wf = tmp_path / "wf.yaml"
+    wf.write_text("a: &a [1, 2]\nb: {<<: *a}\n", encoding="utf-8")
+    assert main(["validate", str(wf)]) == 2
+    assert "'<<' merges mappings" in _one_line(capsys)
+
+
 def test_a_folder_given_as_the_workflow_is_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
