@@ -58,3 +58,12 @@ def test_paths_as_given_else_from_the_workflow_folder(
         MODELS_DIR / "craft_opennlp" / "en-parser-chunking.bin"
     )
     assert opennlp_model("constituents", "m/p.bin", None, workflow_dir) == workflow_dir / "m/p.bin"
+
+
+def test_a_stanza_pretrain_resolves_as_its_model(tmp_path: Path) -> None:
+    from casflow.components.stanza.constituency import model_files
+
+    files = model_files(str(tmp_path / "m.pt"), "casflow:craft_constituency/pretrain.pt", tmp_path)
+    assert files.pretrain == str(MODELS_DIR / "craft_constituency" / "pretrain.pt")
+    (tmp_path / "p.pt").write_bytes(b"")
+    assert model_files("m.pt", "p.pt", tmp_path).pretrain == str(tmp_path / "p.pt")

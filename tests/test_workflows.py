@@ -18,7 +18,13 @@ from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, load_typ
 REPO = Path(__file__).resolve().parent.parent
 
 WORKFLOWS = sorted((REPO / "workflows").glob("*.yaml"))
-CORPUS_WORKFLOWS = {"craft-eval.yaml", "bc2gm-eval.yaml", "anatem-eval.yaml", "craft-study.yaml"}
+CORPUS_WORKFLOWS = {
+    "craft-eval.yaml",
+    "bc2gm-eval.yaml",
+    "anatem-eval.yaml",
+    "craft-study.yaml",
+    "craft-combination.yaml",
+}
 #: run workflows over models other workflows train (files relative to the repository),
 #: validated here only where those models exist: tests/test_anatomy_stacking.py validates
 #: and runs the stacking one with a fixture model, tests/test_craft_study.py checks the
@@ -26,6 +32,7 @@ CORPUS_WORKFLOWS = {"craft-eval.yaml", "bc2gm-eval.yaml", "anatem-eval.yaml", "c
 NEEDS_TRAINED_MODEL = {
     "anatomy-stacking-eval.yaml": ["runs/anatomy-stacking/final/model/meta.json"],
     "anatem-stanza-eval.yaml": ["runs/train-anatem-stanza/final/model/model.pt"],
+    "craft-combination.yaml": ["runs/train-craft-constituency/final/checkpoints/checkpoint.pt"],
     "craft-study.yaml": [
         "runs/train-craft-punkt/final/model/punkt.json",
         "runs/train-craft-opennlp/final/model/en-parser-chunking.bin",

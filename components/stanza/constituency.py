@@ -70,12 +70,14 @@ def resolve_model(model: str, workflow_dir: Path | None) -> Path:
 def model_files(model: str, pretrain: str | None, workflow_dir: Path | None) -> ModelFiles:
     """The Stanza files ``model`` names (a casflow model folder, or a ``.pt`` file)."""
     path = resolve_model(model, workflow_dir)
+    # pretrain: resolved as the model is (casflow:NAME/pretrain.pt names a shipped file)
+    given = str(resolve_model(pretrain, workflow_dir)) if pretrain is not None else None
     if path.is_dir():
-        pretrain_path = pretrain or (
+        pretrain_path = given or (
             str(path / PRETRAIN_FILE) if (path / PRETRAIN_FILE).exists() else None
         )
         return ModelFiles(model=str(path / MODEL_FILE), pretrain=pretrain_path)
-    return ModelFiles(model=str(path), pretrain=pretrain)
+    return ModelFiles(model=str(path), pretrain=given)
 
 
 def model_meta(model: str, workflow_dir: Path | None) -> dict[str, Any]:
