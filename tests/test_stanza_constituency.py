@@ -341,3 +341,27 @@ def _words(line: str) -> tuple[str, ...]:
     return tuple(
         leaf.word or "" for leaf in parse_tree(line).preterminals() if leaf.label != "-NONE-"
     )
+
+
+@pytest.mark.slow
+def test_cross_validation_folds_then_the_final_model(tiny_treebank: Path, tmp_path: Path) -> None:
+    # The CRAFT protocol (--folds 5 on CRAFT): each fold trains on the other training
+    # documents and is scored on its own; then the final model on all of them.
+    import json
+
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    out = tmp_path / "cv"
+    workflow = _workflow(tiny_treebank, out, epochs=2)
+    workflow.write_text(
+        workflow.read_text("utf-8") + "cross_validation: {folds: 2}\n", encoding="utf-8"
+    )
+    result = run_training(load_training_workflow(workflow), log=lambda line: None)
+    report = json.loads((out / "training-report.json").read_text("utf-8"))
+    folds = report["cross_validation"]["folds"]
+    assert len(folds) == 2
+    held_out = [set(f["held_out"]) for f in folds]
+    assert held_out[0] and held_out[1] and not held_out[0] & held_out[1]
+    for fold in folds:
+        assert 0 <= fold["scores"]["parseval_f"] <= 100 and "mean_sentence_f" in fold["scores"]
+    assert (result.model_dir / "model.pt").is_file()
