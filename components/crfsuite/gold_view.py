@@ -10,13 +10,45 @@ AnatEM classes); BioCreative alternatives ride along for ``alt_eval`` scoring.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import cassis
 
 from casflow.components.crfsuite.tokenize import Span, tokenize
-from casflow.typesystem import ALTERNATIVE, SENTENCE, short_name
+from casflow.typesystem import (
+    ALTERNATIVE,
+    ANATOMY_MENTION,
+    GENE_MENTION,
+    SENTENCE,
+    short_name,
+)
+
+#: layer -> the mention type a mention trainer (train.crf.mentions.v1,
+#: train.stanza.ner.v1) learns for it
+MENTION_LAYERS = {"genes": GENE_MENTION, "anatomy": ANATOMY_MENTION}
+#: the same as a trainer's ``layers`` (layer -> the types its gold view must hold)
+MENTION_LAYER_TYPES: dict[str, tuple[str, ...]] = {
+    layer: (mention_type,) for layer, mention_type in MENTION_LAYERS.items()
+}
+
+
+def mention_layer_problems(model: str, layers: Sequence[str]) -> list[str]:
+    """A workflow's ``layers`` for a mention trainer, checked before training: one model
+    learns one mention type (``model`` names the kind, e.g. "a CRF model")."""
+    if len(set(layers)) > 1:
+        return [f"{model} learns one mention layer: genes or anatomy, not both"]
+    return []
+
+
+def one_mention_layer(trainer: str, layers: Sequence[str]) -> str:
+    """The one mention layer among ``layers``, else a ValueError naming ``trainer`` and
+    what to write in the workflow."""
+    chosen = [layer for layer in layers if layer in MENTION_LAYERS]
+    if len(chosen) != 1:
+        raise ValueError(f"{trainer} learns one mention layer: give layers: [genes] or [anatomy]")
+    return chosen[0]
 
 
 @dataclass

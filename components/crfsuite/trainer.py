@@ -39,7 +39,15 @@ from casflow.components.crfsuite.crf import (
     train_crf,
 )
 from casflow.components.crfsuite.features import FeatureSettings
-from casflow.components.crfsuite.gold_view import Example, MentionDocument, mention_document
+from casflow.components.crfsuite.gold_view import (
+    MENTION_LAYER_TYPES,
+    MENTION_LAYERS,
+    Example,
+    MentionDocument,
+    mention_document,
+    mention_layer_problems,
+    one_mention_layer,
+)
 from casflow.components.crfsuite.lexicon import Lexicon
 from casflow.components.crfsuite.lexicons import (
     ONTOLOGY_PREFIXES,
@@ -62,7 +70,7 @@ from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.fingerprints import Fingerprint, forget, mark_done, step_status
 from casflow.pipeline.gold_sources import check_source, read_source
 from casflow.pipeline.training import LogLines
-from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, load_typesystem
+from casflow.typesystem import SENTENCE, load_typesystem
 
 Log = Callable[[str], None]
 MODEL_DIR = "model"
@@ -71,8 +79,6 @@ MODEL_DIR = "model"
 VECTORS_MODEL = "craft_syntax"
 #: the ontologies whose concept-mention texts a CRAFT lexicon may hold
 MENTION_ONTOLOGIES = frozenset({"GO_CC", "CL", "UBERON", "PR", "SO", "NCBITaxon", "CHEBI"})
-#: layer -> the mention type it learns
-MENTION_LAYERS = {"genes": GENE_MENTION, "anatomy": ANATOMY_MENTION}
 
 
 def ontology_path(resources: CrfResources, context: RunContext, ontology: str) -> Path:
@@ -391,27 +397,18 @@ class CrfMentionTrainer(Trainer[CrfMentionTrainerConfig]):
         "AnatomyMention annotations; the model kind of the shipped gene and anatomy taggers."
     )
     libraries = ("spacy", "python-crfsuite")
-    layers: ClassVar[dict[str, tuple[str, ...]]] = {
-        layer: (mention_type,) for layer, mention_type in MENTION_LAYERS.items()
-    }
+    layers: ClassVar[dict[str, tuple[str, ...]]] = MENTION_LAYER_TYPES
 
     def __init__(self, config: CrfMentionTrainerConfig, context: TrainingContext) -> None:
         super().__init__(config, context)
         self.seed = context.seed
-        chosen = [layer for layer in context.layers if layer in MENTION_LAYERS]
-        if len(chosen) != 1:
-            raise ValueError(
-                f"{self.name} learns one mention layer: give layers: [genes] or [anatomy]"
-            )
-        self.layer = chosen[0]
+        self.layer = one_mention_layer(self.name, context.layers)
         self.mention_type = MENTION_LAYERS[self.layer]
         self.resources = Resources(config.resources, context, self.seed)
 
     @classmethod
     def check_layers(cls, config: ComponentConfig, layers: Sequence[str]) -> list[str]:
-        if len(set(layers)) > 1:
-            return ["a CRF model learns one mention layer: genes or anatomy, not both"]
-        return []
+        return mention_layer_problems("a CRF model", layers)
 
     @classmethod
     def check_config(cls, config: ComponentConfig, context: RunContext) -> list[str]:

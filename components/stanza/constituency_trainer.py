@@ -58,12 +58,16 @@ from casflow.components.stanza.constituency import (
 )
 from casflow.components.stanza.model import as_read_from_treebank, stanza_missing
 from casflow.components.stanza.shared_training import (
+    OptionValue,
     build_pretrain,
     command_line,
     library_versions,
     option_problems,
+    options_field,
     read_key,
     save_atomically,
+    threads_field,
+    vectors_field,
     vectors_problems,
 )
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
@@ -102,24 +106,15 @@ class TreebankExample:
 
 
 class StanzaConstituencyTrainerConfig(ComponentConfig):
-    vectors: str = Field(
-        "casflow:craft_syntax",
-        description="Word vectors for Stanza's pretrain: a spaCy pipeline with vectors "
-        "(casflow:NAME or a folder), a word2vec text file (.txt/.vec), or a Stanza "
-        "pretrain file (.pt).",
-    )
+    vectors: str = vectors_field()
     epochs: int = Field(30, ge=1, description="Passes over the training trees.")
     hidden_size: int = Field(
         512, ge=16, description="Size of the parser's output layers (Stanza's hidden_size)."
     )
     batch_size: int = Field(30, ge=1, description="Trees per optimizer step.")
-    threads: int = Field(
-        1, ge=1, description="PyTorch threads (results depend on it; keep it fixed)."
-    )
-    stanza_options: dict[str, str | int | float | bool] = Field(
-        default_factory=dict,
-        description="Other options of Stanza's constituency trainer (name without dashes "
-        "-> value; true for a flag), checked against Stanza's argument parser.",
+    threads: int = threads_field()
+    stanza_options: dict[str, OptionValue] = options_field(
+        "Stanza's constituency trainer", "stanza.models.constituency_parser"
     )
 
 
@@ -242,7 +237,7 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
         self, train_file: Path, dev_file: Path, pretrain: Path, checkpoints: Path
     ) -> list[str]:
         config = self.config
-        options: dict[str, str | int | float | bool] = {
+        options: dict[str, OptionValue] = {
             # CPU-sized defaults: no transformer, no attention layers, one stage.
             "no_multistage": True,
             "pattn_num_layers": 0,

@@ -59,7 +59,15 @@ from pydantic import Field
 
 from casflow.cas.sofa import set_sofa_text
 from casflow.components.crfsuite.evaluate import unit_counts
-from casflow.components.crfsuite.gold_view import GoldMention, MentionDocument, mention_document
+from casflow.components.crfsuite.gold_view import (
+    MENTION_LAYER_TYPES,
+    MENTION_LAYERS,
+    GoldMention,
+    MentionDocument,
+    mention_document,
+    mention_layer_problems,
+    one_mention_layer,
+)
 from casflow.components.crfsuite.labels import encode, token_range
 from casflow.components.crfsuite.tokenize import Span, tokenize
 from casflow.components.metrics.mentions import score_mentions
@@ -67,9 +75,13 @@ from casflow.components.rules.sentences import split_sentences
 from casflow.components.stanza.constituency import META_FILE, MODEL_FILE, PRETRAIN_FILE
 from casflow.components.stanza.model import ModelFiles, stanza_missing
 from casflow.components.stanza.shared_training import (
+    OptionValue,
     build_pretrain,
     library_versions,
     option_problems,
+    options_field,
+    threads_field,
+    vectors_field,
     vectors_problems,
 )
 from casflow.pipeline.component import (
@@ -81,11 +93,9 @@ from casflow.pipeline.component import (
 )
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, read_marker, step_status
-from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, load_typesystem
+from casflow.typesystem import SENTENCE, load_typesystem
 
 Log = Callable[[str], None]
-#: layer -> the mention type it learns
-MENTION_LAYERS = {"genes": GENE_MENTION, "anatomy": ANATOMY_MENTION}
 #: the ner_preset of stanza.pipeline.v1 that maps each layer's labels
 PRESETS = {"genes": "casflow_gene", "anatomy": "casflow_anatem"}
 #: Stanza's NER options casflow sets itself (the rest may go in stanza_options).
@@ -130,12 +140,7 @@ class NerDocument:
 
 
 class StanzaNerTrainerConfig(ComponentConfig):
-    vectors: str = Field(
-        "casflow:craft_syntax",
-        description="Word vectors for Stanza's pretrain: a spaCy pipeline with vectors "
-        "(casflow:NAME or a folder), a word2vec text file (.txt/.vec), or a Stanza "
-        "pretrain file (.pt).",
-    )
+    vectors: str = vectors_field()
     label: str | None = Field(
         None,
         description="The class of every mention (e.g. GENE for BC2GM); null: each mention's "
@@ -163,19 +168,15 @@ class StanzaNerTrainerConfig(ComponentConfig):
     min_lr: float = Field(
         1e-4, gt=0, description="Training stops when the learning rate falls to this."
     )
-    threads: int = Field(
-        1, ge=1, description="PyTorch threads (results depend on it; keep it fixed)."
-    )
+    threads: int = threads_field()
     eval_sentences: Literal["rules", "gold"] = Field(
         "rules",
         description="Sentences of the development documents when scoring: rules "
         "(sentences.rules.v1 on the raw text, as at run time) or gold (the gold view's, "
         "e.g. BC2GM, where a document is one sentence).",
     )
-    stanza_options: dict[str, str | int | float | bool] = Field(
-        default_factory=dict,
-        description="Other options of Stanza's NER tagger (name without dashes -> value; "
-        "true for a flag), checked against Stanza's argument parser.",
+    stanza_options: dict[str, OptionValue] = options_field(
+        "Stanza's NER tagger", "stanza.models.ner_tagger"
     )
 
 
@@ -187,27 +188,18 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         "casflow's strict mention F on the development documents."
     )
     libraries = ("stanza", "torch")
-    layers: ClassVar[dict[str, tuple[str, ...]]] = {
-        layer: (mention_type,) for layer, mention_type in MENTION_LAYERS.items()
-    }
+    layers: ClassVar[dict[str, tuple[str, ...]]] = MENTION_LAYER_TYPES
 
     def __init__(self, config: StanzaNerTrainerConfig, context: TrainingContext) -> None:
         super().__init__(config, context)
         self.seed = context.seed
-        chosen = [layer for layer in context.layers if layer in MENTION_LAYERS]
-        if len(chosen) != 1:
-            raise ValueError(
-                f"{self.name} learns one mention layer: give layers: [genes] or [anatomy]"
-            )
-        self.layer = chosen[0]
+        self.layer = one_mention_layer(self.name, context.layers)
         self.mention_type = MENTION_LAYERS[self.layer]
         self.history: list[dict[str, Any]] = []
 
     @classmethod
     def check_layers(cls, config: ComponentConfig, layers: Sequence[str]) -> list[str]:
-        if len(set(layers)) > 1:
-            return ["a Stanza NER model learns one mention layer: genes or anatomy, not both"]
-        return []
+        return mention_layer_problems("a Stanza NER model", layers)
 
     @classmethod
     def check_config(cls, config: StanzaNerTrainerConfig, context: RunContext) -> list[str]:

@@ -1,6 +1,7 @@
-"""What casflow's Stanza trainers share: Stanza's pretrain made from casflow's word
-vectors, checking the Stanza options a workflow passes through, the versions a
-checkpoint depends on, and saving a file so that a kill leaves the previous one."""
+"""What casflow's Stanza trainers share: their ``vectors``, ``threads`` and pass-through
+option fields, Stanza's pretrain made from casflow's word vectors, checking the Stanza
+options a workflow passes through, the versions a checkpoint depends on, and saving a
+file so that a kill leaves the previous one."""
 
 from __future__ import annotations
 
@@ -9,13 +10,45 @@ import os
 import shutil
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
+from typing import Any
+
+from pydantic import Field
 
 from casflow.components.models import is_shipped, shipped_model_path
 from casflow.components.stanza.constituency import PRETRAIN_FILE
 from casflow.components.stanza.model import resolve
 from casflow.pipeline.fingerprints import fingerprint, mark_done, read_marker
 
-StanzaOptions = Mapping[str, str | int | float | bool]
+#: a value in a pass-through option field (true: a flag)
+OptionValue = str | int | float | bool
+StanzaOptions = Mapping[str, OptionValue]
+
+
+def vectors_field() -> Any:
+    """The ``vectors`` config field (what :func:`build_pretrain` reads)."""
+    return Field(
+        "casflow:craft_syntax",
+        description="Word vectors for Stanza's pretrain: a spaCy pipeline with vectors "
+        "(casflow:NAME or a folder), a word2vec text file (.txt/.vec), or a Stanza "
+        "pretrain file (.pt).",
+    )
+
+
+def threads_field() -> Any:
+    """The ``threads`` config field."""
+    return Field(1, ge=1, description="PyTorch threads (results depend on it; keep it fixed).")
+
+
+def options_field(program: str, module: str, examples: str = "") -> Any:
+    """A config field (annotated ``dict[str, OptionValue]``) of options passed through
+    to ``program``, Stanza's argument parser in ``module``; check it with
+    :func:`option_problems`. ``examples``: option names worth naming."""
+    such_as = f", e.g. {examples}" if examples else ""
+    return Field(
+        default_factory=dict,
+        description=f"Other options of {program} ({module}: name without dashes -> value; "
+        f"true for a flag){such_as}; checked against Stanza's argument parser.",
+    )
 
 
 def vectors_problems(vectors: str, workflow_dir: Path) -> list[str]:

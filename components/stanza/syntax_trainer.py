@@ -72,13 +72,17 @@ from casflow.components.spacy.gold_cas import gold_syntax_from_view
 from casflow.components.stanza.constituency import META_FILE, PRETRAIN_FILE
 from casflow.components.stanza.model import ModelFiles, StanzaProcessor, stanza_missing
 from casflow.components.stanza.shared_training import (
+    OptionValue,
     StanzaOptions,
     build_pretrain,
     command_line,
     library_versions,
     option_problems,
+    options_field,
     read_key,
     save_atomically,
+    threads_field,
+    vectors_field,
     vectors_problems,
 )
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
@@ -110,7 +114,6 @@ _OWN_OPTIONS = frozenset(
         "eval_interval",
     }
 )
-OptionValue = str | int | float | bool
 
 
 def parser_form(text: str) -> str:
@@ -127,12 +130,7 @@ class SyntaxExample:
 
 
 class StanzaSyntaxTrainerConfig(ComponentConfig):
-    vectors: str = Field(
-        "casflow:craft_syntax",
-        description="Word vectors for Stanza's pretrain: a spaCy pipeline with vectors "
-        "(casflow:NAME or a folder), a word2vec text file (.txt/.vec), or a Stanza "
-        "pretrain file (.pt).",
-    )
+    vectors: str = vectors_field()
     tagger_epochs: int = Field(
         20, ge=1, description="Passes of the tagger over the training sentences."
     )
@@ -144,19 +142,12 @@ class StanzaSyntaxTrainerConfig(ComponentConfig):
         description="Tags the parser learns from: predicted (the trained tagger's, as at run "
         "time; Stanza's recipe) or gold.",
     )
-    threads: int = Field(
-        1, ge=1, description="PyTorch threads (results depend on it; keep it fixed)."
+    threads: int = threads_field()
+    tagger_options: dict[str, OptionValue] = options_field(
+        "Stanza's tagger", "stanza.models.tagger", "hidden_dim, batch_size, lr"
     )
-    tagger_options: dict[str, OptionValue] = Field(
-        default_factory=dict,
-        description="Other options of Stanza's tagger (stanza.models.tagger: name without "
-        "dashes -> value; true for a flag), e.g. hidden_dim, batch_size, lr; checked "
-        "against Stanza's argument parser.",
-    )
-    parser_options: dict[str, OptionValue] = Field(
-        default_factory=dict,
-        description="Other options of Stanza's parser (stanza.models.parser), e.g. "
-        "hidden_dim, batch_size (tokens), optim, lr; checked against Stanza's argument parser.",
+    parser_options: dict[str, OptionValue] = options_field(
+        "Stanza's parser", "stanza.models.parser", "hidden_dim, batch_size (tokens), optim, lr"
     )
 
 
