@@ -5,7 +5,6 @@ sentences, tokens and tags."""
 
 from __future__ import annotations
 
-import random
 import re
 from pathlib import Path
 
@@ -18,6 +17,14 @@ from casflow.components.stanza.constituency import parser_word, treebank_line
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
 from casflow.typesystem import CONSTITUENT, CONSTITUENT_ROOT, PENN_TREE, POS, SENTENCE, TOKEN
+from tests.helpers.training import (
+    assert_same_weights,
+    train,
+    train_until,
+    training_workflow,
+    write_gold_splits,
+    write_vectors,
+)
 from tests.test_opennlp import SENTENCE_TEXTS, TREES, gold_document
 
 TINY = {
@@ -49,94 +56,44 @@ def test_training_lines_drop_empty_elements_and_function_tags() -> None:
     assert parser_word("{") == "-LCB-"
 
 
-def _vectors(path: Path) -> Path:
-    words = sorted({w for t in TREES for w in re.findall(r"\(\S+ ([^()\s]+)\)", t)})
-    rng = random.Random(0)
-    rows = [w + " " + " ".join(f"{rng.uniform(-1, 1):.3f}" for _ in range(8)) for w in words]
-    path.write_text(f"{len(rows)} 8\n" + "\n".join(rows) + "\n", encoding="utf-8")
-    return path
-
-
 def _workflow(root: Path, output: Path, epochs: int = 4) -> Path:
-    import json
-
-    config = dict(TINY, epochs=epochs, vectors=str(root / "vectors.txt"))
-    workflow = output.with_suffix(".yaml")
-    workflow.write_text(
-        f"""\
-gold:
-  reader:
-    component: xmi.reader.v1
-    view: gold
-    config: {{views: {{gold: [Sentence, Token, POS, Constituent]}}}}
-  train: {{input: {root / "train"}}}
-  dev: {{input: {root / "dev"}}}
-layers: [constituents]
-model:
-  component: train.stanza.constituency.v1
-  config: {json.dumps(config)}
-seed: 3
-output: {output}
-""",
-        encoding="utf-8",
+    return training_workflow(
+        root,
+        output,
+        types=["Sentence", "Token", "POS", "Constituent"],
+        layers=["constituents"],
+        trainer="train.stanza.constituency.v1",
+        config=dict(TINY, epochs=epochs, vectors=str(root / "vectors.txt")),
+        seed=3,
     )
-    return workflow
 
 
 @pytest.fixture(scope="session")
 def tiny_treebank(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("stanza", reason="Stanza is the stanza extra")
     root = tmp_path_factory.mktemp("tiny_treebank")
-    for split, rotations in (("train", range(len(TREES))), ("dev", [3])):
-        folder = root / split
-        folder.mkdir()
-        for k in rotations:
-            cas = gold_document(k, root)
-            (folder / f"{split}{k}.xmi").write_text(cas.to_xmi(), encoding="utf-8")
-    _vectors(root / "vectors.txt")
+    splits = {"train": range(len(TREES)), "dev": [3]}
+    write_gold_splits(root, splits, lambda k: gold_document(k, root))
+    words = {w for t in TREES for w in re.findall(r"\(\S+ ([^()\s]+)\)", t)}
+    write_vectors(root / "vectors.txt", sorted(words))
     return root
 
 
 @pytest.fixture(scope="session")
 def tiny_constituency_training(tiny_treebank: Path):
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     workflow = _workflow(tiny_treebank, tiny_treebank / "out")
-    lines: list[str] = []
-    result = run_training(load_training_workflow(workflow), log=lines.append)
-    return workflow, result, lines
-
-
-def _state(model: Path) -> dict:
-    """Every tensor of a saved Stanza parser, by its path in the saved dictionaries."""
-    import torch
-
-    found: dict = {}
-
-    def walk(value: object, path: str) -> None:
-        if isinstance(value, torch.Tensor):
-            found[path] = value
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                walk(item, f"{path}/{key}")
-
-    walk(torch.load(model, map_location="cpu", weights_only=False)["params"], "")
-    assert found
-    return found
+    return (workflow, *train(workflow))
 
 
 @pytest.mark.slow
 def test_training_report_model_folder_and_reuse(tiny_constituency_training) -> None:
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     workflow, result, lines = tiny_constituency_training
     model = result.model_dir
     assert {p.name for p in model.iterdir()} >= {"model.pt", "pretrain.pt", "meta.json"}
     scores = result.report["final"]["dev_scores"]
     assert 0 <= scores["parseval_f"] <= 100 and "mean_sentence_f" in scores
     assert sum("finished in" in line and "Dev score" in line for line in lines) == 4
-    again: list[str] = []
-    run_training(load_training_workflow(workflow), log=again.append)
+    _, again = train(workflow)
     assert any("reused" in line for line in again)
 
 
@@ -146,29 +103,18 @@ def test_interrupted_and_resumed_training_ends_with_the_same_model(
 ) -> None:
     """Stopped after its second epoch's scores (its checkpoint is the first epoch's) and
     started again, training ends with the uninterrupted run's weights, bit for bit."""
-    import torch
-
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     workflow = _workflow(tiny_treebank, tmp_path / "interrupted")
-
-    def stop_at_epoch_two(line: str) -> None:
-        if "Epoch 2 finished" in line:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        run_training(load_training_workflow(workflow), log=stop_at_epoch_two)
+    train_until(workflow, "Epoch 2 finished")
     assert (tmp_path / "interrupted" / "final" / "checkpoints" / "checkpoint.pt").exists()
-    lines: list[str] = []
-    resumed = run_training(load_training_workflow(workflow), log=lines.append)
+    resumed, lines = train(workflow)
     assert any("continuing from the checkpoint" in line for line in lines)
     epochs = re.findall(r"Epoch (\d+) finished", "\n".join(lines))
     assert epochs == ["2", "3", "4"]
-    uninterrupted = _state(tiny_constituency_training[1].model_dir / "model.pt")
-    after_resume = _state(resumed.model_dir / "model.pt")
-    assert uninterrupted.keys() == after_resume.keys()
-    for name, tensor in uninterrupted.items():
-        assert torch.equal(tensor, after_resume[name]), name
+    assert_same_weights(
+        tiny_constituency_training[1].model_dir / "model.pt",
+        resumed.model_dir / "model.pt",
+        "params",
+    )
     assert (
         resumed.report["final"]["dev_scores"]
         == tiny_constituency_training[1].report["final"]["dev_scores"]
@@ -280,28 +226,18 @@ def test_shipped_parser_on_a_craft_dev_article(craft_dir: Path, tmp_path: Path) 
     tokens, scored by eval.constituents.v1 as EVALB scores penn.writer.v1's files, and
     the XMI loads in Apache UIMA Java with the same counts as in cassis."""
     pytest.importorskip("stanza", reason="Stanza is the stanza extra")
-    from casflow.components.corpora.craft import CraftReader, CraftReaderConfig
     from casflow.components.metrics.parseval import parseval_counts, score_parseval
     from casflow.components.stanza.constituency import resolve_model
-    from casflow.pipeline.component import DocumentRef
     from casflow.pipeline.counts import add_counts
     from casflow.pipeline.testing import evaluate, run_component
-    from casflow.typesystem import load_typesystem
+    from tests.helpers.craft import craft_article, craft_ids
     from tests.helpers.uima import uima_java_counts
 
     if not (resolve_model("casflow:craft_constituency", None) / "model.pt").is_file():
         pytest.fail("the shipped model components/models/craft_constituency is missing")
-    dev = (craft_dir / "articles" / "ids" / "craft-ids-dev.txt").read_text().split()[0]
-    reader = CraftReader(
-        CraftReaderConfig(
-            corpus=str(craft_dir),
-            layers=["sentences", "tokens", "pos", "constituents"],
-            ontologies=[],
-        ),
-        RunContext(output_dir=tmp_path),
-    )
-    cas = cassis.Cas(typesystem=load_typesystem())
-    reader.load(DocumentRef(dev, str(reader.paths.text(dev))), cas)
+    dev = craft_ids(craft_dir, "dev")[0]
+    layers = ["sentences", "tokens", "pos", "constituents"]
+    cas = craft_article(craft_dir, dev, layers, tmp_path)
     run_component(
         "view.copy.v1", cas, view="system", from_view="_InitialView", types=[SENTENCE, TOKEN, POS]
     )
@@ -349,14 +285,12 @@ def test_cross_validation_folds_then_the_final_model(tiny_treebank: Path, tmp_pa
     # documents and is scored on its own; then the final model on all of them.
     import json
 
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     out = tmp_path / "cv"
     workflow = _workflow(tiny_treebank, out, epochs=2)
     workflow.write_text(
         workflow.read_text("utf-8") + "cross_validation: {folds: 2}\n", encoding="utf-8"
     )
-    result = run_training(load_training_workflow(workflow), log=lambda line: None)
+    result, _ = train(workflow)
     report = json.loads((out / "training-report.json").read_text("utf-8"))
     folds = report["cross_validation"]["folds"]
     assert len(folds) == 2

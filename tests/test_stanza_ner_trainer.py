@@ -5,7 +5,6 @@ from hand-written gold anatomy mentions (once per session; the tests that use it
 from __future__ import annotations
 
 import json
-import random
 import re
 from pathlib import Path
 
@@ -16,6 +15,14 @@ from casflow.components.crfsuite.tokenize import tokenize
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
 from casflow.typesystem import ANATOMY_MENTION, SENTENCE, TOKEN, load_typesystem
+from tests.helpers.training import (
+    assert_same_weights,
+    train,
+    train_until,
+    training_workflow,
+    write_gold_splits,
+    write_vectors,
+)
 
 #: (text, [(mention text, AnatEM class), ...]) -- mention texts are found left to right.
 SENTENCES = [
@@ -66,11 +73,8 @@ def _gold_cas(
 
 
 def _vectors(path: Path) -> Path:
-    words = sorted({w.lower() for t, _ in SENTENCES for w in re.findall(r"[^\W\d_]+|\d+|\S", t)})
-    rng = random.Random(0)
-    rows = [w + " " + " ".join(f"{rng.uniform(-1, 1):.3f}" for _ in range(8)) for w in words]
-    path.write_text(f"{len(rows)} 8\n" + "\n".join(rows) + "\n", encoding="utf-8")
-    return path
+    words = {w.lower() for t, _ in SENTENCES for w in re.findall(r"[^\W\d_]+|\d+|\S", t)}
+    return write_vectors(path, sorted(words))
 
 
 TINY = {
@@ -85,64 +89,36 @@ TINY = {
 
 
 def _workflow(root: Path, output: Path, **changes: object) -> Path:
-    config = dict(TINY, vectors=str(root / "vectors.txt"), **changes)
-    workflow = output.with_suffix(".yaml")
-    workflow.write_text(
-        f"""\
-gold:
-  reader:
-    component: xmi.reader.v1
-    view: gold
-    config: {{views: {{gold: [Sentence, Token, AnatomyMention]}}}}
-  train: {{input: {root / "train"}}}
-  dev: {{input: {root / "dev"}}}
-layers: [anatomy]
-model:
-  component: train.stanza.ner.v1
-  config: {json.dumps(config)}
-seed: 3
-output: {output}
-""",
-        encoding="utf-8",
+    return training_workflow(
+        root,
+        output,
+        types=["Sentence", "Token", "AnatomyMention"],
+        layers=["anatomy"],
+        trainer="train.stanza.ner.v1",
+        config=dict(TINY, vectors=str(root / "vectors.txt"), **changes),
+        seed=3,
     )
-    return workflow
 
 
 @pytest.fixture(scope="session")
 def tiny_ner_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("stanza", reason="Stanza is the stanza extra")
     root = tmp_path_factory.mktemp("tiny_ner")
-    for split in ("train", "dev"):
-        (root / split).mkdir()
     # six training documents: the sentences in rotated orders
-    for k in range(6):
-        rows = SENTENCES[k:] + SENTENCES[:k]
-        (root / "train" / f"train{k}.xmi").write_text(_gold_cas(rows).to_xmi(), encoding="utf-8")
-    (root / "dev" / "dev0.xmi").write_text(_gold_cas(SENTENCES[2:6]).to_xmi(), encoding="utf-8")
+    write_gold_splits(root, {"train": range(6)}, lambda k: _gold_cas(SENTENCES[k:] + SENTENCES[:k]))
+    write_gold_splits(root, {"dev": [0]}, lambda _: _gold_cas(SENTENCES[2:6]))
     _vectors(root / "vectors.txt")
     return root
 
 
 @pytest.fixture(scope="session")
 def tiny_ner_training(tiny_ner_corpus: Path):
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     workflow = _workflow(tiny_ner_corpus, tiny_ner_corpus / "out")
-    lines: list[str] = []
-    result = run_training(load_training_workflow(workflow), log=lines.append)
-    return workflow, result, lines
-
-
-def _tensors(path: Path) -> dict:
-    import torch
-
-    return torch.load(path, map_location="cpu", weights_only=False)["model"]
+    return (workflow, *train(workflow))
 
 
 @pytest.mark.slow
 def test_training_writes_data_model_folder_card_and_is_reused(tiny_ner_training) -> None:
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     workflow, result, lines = tiny_ner_training
     model = result.model_dir
     assert {p.name for p in model.iterdir()} >= {"model.pt", "pretrain.pt", "meta.json"}
@@ -173,8 +149,7 @@ def test_training_writes_data_model_folder_card_and_is_reused(tiny_ner_training)
     assert scores["f"] > 50  # the tiny model learns its few names
     card = (result.output_dir / "MODEL_CARD.md").read_text()
     assert "Development curve" in card and "| 12 |" in card
-    again: list[str] = []
-    run_training(load_training_workflow(workflow), log=again.append)
+    _, again = train(workflow)
     assert any("reused" in line for line in again)
 
 
@@ -182,28 +157,15 @@ def test_training_writes_data_model_folder_card_and_is_reused(tiny_ner_training)
 def test_interrupted_and_resumed_training_ends_with_the_same_model(
     tiny_ner_corpus: Path, tiny_ner_training, tmp_path: Path
 ) -> None:
-    import torch
-
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     workflow = _workflow(tiny_ner_corpus, tmp_path / "interrupted")
-
-    def stop_after_epoch_two(line: str) -> None:
-        if "epoch 2 finished" in line:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        run_training(load_training_workflow(workflow), log=stop_after_epoch_two)
+    train_until(workflow, "epoch 2 finished")
     assert (tmp_path / "interrupted" / "final" / "checkpoints" / "checkpoint.pt").exists()
-    lines: list[str] = []
-    resumed = run_training(load_training_workflow(workflow), log=lines.append)
+    resumed, lines = train(workflow)
     assert any("continuing from the checkpoint" in line for line in lines)
     assert re.findall(r"epoch (\d+) finished", "\n".join(lines)) == [str(k) for k in range(3, 13)]
-    uninterrupted = _tensors(tiny_ner_training[1].model_dir / "model.pt")
-    after = _tensors(resumed.model_dir / "model.pt")
-    assert uninterrupted.keys() == after.keys()
-    for name, tensor in uninterrupted.items():
-        assert torch.equal(tensor, after[name]), name
+    assert_same_weights(
+        tiny_ner_training[1].model_dir / "model.pt", resumed.model_dir / "model.pt", "model"
+    )
     assert (
         resumed.report["final"]["dev_scores"] == tiny_ner_training[1].report["final"]["dev_scores"]
     )
@@ -361,33 +323,26 @@ def test_genes_under_one_label_scored_on_gold_sentences(tmp_path: Path) -> None:
     pytest.importorskip("stanza", reason="Stanza is the stanza extra")
     from casflow.components.stanza.ner_trainer import run_config
     from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
-    from casflow.pipeline.training import load_training_workflow, run_training
     from casflow.typesystem import GENE_MENTION
 
-    for split in ("train", "dev"):
-        (tmp_path / split).mkdir()
-    for k in range(4):
-        document = _gold_cas(GENE_SENTENCES[k:] + GENE_SENTENCES[:k], GENE_MENTION)
-        (tmp_path / "train" / f"t{k}.xmi").write_text(document.to_xmi(), encoding="utf-8")
+    def rotated(k: int) -> cassis.Cas:
+        return _gold_cas(GENE_SENTENCES[k:] + GENE_SENTENCES[:k], GENE_MENTION)
+
+    write_gold_splits(tmp_path, {"train": range(4)}, rotated)
     dev = _gold_cas(GENE_SENTENCES, GENE_MENTION)
-    (tmp_path / "dev" / "d.xmi").write_text(dev.to_xmi(), encoding="utf-8")
+    write_gold_splits(tmp_path, {"dev": [0]}, lambda _: dev)
     config = dict(TINY, epochs=10, vectors=str(_vectors(tmp_path / "v.txt")))
     config.update(label="GENE", eval_sentences="gold")
-    workflow = tmp_path / "genes.yaml"
-    workflow.write_text(
-        f"""\
-gold:
-  reader: {{component: xmi.reader.v1, view: gold, config: {{views: {{gold: [Sentence, Token, GeneMention]}}}}}}
-  train: {{input: {tmp_path / "train"}}}
-  dev: {{input: {tmp_path / "dev"}}}
-layers: [genes]
-model: {{component: train.stanza.ner.v1, config: {json.dumps(config)}}}
-seed: 1
-output: {tmp_path / "out"}
-""",
-        encoding="utf-8",
+    workflow = training_workflow(
+        tmp_path,
+        tmp_path / "out",
+        types=["Sentence", "Token", "GeneMention"],
+        layers=["genes"],
+        trainer="train.stanza.ner.v1",
+        config=config,
+        seed=1,
     )
-    result = run_training(load_training_workflow(workflow))
+    result, _ = train(workflow)
     meta = json.loads((result.model_dir / "meta.json").read_text())
     assert meta["labels"] == ["GENE"] and meta["ner_preset"] == "casflow_gene"
     assert set(result.report["final"]["dev_scores"]) == {"p", "r", "f"}  # one class

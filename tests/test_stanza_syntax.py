@@ -5,7 +5,6 @@ train`` from hand-written gold views (once per session; the tests that use it ar
 from __future__ import annotations
 
 import json
-import random
 import re
 from pathlib import Path
 
@@ -15,6 +14,14 @@ import pytest
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
 from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, POS, SENTENCE, TOKEN
+from tests.helpers.training import (
+    assert_same_weights,
+    train,
+    train_until,
+    training_workflow,
+    write_gold_splits,
+    write_vectors,
+)
 from tests.spacy_fixtures import SENTENCES, gold_document
 
 TINY = {
@@ -45,72 +52,36 @@ TINY = {
 }
 
 
-def _vectors(path: Path) -> Path:
-    words = sorted({row[0] for rows, _ in SENTENCES for row in rows})
-    rng = random.Random(0)
-    rows = [w + " " + " ".join(f"{rng.uniform(-1, 1):.3f}" for _ in range(8)) for w in words]
-    path.write_text(f"{len(rows)} 8\n" + "\n".join(rows) + "\n", encoding="utf-8")
-    return path
-
-
 def _workflow(root: Path, output: Path, **changes: object) -> Path:
-    config = {**TINY, "vectors": str(root / "vectors.txt"), **changes}
-    workflow = output.with_suffix(".yaml")
-    workflow.write_text(
-        f"""\
-gold:
-  reader:
-    component: xmi.reader.v1
-    view: gold
-    config: {{views: {{gold: [Sentence, Token, POS, Dependency]}}}}
-  train: {{input: {root / "train"}}}
-  dev: {{input: {root / "dev"}}}
-layers: [pos, dependencies]
-model:
-  component: train.stanza.syntax.v1
-  config: {json.dumps(config)}
-seed: 5
-output: {output}
-""",
-        encoding="utf-8",
+    return training_workflow(
+        root,
+        output,
+        types=["Sentence", "Token", "POS", "Dependency"],
+        layers=["pos", "dependencies"],
+        trainer="train.stanza.syntax.v1",
+        config={**TINY, "vectors": str(root / "vectors.txt"), **changes},
+        seed=5,
     )
-    return workflow
 
 
 @pytest.fixture(scope="session")
 def tiny_syntax_gold(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("stanza", reason="Stanza is the stanza extra")
     root = tmp_path_factory.mktemp("tiny_stanza_syntax")
-    for split, rotations in (("train", range(6)), ("dev", [3])):
-        folder = root / split
-        folder.mkdir()
-        for k in rotations:
-            cas = gold_document(k % len(SENTENCES))
-            (folder / f"{split}{k}.xmi").write_text(cas.to_xmi(), encoding="utf-8")
-    _vectors(root / "vectors.txt")
+    splits = {"train": range(6), "dev": [3]}
+    write_gold_splits(root, splits, lambda k: gold_document(k % len(SENTENCES)))
+    write_vectors(root / "vectors.txt", sorted({row[0] for rows, _ in SENTENCES for row in rows}))
     return root
 
 
 @pytest.fixture(scope="session")
 def tiny_syntax_training(tiny_syntax_gold: Path):
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     workflow = _workflow(tiny_syntax_gold, tiny_syntax_gold / "out")
-    lines: list[str] = []
-    result = run_training(load_training_workflow(workflow), log=lines.append)
-    return workflow, result, lines
-
-
-def _weights(path: Path) -> dict:
-    import torch
-
-    return torch.load(path, map_location="cpu", weights_only=False)["model"]
+    return (workflow, *train(workflow))
 
 
 @pytest.mark.slow
 def test_training_report_model_folder_card_and_reuse(tiny_syntax_training) -> None:
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     workflow, result, lines = tiny_syntax_training
     model = result.model_dir
     assert {p.name for p in model.iterdir()} >= {
@@ -134,8 +105,7 @@ def test_training_report_model_folder_card_and_reuse(tiny_syntax_training) -> No
     assert scores["las"] == kept_parser["las"] and scores["uas"] == kept_parser["uas"]
     card = (model / "MODEL_CARD.md").read_text()
     assert "| parser | 3 |" in card and "| tagger | 1 |" in card
-    again: list[str] = []
-    run_training(load_training_workflow(workflow), log=again.append)
+    _, again = train(workflow)
     assert any("reused" in line for line in again)
 
 
@@ -146,29 +116,16 @@ def test_interrupted_and_resumed_training_ends_with_the_same_model(
     """Stopped after the parser's second epoch was logged and started again, training
     continues from the checkpoint (the tagger is not trained again) and ends with the
     uninterrupted run's weights, bit for bit."""
-    import torch
-
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     workflow = _workflow(tiny_syntax_gold, tmp_path / "interrupted")
-
-    def stop(line: str) -> None:
-        if "parser epoch 2/3" in line:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        run_training(load_training_workflow(workflow), log=stop)
-    lines: list[str] = []
-    resumed = run_training(load_training_workflow(workflow), log=lines.append)
+    train_until(workflow, "parser epoch 2/3")
+    resumed, lines = train(workflow)
     assert any("tagger: continuing from the checkpoint after epoch 3" in x for x in lines)
     assert any("parser: continuing from the checkpoint after epoch 2" in x for x in lines)
     assert re.findall(r"(tagger|parser) epoch (\d)/3", "\n".join(lines)) == [("parser", "3")]
     for name in ("tagger.pt", "parser.pt"):
-        uninterrupted = _weights(tiny_syntax_training[1].model_dir / name)
-        after_resume = _weights(resumed.model_dir / name)
-        assert uninterrupted.keys() == after_resume.keys()
-        for key, tensor in uninterrupted.items():
-            assert torch.equal(tensor, after_resume[key]), (name, key)
+        assert_same_weights(
+            tiny_syntax_training[1].model_dir / name, resumed.model_dir / name, "model"
+        )
     assert (
         resumed.report["final"]["dev_scores"]
         == tiny_syntax_training[1].report["final"]["dev_scores"]
