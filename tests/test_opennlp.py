@@ -25,6 +25,7 @@ from casflow.typesystem import (
     TOKEN,
     load_typesystem,
 )
+from tests.helpers.training import train, training_workflow, write_gold_splits
 
 TREES = [
     "( (S (NP (DT The) (NN protein)) (VP (VBZ binds) (NP (NN DNA))) (. .)) )",
@@ -93,37 +94,19 @@ def tiny_opennlp_training(tmp_path_factory: pytest.TempPathFactory):
     """OpenNLP models of every layer trained by casflow train on the hand-written trees."""
     if _skip_reason():
         pytest.skip(str(_skip_reason()))
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     root = tmp_path_factory.mktemp("tiny_opennlp")
-    for split, rotations in (("train", range(len(TREES))), ("dev", [3])):
-        folder = root / split
-        folder.mkdir()
-        for k in rotations:
-            cas = gold_document(k, root)
-            (folder / f"{split}{k}.xmi").write_text(cas.to_xmi(), encoding="utf-8")
-    options = "\n".join(f"    {key}: {value!r}" for key, value in TINY.items())
-    workflow = root / "train.yaml"
-    workflow.write_text(
-        f"""\
-gold:
-  reader:
-    component: xmi.reader.v1
-    view: gold
-    config: {{views: {{gold: [Sentence, Token, POS, Constituent]}}}}
-  train: {{input: {root / "train"}}}
-  dev: {{input: {root / "dev"}}}
-layers: [sentences, tokens, pos, chunks, constituents]
-model:
-  component: train.opennlp.v1
-  config:
-{options}
-seed: 0
-output: {root / "out"}
-""",
-        encoding="utf-8",
+    splits = {"train": range(len(TREES)), "dev": [3]}
+    write_gold_splits(root, splits, lambda k: gold_document(k, root))
+    workflow = training_workflow(
+        root,
+        root / "out",
+        types=["Sentence", "Token", "POS", "Constituent"],
+        layers=["sentences", "tokens", "pos", "chunks", "constituents"],
+        trainer="train.opennlp.v1",
+        config=TINY,
+        seed=0,
     )
-    result = run_training(load_training_workflow(workflow), log=lambda _: None)
+    result, _ = train(workflow)
     return workflow, result
 
 
@@ -246,8 +229,6 @@ def test_config_problems_are_named(tmp_path: Path) -> None:
 @pytest.mark.java
 @pytest.mark.slow
 def test_training_report_and_reuse(tiny_opennlp_training) -> None:
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     workflow, result = tiny_opennlp_training
     scores = result.report["final"]["dev_scores"]
     assert set(scores) == {
@@ -264,8 +245,7 @@ def test_training_report_and_reuse(tiny_opennlp_training) -> None:
     for name in ("en-sent.bin", "en-token.bin", "en-pos.bin", "en-chunker.bin"):
         assert (result.model_dir / name).is_file()
     assert (result.model_dir / "en-parser-chunking.bin").is_file()
-    logs: list[str] = []
-    run_training(load_training_workflow(workflow), log=logs.append)
+    _, logs = train(workflow)
     assert sum("reused" in line for line in logs) == 5
     assert not any("OpenNLP: training" in line for line in logs)
 
@@ -448,15 +428,12 @@ def test_craft_article_with_models_trained_on_craft(craft_dir: Path, tmp_path: P
     """Models trained by casflow train on three CRAFT training articles, run on a
     development article: from raw text (exact offsets, no token across a heading or
     paragraph), and the parser over the gold sentences and tokens (existing tokens)."""
-    from casflow.components.corpora.craft import CraftReader, CraftReaderConfig
-    from casflow.pipeline.component import DocumentRef
-    from casflow.pipeline.training import load_training_workflow, run_training
     from casflow.typesystem import HEADING, PARAGRAPH
+    from tests.helpers.craft import craft_article, craft_ids
     from tests.test_segmenters import assert_exact_tokens as assert_covering_tokens
 
-    ids_dir = craft_dir / "articles" / "ids"
-    train = (ids_dir / "craft-ids-train.txt").read_text().split()[:3]
-    dev = (ids_dir / "craft-ids-dev.txt").read_text().split()[-1]
+    train_ids = craft_ids(craft_dir, "train")[:3]
+    dev = craft_ids(craft_dir, "dev")[-1]
     workflow = tmp_path / "train.yaml"
     workflow.write_text(
         f"""\
@@ -468,7 +445,7 @@ gold:
       corpus: {craft_dir}
       layers: [structure, sentences, tokens, pos, constituents]
       ontologies: []
-  train: {{ids: {[str(i) for i in train]!r}}}
+  train: {{ids: {train_ids!r}}}
   dev: {{ids: ['{dev}']}}
 layers: [sentences, tokens, pos, constituents]
 model:
@@ -479,20 +456,11 @@ output: {tmp_path / "out"}
 """,
         encoding="utf-8",
     )
-    result = run_training(load_training_workflow(workflow), log=lambda _: None)
+    result, _ = train(workflow)
     scores = result.report["final"]["dev_scores"]
     assert scores["tokens_f"] > 90 and scores["pos"] > 80 and scores["parseval_f"] > 50, scores
 
-    reader = CraftReader(
-        CraftReaderConfig(
-            corpus=str(craft_dir),
-            layers=["structure", "sentences", "tokens", "pos"],
-            ontologies=[],
-        ),
-        RunContext(output_dir=tmp_path),
-    )
-    cas = cassis.Cas(typesystem=load_typesystem())
-    reader.load(DocumentRef(dev, str(reader.paths.text(dev))), cas)
+    cas = craft_article(craft_dir, dev, ["structure", "sentences", "tokens", "pos"], tmp_path)
     text = cas.sofa_string
     structure = [(a.begin, a.end) for name in (HEADING, PARAGRAPH) for a in cas.select(name)]
     assert structure

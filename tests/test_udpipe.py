@@ -21,6 +21,7 @@ from casflow.typesystem import (
     TOKEN,
     load_typesystem,
 )
+from tests.helpers.training import train, training_workflow, write_gold_splits
 from tests.spacy_fixtures import SENTENCES, TAG_MAP, gold_document, sentence_text
 
 pytest.importorskip("ufal.udpipe", reason="ufal.udpipe is in the tools extra")
@@ -36,37 +37,19 @@ TINY_OPTIONS = {
 @pytest.fixture(scope="session")
 def tiny_udpipe_training(tmp_path_factory: pytest.TempPathFactory):
     """A UDPipe model trained by casflow train on the hand-written sentences."""
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     root = tmp_path_factory.mktemp("tiny_udpipe")
-    for split, rotations in (("train", range(12)), ("dev", [3])):
-        folder = root / split
-        folder.mkdir()
-        for k in rotations:
-            cas = gold_document(k % len(SENTENCES))
-            (folder / f"{split}{k}.xmi").write_text(cas.to_xmi(), encoding="utf-8")
-    options = "\n".join(f"    {key}: {value!r}" for key, value in TINY_OPTIONS.items())
-    workflow = root / "train.yaml"
-    workflow.write_text(
-        f"""\
-gold:
-  reader:
-    component: xmi.reader.v1
-    view: gold
-    config: {{views: {{gold: [Sentence, Token, POS, Lemma, Dependency]}}}}
-  train: {{input: {root / "train"}}}
-  dev: {{input: {root / "dev"}}}
-layers: [tokens, sentences, pos, lemma, dependencies]
-model:
-  component: train.udpipe.v1
-  config:
-{options}
-seed: 1
-output: {root / "out"}
-""",
-        encoding="utf-8",
+    splits = {"train": range(12), "dev": [3]}
+    write_gold_splits(root, splits, lambda k: gold_document(k % len(SENTENCES)))
+    workflow = training_workflow(
+        root,
+        root / "out",
+        types=["Sentence", "Token", "POS", "Lemma", "Dependency"],
+        layers=["tokens", "sentences", "pos", "lemma", "dependencies"],
+        trainer="train.udpipe.v1",
+        config=TINY_OPTIONS,
+        seed=1,
     )
-    result = run_training(load_training_workflow(workflow), log=lambda _: None)
+    result, _ = train(workflow)
     return workflow, result
 
 
@@ -113,11 +96,8 @@ def test_training_report_and_model_card(tiny_udpipe_training) -> None:
 
 @pytest.mark.slow
 def test_finished_model_is_reused_when_nothing_changed(tiny_udpipe_training) -> None:
-    from casflow.pipeline.training import load_training_workflow, run_training
-
     workflow, first = tiny_udpipe_training
-    lines: list[str] = []
-    again = run_training(load_training_workflow(workflow), log=lines.append)
+    again, lines = train(workflow)
     assert any("reused" in line for line in lines), lines
     assert (again.model_dir / "model.udpipe").read_bytes() == (
         first.model_dir / "model.udpipe"
