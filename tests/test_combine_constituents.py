@@ -134,6 +134,13 @@ def test_members_with_other_tokens_are_refused(tmp_path: Path) -> None:
         combine(cas, tmp_path)
 
 
+def test_a_view_that_already_holds_constituents_is_refused(tmp_path: Path) -> None:
+    cas = make_cas(tmp_path)
+    combine(cas, tmp_path)
+    with pytest.raises(CombineInputError, match="the view already holds constituents; write"):
+        combine(cas, tmp_path)
+
+
 def test_a_member_with_no_output_abstains(tmp_path: Path) -> None:
     cas = make_cas(tmp_path, {"c1": MEMBERS["c1"], "c2": MEMBERS["c2"]})
     empty = cas.create_view("c3")

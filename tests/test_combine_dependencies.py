@@ -295,6 +295,17 @@ def test_members_with_other_tokens_fail_the_document_naming_the_token(tmp_path: 
         combiner(tmp_path).process(target)
 
 
+def test_a_view_that_already_holds_dependencies_is_refused(tmp_path: Path) -> None:
+    cas = new_cas()
+    for name in ("p1", "p2", "p3"):
+        add_parse(cas, name, GOLD_HEADS, LABELS)
+    target = cas.create_view("combined")
+    target.sofa_string = TEXT
+    combiner(tmp_path).process(target)
+    with pytest.raises(CombineInputError, match="the view already holds dependencies; write"):
+        combiner(tmp_path).process(target)
+
+
 def test_missing_member_view_is_named(tmp_path: Path) -> None:
     cas = new_cas()
     add_parse(cas, "p1", GOLD_HEADS, LABELS)

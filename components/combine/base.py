@@ -21,7 +21,7 @@ from pydantic import Field, field_validator, model_validator
 from casflow.cas.metadata import find_document_id
 from casflow.components.combine.voting import Agreement
 from casflow.pipeline.component import ComponentConfig, DocumentError, Processor
-from casflow.typesystem import SENTENCE, SENTENCE_AGREEMENT, TOKEN
+from casflow.typesystem import POS, SENTENCE, SENTENCE_AGREEMENT, TOKEN
 
 Span = tuple[int, int]
 
@@ -220,6 +220,51 @@ class Combiner(Processor[CombineConfigT]):
             support=agreement.support,
             membersAgreeing=agreement.members_agreeing,
         )
+
+
+class SyntaxCombineConfig(CombineConfig):
+    pos: bool = Field(True, description="Vote POS tags too when the view's tokens have none.")
+
+
+SyntaxConfigT = TypeVar("SyntaxConfigT", bound=SyntaxCombineConfig)
+
+
+class SyntaxCombiner(Combiner[SyntaxConfigT]):
+    """Base of the combiners that vote token by token (dependencies, constituents): the
+    members and the view share tokens, the view's own sentences or the first member's
+    are voted in, and the combination goes into a view that holds none of the layer yet
+    (so members and result never mix)."""
+
+    #: the annotation type of the layer: every member holds it, the view must not yet
+    layer_type: str = ""
+    #: what the combination writes besides tokens, sentences, the layer, POS and agreement
+    also_produces: tuple[str, ...] = ()
+
+    @classmethod
+    def member_requires(cls, config: SyntaxConfigT) -> tuple[str, ...]:
+        return (TOKEN, cls.layer_type)
+
+    @classmethod
+    def requirements(cls, config: SyntaxConfigT) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        produces = [TOKEN, SENTENCE, cls.layer_type, *cls.also_produces]
+        if config.pos:
+            produces += [POS, f"{TOKEN}:pos"]
+        if config.agreement:
+            produces.append(SENTENCE_AGREEMENT)
+        return (), tuple(produces)
+
+    def voting_inputs(self, view: cassis.Cas) -> tuple[str, list[Member], list[Any], list[Span]]:
+        """The document id, the members, the shared tokens and the sentence spans (copied
+        into the view when it has none) of a document to combine."""
+        doc = self.document(view)
+        if view.select(self.layer_type):
+            raise CombineInputError(
+                f"document {doc}: the view already holds {self.layer}; write the "
+                "combination into a view of its own"
+            )
+        members = self.members(view)
+        tokens = self.shared_tokens(view, members)
+        return doc, members, tokens, self.sentence_spans(view, members, copy=True)
 
 
 def _describe_token(view: cassis.Cas, spans: Sequence[Span], index: int) -> str:

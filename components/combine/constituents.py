@@ -24,13 +24,12 @@ import bisect
 from typing import Any, cast
 
 import cassis
-from pydantic import Field
 
 from casflow.components.combine.base import (
-    CombineConfig,
     CombineInputError,
-    Combiner,
     Member,
+    SyntaxCombineConfig,
+    SyntaxCombiner,
     group_by_sentence,
 )
 from casflow.components.combine.bracket_vote import (
@@ -44,16 +43,14 @@ from casflow.typesystem import (
     CONSTITUENT,
     CONSTITUENT_ROOT,
     POS,
-    SENTENCE,
-    SENTENCE_AGREEMENT,
     TOKEN,
 )
 
 Span = tuple[int, int]
 
 
-class CombineConstituentsConfig(CombineConfig):
-    pos: bool = Field(True, description="Vote POS tags too when the view's tokens have none.")
+class CombineConstituentsConfig(SyntaxCombineConfig):
+    pass
 
 
 def _children(fs: Any) -> list[Any]:
@@ -61,7 +58,7 @@ def _children(fs: Any) -> list[Any]:
     return list(array.elements) if array is not None and array.elements else []
 
 
-class CombineConstituents(Combiner[CombineConstituentsConfig]):
+class CombineConstituents(SyntaxCombiner[CombineConstituentsConfig]):
     name = "combine.constituents.v1"
     description = (
         "Combines the constituency trees of several views by constituent voting "
@@ -69,32 +66,11 @@ class CombineConstituents(Combiner[CombineConstituentsConfig]):
         "and POS by vote)."
     )
     layer = "constituents"
-
-    @classmethod
-    def member_requires(cls, config: CombineConstituentsConfig) -> tuple[str, ...]:
-        return (TOKEN, CONSTITUENT)
-
-    @classmethod
-    def requirements(
-        cls, config: CombineConstituentsConfig
-    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        produces = [TOKEN, SENTENCE, CONSTITUENT, CONSTITUENT_ROOT, f"{TOKEN}:parent"]
-        if config.pos:
-            produces += [POS, f"{TOKEN}:pos"]
-        if config.agreement:
-            produces.append(SENTENCE_AGREEMENT)
-        return (), tuple(produces)
+    layer_type = CONSTITUENT
+    also_produces = (CONSTITUENT_ROOT, f"{TOKEN}:parent")
 
     def process(self, view: cassis.Cas) -> None:
-        doc = self.document(view)
-        if view.select(CONSTITUENT):
-            raise CombineInputError(
-                f"document {doc}: the view already holds constituents; write the "
-                "combination into a view of its own"
-            )
-        members = self.members(view)
-        tokens = self.shared_tokens(view, members)
-        sentences = self.sentence_spans(view, members, copy=True)
+        _, members, tokens, sentences = self.voting_inputs(view)
         begins = [t.begin for t in tokens]
         ends = [t.end for t in tokens]
         brackets = [self._brackets(view, member, begins, ends) for member in members]

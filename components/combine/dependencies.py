@@ -20,13 +20,12 @@ from __future__ import annotations
 from typing import Any
 
 import cassis
-from pydantic import Field
 
 from casflow.components.combine.base import (
-    CombineConfig,
     CombineInputError,
-    Combiner,
     Member,
+    SyntaxCombineConfig,
+    SyntaxCombiner,
     group_by_sentence,
 )
 from casflow.components.combine.reparse import MemberParse, combine_parses
@@ -36,8 +35,6 @@ from casflow.typesystem import (
     DEPENDENCY,
     DEPENDENCY_ROOT,
     POS,
-    SENTENCE,
-    SENTENCE_AGREEMENT,
     TOKEN,
 )
 
@@ -45,43 +42,22 @@ Span = tuple[int, int]
 BASIC_FLAVORS = frozenset({"", "basic"})
 
 
-class CombineDependenciesConfig(CombineConfig):
-    pos: bool = Field(True, description="Vote POS tags too when the view's tokens have none.")
+class CombineDependenciesConfig(SyntaxCombineConfig):
+    pass
 
 
-class CombineDependencies(Combiner[CombineDependenciesConfig]):
+class CombineDependencies(SyntaxCombiner[CombineDependenciesConfig]):
     name = "combine.dependencies.v1"
     description = (
         "Combines the dependency trees of several views into one tree per sentence "
         "(Sagae & Lavie reparsing: weighted arc votes, maximum spanning tree, label vote)."
     )
     layer = "dependencies"
-
-    @classmethod
-    def member_requires(cls, config: CombineDependenciesConfig) -> tuple[str, ...]:
-        return (TOKEN, DEPENDENCY)
-
-    @classmethod
-    def requirements(
-        cls, config: CombineDependenciesConfig
-    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        produces = [TOKEN, SENTENCE, DEPENDENCY, DEPENDENCY_ROOT]
-        if config.pos:
-            produces += [POS, f"{TOKEN}:pos"]
-        if config.agreement:
-            produces.append(SENTENCE_AGREEMENT)
-        return (), tuple(produces)
+    layer_type = DEPENDENCY
+    also_produces = (DEPENDENCY_ROOT,)
 
     def process(self, view: cassis.Cas) -> None:
-        doc = self.document(view)
-        if view.select(DEPENDENCY):
-            raise CombineInputError(
-                f"document {doc}: the view already holds dependencies; write the "
-                "combination into a view of its own"
-            )
-        members = self.members(view)
-        tokens = self.shared_tokens(view, members)
-        sentences = self.sentence_spans(view, members, copy=True)
+        doc, members, tokens, sentences = self.voting_inputs(view)
         # A member's arcs, keyed by dependent span: (governor span or None for the root, label).
         arcs = [self._arcs(member, doc) for member in members]
         out: list[Any] = []
