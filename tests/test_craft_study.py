@@ -3,7 +3,7 @@ layers scored, and its structure run end to end on the hand-written CRAFT fixtur
 
 The fixture run is the study as written, with three changes only: the reader reads
 the one fixture article (tests/fixtures/craft), the trained models (Punkt, OpenNLP,
-UDPipe) are tiny ones trained here on hand-written sentences, and the anatomy
+UDPipe, Stanza's tagger and parser) are tiny ones trained here on hand-written sentences, and the anatomy
 dictionary reads a two-term OBO file. So every step, view, evaluator and
 significance setting of the study runs; the scores mean nothing.
 """
@@ -38,6 +38,7 @@ from tests.test_html_report import CHROMIUM_FLAGS
 
 # Session fixtures: tiny OpenNLP (skips without Java and opennlp) and UDPipe models.
 from tests.test_opennlp import tiny_opennlp_model, tiny_opennlp_training  # noqa: F401
+from tests.test_stanza_syntax import tiny_syntax_gold, tiny_syntax_training  # noqa: F401
 from tests.test_udpipe import tiny_udpipe_model, tiny_udpipe_training  # noqa: F401
 
 REPO = Path(__file__).resolve().parent.parent
@@ -49,6 +50,9 @@ TRAINED = {
     "runs/train-craft-opennlp/final/model": "casflow train workflows/train-craft-opennlp.yaml",
     "runs/train-craft-udpipe-quick/final/model": (
         "casflow train workflows/train-craft-udpipe-quick.yaml"
+    ),
+    "runs/train-craft-stanza-syntax/final/model": (
+        "casflow train workflows/train-craft-stanza-syntax.yaml"
     ),
 }
 # The evaluator that scores each layer, and the one type that makes a view have it.
@@ -143,6 +147,12 @@ def fixture_study(root: Path, models: dict[str, Path]) -> Path:
         config = step.get("config") or {}
         if config.get("model") in TRAINED:
             step["config"]["model"] = str(models[config["model"]])
+        # Stanza's steps name the files of a model folder (tagger.pt, parser.pt, ...).
+        for files in (config.get("model_files") or {}).values():
+            for key, value in files.items():
+                folder, _, name = value.rpartition("/")
+                if folder in TRAINED:
+                    files[key] = str(models[folder] / name)
         if step["component"] == "ner.dictionary.v1":
             (root / "anatomy.obo").write_text(DICTIONARY_OBO, encoding="utf-8")
             step["config"] = {"ontologies": [str(root / "anatomy.obo")], "cache_dir": str(root)}
@@ -157,6 +167,7 @@ def study_run(
     tmp_path_factory: pytest.TempPathFactory,
     tiny_opennlp_model: Path,  # noqa: F811
     tiny_udpipe_model: Path,  # noqa: F811
+    tiny_syntax_training: Any,  # noqa: F811
 ) -> Path:
     from casflow.components.nltk.punkt import PunktSentenceTrainer, PunktTrainerConfig
     from casflow.pipeline.component import TrainingContext
@@ -170,6 +181,7 @@ def study_run(
         "runs/train-craft-punkt/final/model": punkt,
         "runs/train-craft-opennlp/final/model": tiny_opennlp_model,
         "runs/train-craft-udpipe-quick/final/model": tiny_udpipe_model,
+        "runs/train-craft-stanza-syntax/final/model": tiny_syntax_training[1].model_dir,
     }
     workflow = fixture_study(root, models)
     assert main(["run", str(workflow), "--quiet"]) == 0

@@ -37,6 +37,7 @@ NEEDS_TRAINED_MODEL = {
         "runs/train-craft-punkt/final/model/punkt.json",
         "runs/train-craft-opennlp/final/model/en-parser-chunking.bin",
         "runs/train-craft-udpipe-quick/final/model",
+        "runs/train-craft-stanza-syntax/final/model/parser.pt",
     ],
 }
 
