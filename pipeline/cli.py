@@ -68,11 +68,17 @@ def _load(args: argparse.Namespace, start_workers: bool = False) -> LoadedWorkfl
                 load_located(located, _overrides(args), check_resources=False)
             )
     try:
-        return load_located(located, _overrides(args))
+        workflow = load_located(located, _overrides(args))
     except WorkflowValidationError as exc:
         if early is not None:
             early.stop()
         return _print_invalid(exc)
+    for view, why in workflow.left_out.items():
+        print(
+            f"casflow: optional view {view!r} left out (its steps and its evaluator rows): {why}",
+            file=sys.stderr,
+        )
+    return workflow
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -27,7 +27,13 @@ from typing import Any, Literal, TypeVar, cast
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from casflow.pipeline.component import INITIAL_VIEW, Component, ComponentConfig, RunContext
+from casflow.pipeline.component import (
+    INITIAL_VIEW,
+    Component,
+    ComponentConfig,
+    EvaluatorConfig,
+    RunContext,
+)
 from casflow.pipeline.registry import ComponentLoadError, UnknownComponentError, registry
 from casflow.pipeline.validation import (
     WorkflowIssue,
@@ -119,6 +125,12 @@ class WorkflowSpec(_Strict):
     components: list[StepSpec] = Field(default_factory=list)
     writers: list[StepSpec] = Field(default_factory=list)
     evaluators: list[StepSpec] = Field(default_factory=list)
+    optional_views: list[str] = Field(
+        default_factory=list,
+        description="Views run only where their steps' models and files are present (e.g. "
+        "a model users download themselves): elsewhere the view's steps are left out, "
+        "evaluators score the other views, and casflow says what was left out and why.",
+    )
     run: RunSpec = Field(default_factory=RunSpec)
 
 
@@ -190,6 +202,8 @@ class LoadedWorkflow:
     writers: list[ResolvedStep]
     evaluators: list[ResolvedStep]
     resolved: dict[str, Any] = field(default_factory=dict)
+    #: optional views left out of this run, each with why (the first missing file)
+    left_out: dict[str, str] = field(default_factory=dict)
 
     @property
     def hash(self) -> str:
@@ -364,10 +378,17 @@ def load_located(
         issues.extend(pydantic_issues(exc, ("run",), located, RunSpec))
         run = RunSpec()
     processors, writers, evaluators = steps["components"], steps["writers"], steps["evaluators"]
+    context = RunContext(output_dir=Path(run.output), workflow_dir=workflow_dir(located.source))
+    left_out = absent_optional_views(
+        data.get("optional_views"), processors, context, located, issues
+    )
+    if left_out:
+        processors = [s for s in processors if s.spec.view not in left_out]
+        writers = [s for s in writers if s.spec.view not in left_out]
+        evaluators = [e for s in evaluators if (e := without_views(s, set(left_out))) is not None]
     chain_reader = reader or _reader_for_chain_check(data.get("reader"))
     check_requirements(chain_reader, processors, writers, evaluators, located, issues)
     if check_resources:
-        context = RunContext(output_dir=Path(run.output), workflow_dir=workflow_dir(located.source))
         all_steps = [reader, *processors, *writers, *evaluators]
         run_component_checks(all_steps, context, located, issues, overrides)
         issues.extend(output_issues(run, writers, context, located, overrides))
@@ -393,8 +414,64 @@ def load_located(
         "run": run.model_dump(mode="json"),
     }
     return LoadedWorkflow(
-        located.source, spec, reader, processors, writers, evaluators, resolved=resolved
+        located.source,
+        spec,
+        reader,
+        processors,
+        writers,
+        evaluators,
+        resolved=resolved,
+        left_out=left_out,
     )
+
+
+def absent_optional_views(
+    raw: Any,
+    processors: list[ResolvedStep],
+    context: RunContext,
+    located: LocatedYaml,
+    issues: list[WorkflowIssue],
+) -> dict[str, str]:
+    """The ``optional_views`` whose steps' own checks (models, files) fail here, each with
+    its first problem. Checked whether or not the run checks resources: a run's workers get
+    the workflow without these views, and so must the workers started while it is checked."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, list) or not all(isinstance(v, str) for v in raw):
+        issues.append(issue_at(located, ("optional_views",), "expected a list of view names"))
+        return {}
+    absent: dict[str, str] = {}
+    for index, view in enumerate(raw):
+        steps = [s for s in processors if s.spec.view == view]
+        if not steps:
+            issues.append(
+                issue_at(
+                    located,
+                    ("optional_views", index),
+                    f"no step in components writes view {view!r}; name a view the components write",
+                )
+            )
+            continue
+        for step in steps:
+            problems = step.component_class.check_config(step.config, context)
+            if problems:
+                absent[view] = problems[0]
+                break
+    return absent
+
+
+def without_views(step: ResolvedStep, views: set[str]) -> ResolvedStep | None:
+    """An evaluator step with ``views`` taken out of its system views; None when it
+    scored only those."""
+    config = step.config
+    if not isinstance(config, EvaluatorConfig) or not views & set(config.system_views):
+        return step
+    kept = [v for v in config.system_views if v not in views]
+    if not kept:
+        return None
+    spec = step.spec.model_copy(update={"config": {**step.spec.config, "system_views": kept}})
+    config = config.model_copy(update={"system_views": kept})
+    return ResolvedStep(step.section, step.index, spec, step.component_class, config)
 
 
 def read_located(path: str | Path) -> LocatedYaml:
