@@ -32,7 +32,11 @@ CORPUS_WORKFLOWS = {
 NEEDS_TRAINED_MODEL = {
     "anatomy-stacking-eval.yaml": ["runs/anatomy-stacking/final/model/meta.json"],
     "anatem-stanza-eval.yaml": ["runs/train-anatem-stanza/final/model/model.pt"],
-    "craft-combination.yaml": ["runs/train-craft-constituency/final/checkpoints/checkpoint.pt"],
+    "craft-combination.yaml": [
+        "runs/train-craft-constituency/final/checkpoints/checkpoint.pt",
+        "runs/train-craft-syntax-seed1/final/model/meta.json",
+        "runs/train-craft-stanza-syntax/final/model/parser.pt",
+    ],
     "craft-study.yaml": [
         "runs/train-craft-punkt/final/model/punkt.json",
         "runs/train-craft-opennlp/final/model/en-parser-chunking.bin",
