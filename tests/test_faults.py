@@ -568,12 +568,6 @@ def test_50_mb_article_completes_in_bounded_memory_and_time(
         ),
         "utf-8",
     )
-    # Runs reuse joblib's loky workers, and a worker's peak (ru_maxrss) never goes down:
-    # workers left by earlier tests of the session (models loaded) would carry their own
-    # peak into this one. Fresh workers measure this document alone.
-    from joblib.externals.loky import get_reusable_executor
-
-    get_reusable_executor().shutdown(wait=True)
     started = time.monotonic()
     code, err = run_cli(str(wf), "--quiet")
     seconds = time.monotonic() - started

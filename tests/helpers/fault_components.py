@@ -9,6 +9,7 @@ in-process by mistake fails instead of killing the test session.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -129,6 +130,18 @@ class HangingWriter(Writer[HangingWriterConfig]):
         return []
 
 
+def peak_rss_kb() -> int:
+    """This process's own peak resident memory in KiB: VmHWM, the high-water mark of its
+    address space since its exec. Not ru_maxrss: Linux carries that over fork and exec,
+    so a worker spawned by a large parent (a test session that trained models) reports
+    the parent's size."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+
+
 class MemoryProbe(Writer[ComponentConfig]):
     """Records the worker's peak memory after the document's other writers ran."""
 
@@ -139,7 +152,7 @@ class MemoryProbe(Writer[ComponentConfig]):
 
     def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
         (path,) = self.output_paths(doc_id)
-        peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+        peak_kb = peak_rss_kb()
         atomic_write_text(path, json.dumps({"pid": os.getpid(), "peak_mb": peak_kb / 1024}))
         return [path]
 
