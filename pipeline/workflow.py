@@ -379,9 +379,8 @@ def load_located(
         run = RunSpec()
     processors, writers, evaluators = steps["components"], steps["writers"], steps["evaluators"]
     context = RunContext(output_dir=Path(run.output), workflow_dir=workflow_dir(located.source))
-    left_out = absent_optional_views(
-        data.get("optional_views"), processors, context, located, issues
-    )
+    optional = optional_view_names(data.get("optional_views"), located, issues)
+    left_out = absent_views(optional, processors, context, located, issues)
     if left_out:
         processors = [s for s in processors if s.spec.view not in left_out]
         writers = [s for s in writers if s.spec.view not in left_out]
@@ -389,7 +388,9 @@ def load_located(
     chain_reader = reader or _reader_for_chain_check(data.get("reader"))
     check_requirements(chain_reader, processors, writers, evaluators, located, issues)
     if check_resources:
-        all_steps = [reader, *processors, *writers, *evaluators]
+        # the components of optional views had their own checks above
+        kept = [s for s in processors if s.spec.view not in optional]
+        all_steps = [reader, *kept, *writers, *evaluators]
         run_component_checks(all_steps, context, located, issues, overrides)
         issues.extend(output_issues(run, writers, context, located, overrides))
     if issues:
@@ -425,23 +426,29 @@ def load_located(
     )
 
 
-def absent_optional_views(
-    raw: Any,
+def optional_view_names(raw: Any, located: LocatedYaml, issues: list[WorkflowIssue]) -> list[str]:
+    """The workflow's ``optional_views``, if it is a list of names (else an issue)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not all(isinstance(v, str) for v in raw):
+        issues.append(issue_at(located, ("optional_views",), "expected a list of view names"))
+        return []
+    return raw
+
+
+def absent_views(
+    optional: list[str],
     processors: list[ResolvedStep],
     context: RunContext,
     located: LocatedYaml,
     issues: list[WorkflowIssue],
 ) -> dict[str, str]:
-    """The ``optional_views`` whose steps' own checks (models, files) fail here, each with
-    its first problem. Checked whether or not the run checks resources: a run's workers get
-    the workflow without these views, and so must the workers started while it is checked."""
-    if raw is None:
-        return {}
-    if not isinstance(raw, list) or not all(isinstance(v, str) for v in raw):
-        issues.append(issue_at(located, ("optional_views",), "expected a list of view names"))
-        return {}
+    """The ``optional`` views whose components' own checks (models, files) fail here, each
+    with its first problem. Checked whether or not the run checks resources: a run's
+    workers get the workflow without these views, and so must the workers started while
+    it is checked."""
     absent: dict[str, str] = {}
-    for index, view in enumerate(raw):
+    for index, view in enumerate(optional):
         steps = [s for s in processors if s.spec.view == view]
         if not steps:
             issues.append(

@@ -49,8 +49,9 @@ class YamlLoadError(ValueError):
 # 387 bytes that expand to 10^9 values) or into itself. A workflow has a few
 # hundred values; these bounds refuse such files at once, in constant memory.
 MAX_VALUES = 10_000
-MERGE_TAG = "tag:yaml.org,2002:merge"
 MAX_DEPTH = 100
+#: the tag PyYAML's composer gives the merge key "<<"
+MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 class _Walker:
