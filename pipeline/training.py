@@ -110,10 +110,19 @@ class LoadedTraining:
     dev_reader: ResolvedStep | None
     trainer: ResolvedStep
     resolved: dict[str, Any] = field(default_factory=dict)
+    # Command-line overrides that were given (--seed 2 ...): the model card's command
+    # must name them, or a model trained with another seed reads as the workflow's own.
+    overrides: dict[str, Any] = field(default_factory=dict)
 
     @property
     def gold_view(self) -> str:
         return self.train_reader.spec.view
+
+    @property
+    def command(self) -> str:
+        """The ``casflow train`` command that trains this, overrides included."""
+        flags = "".join(f" --{key} {value}" for key, value in self.overrides.items())
+        return f"casflow train {self.source}{flags}"
 
 
 def _merged_reader(raw: Any, extra: Mapping[str, Any]) -> Any:
@@ -162,7 +171,8 @@ def validate_training(
         "seed": spec.seed,
         "output": spec.output,
     }
-    return LoadedTraining(located.source, spec, train_reader, dev_reader, trainer, resolved)
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    return LoadedTraining(located.source, spec, train_reader, dev_reader, trainer, resolved, given)
 
 
 def _training_data(located: LocatedYaml, overrides: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -596,6 +606,7 @@ def run_training(
     report: dict[str, Any] = {
         "workflow": loaded.resolved,
         "source": loaded.source,
+        "command": loaded.command,
         "started": started_at.isoformat(timespec="seconds"),
         "versions": _versions(trainer),
         "data": {
@@ -640,7 +651,7 @@ def model_card(report: Mapping[str, Any], trainer: Trainer) -> str:
     lines = [
         f"# {workflow.get('name') or Path(workflow['output']).name}",
         "",
-        f"Trained by `casflow train {report['source']}` "
+        f"Trained by `{report.get('command') or 'casflow train ' + report['source']}` "
         f"({report['started']} to {report['finished']}, {report['seconds'] / 60:.1f} min).",
         "",
         "## Data",

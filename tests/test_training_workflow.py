@@ -268,6 +268,9 @@ def test_cross_validation_then_final_model_report_card_and_resume(
     assert any("fold 1/2: the workflow changed since it ran" in line for line in lines)
     assert any("stage 1: settings or data changed" in line for line in lines)
     assert not any("already done" in line for line in lines)
+    # the card names the command with its override, not the workflow's own seed alone
+    card = (result.model_dir / "MODEL_CARD.md").read_text("utf-8")
+    assert "Trained by `casflow train " in card and " --seed 4` (" in card and "seed 4." in card
 
 
 @pytest.mark.slow
