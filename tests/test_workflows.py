@@ -35,6 +35,8 @@ NEEDS_TRAINED_MODEL = {
     "craft-combination.yaml": [
         "runs/train-craft-constituency/final/checkpoints/checkpoint.pt",
         "runs/train-craft-syntax-seed1/final/model/meta.json",
+        "runs/train-craft-syntax-seed2/final/model/meta.json",
+        "runs/train-craft-syntax-seed3/final/model/meta.json",
         "runs/train-craft-stanza-syntax/final/model/parser.pt",
     ],
     "craft-study.yaml": [
