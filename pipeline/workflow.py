@@ -464,6 +464,20 @@ def absent_views(
             if problems:
                 absent[view] = problems[0]
                 break
+    # An optional view that reads a left-out one (a vote over it, a copy of it) goes
+    # too: its own checks pass, but nothing would write what it reads.
+    changed = True
+    while changed:
+        changed = False
+        for view in optional:
+            if view in absent:
+                continue
+            for step in (s for s in processors if s.spec.view == view):
+                gone = sorted(set(step.component_class.views_read(step.config)) & set(absent))
+                if gone:
+                    absent[view] = f"{step.spec.component} reads view {gone[0]!r}, left out"
+                    changed = True
+                    break
     return absent
 
 

@@ -143,3 +143,40 @@ def test_label_mapping_puts_members_on_one_label_set(tmp_path: Path) -> None:
         method="intersection",
     )
     assert [(t, v) for t, v, _ in found(cas)] == [("Pax6", "GENE"), ("lens", "Tissue")]
+
+
+ABBREVIATION_TEXT = "Human colorectal cancer (CRC) grows. CRC cells and CRCs differ."
+
+
+def test_document_steps_run_over_the_voted_mentions(tmp_path: Path) -> None:
+    cas = cassis.Cas(typesystem=load_typesystem())
+    cas.sofa_string = ABBREVIATION_TEXT
+    long_form = (6, 23, ANATOMY_MENTION, "Cancer")  # "colorectal cancer"
+    view_with(cas, "m1", [long_form])
+    view_with(cas, "m2", [long_form, (0, 5, ANATOMY_MENTION, "Organism_subdivision")])
+    view_with(cas, "m3", [(6, 16, ANATOMY_MENTION, "Organ")])
+    config = CombineMentionsConfig(
+        members=["m1", "m2", "m3"],
+        type="AnatomyMention",
+        document_postprocess=["propagate_abbreviations"],
+    )
+    CombineMentions(config, RunContext(output_dir=tmp_path)).process(cas)
+    result = sorted(cas.select(ANATOMY_MENTION), key=lambda m: m.begin)
+    # the vote keeps the long form (2 of 3); the step tags both whole-word "CRC"s as
+    # Cancer, with the long form's share and no identifier; "CRCs" is another word
+    assert [(m.get_covered_text(), m.value) for m in result] == [
+        ("colorectal cancer", "Cancer"),
+        ("CRC", "Cancer"),
+        ("CRC", "Cancer"),
+    ]
+    assert [m.identifier for m in result] == ["m1", None, None]
+    assert [round(m.confidence, 3) for m in result] == [0.667] * 3
+    # the members' agreement is with the vote before the step added the short forms:
+    # m1's own output (the long form alone) equals it
+    (sentence,) = cas.select(SENTENCE_AGREEMENT)
+    assert sentence.membersAgreeing == 1
+
+
+def test_unknown_document_step_is_a_config_error() -> None:
+    with pytest.raises(ValueError, match="unknown document step.*propagate_abbreviations"):
+        CombineMentionsConfig(members=["m1", "m2"], document_postprocess=["propagate_names"])

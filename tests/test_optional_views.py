@@ -100,3 +100,19 @@ def test_an_optional_view_no_step_writes_is_an_error_at_its_line(
     assert any(message in m and f"wf.yaml:{line}" in m for m in lines), lines
     # punkt is not an optional view in either case, so its missing model is an error too
     assert any("no Punkt parameters" in m for m in lines), lines
+
+
+def test_an_optional_view_that_reads_a_left_out_one_goes_too(tmp_path: Path) -> None:
+    text = _workflow(tmp_path, tmp_path / "no-such-punkt", "[punkt, copy]").replace(
+        "\noptional_views:",
+        "\n  - {component: view.copy.v1, view: copy, config: {from_view: punkt, types: [Sentence]}}"
+        "\noptional_views:",
+    )
+    loaded = load_workflow_text(text, source=str(tmp_path / "wf.yaml"))
+    assert loaded.left_out["copy"] == "view.copy.v1 reads view 'punkt', left out"
+    assert [s.spec.view for s in loaded.processors] == ["gold", "rules"]
+    # not optional, a copy of a left-out view is an error naming what it lacks
+    with pytest.raises(WorkflowValidationError, match="punkt"):
+        load_workflow_text(
+            text.replace("[punkt, copy]", "[punkt]"), source=str(tmp_path / "wf.yaml")
+        )

@@ -9,6 +9,14 @@ order) that proposed it, its class in ``value`` and, where the type has
 ``confidence``, the share of the vote behind it. Discontinuous fragments and
 accepted alternatives are not combined.
 
+``document_postprocess`` runs document-level steps of the CRF tagger over the
+voted mentions (``propagate_abbreviations``: a short form defined in the text as
+"long form (SF)" is tagged wherever it stands, with the class of its voted long
+form), so a vote of several taggers ends as casflow's own anatomy tagger does.
+A mention such a step adds takes the type of a voted mention of its class (else
+``type``), no identifier, and the share of the mention it came from; the
+agreement per sentence is the members' agreement with the vote before the steps.
+
 Sentences (for ``SentenceAgreement``, layer ``mentions:<type>``, e.g.
 ``mentions:GeneMention``, so combiners of several types can share a view) are the view's own,
 else the first member's that has some, else the whole text; a mention belongs to
@@ -36,6 +44,7 @@ from casflow.components.combine.mention_vote import (
     vote_mentions,
 )
 from casflow.components.combine.voting import agreement
+from casflow.components.crfsuite.postprocess import DOCUMENT_POSTPROCESSORS
 from casflow.components.evaluators.mentions import resolve_type_name
 from casflow.typesystem import NAMED_ENTITY, SENTENCE_AGREEMENT, short_name
 
@@ -55,6 +64,23 @@ class CombineMentionsConfig(CombineConfig):
     threshold: float = Field(
         0.5, ge=0, lt=1, description="Share of the class's member weight 'weighted' needs."
     )
+    document_postprocess: list[str] = Field(
+        default_factory=list,
+        description="Document-level steps over the voted mentions, in order: "
+        + ", ".join(sorted(DOCUMENT_POSTPROCESSORS))
+        + " (as ner.crf.v1 models run them after their members' vote).",
+    )
+
+    @field_validator("document_postprocess")
+    @classmethod
+    def _known_steps(cls, value: list[str]) -> list[str]:
+        unknown = [name for name in value if name not in DOCUMENT_POSTPROCESSORS]
+        if unknown:
+            raise ValueError(
+                f"unknown document step(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(DOCUMENT_POSTPROCESSORS))}"
+            )
+        return value
 
     @field_validator("type")
     @classmethod
@@ -113,6 +139,8 @@ class CombineMentions(Combiner[CombineMentionsConfig]):
             self.config.threshold,
         )
         out = [self._annotation(mention, origin) for mention in kept]
+        if self.config.document_postprocess:
+            out.extend(self._document_steps(view, kept, origin))
         if self.config.agreement:
             out.extend(self._agreement(view, members, proposals, kept))
         view.add_all(out)
@@ -126,6 +154,28 @@ class CombineMentions(Combiner[CombineMentionsConfig]):
         if type_.get_feature("confidence") is not None:
             values["confidence"] = mention.share
         return type_(begin=mention.begin, end=mention.end, **values)
+
+    def _document_steps(
+        self, view: cassis.Cas, kept: list[VotedMention], origin: dict[Unit, tuple[Any, str | None]]
+    ) -> list[Any]:
+        """The annotations the document steps add to the voted mentions."""
+        text = view.sofa_string or ""
+        mentions = [(m.begin, m.end, m.label, m.share) for m in kept]
+        for name in self.config.document_postprocess:
+            mentions = DOCUMENT_POSTPROCESSORS[name](text, mentions)
+        voted = {(m.begin, m.end, m.label) for m in kept}
+        type_of_class = {m.label: origin[(m.begin, m.end, m.label)][0] for m in kept}
+        fallback = view.typesystem.get_type(self.config.type)
+        out = []
+        for begin, end, label, share in mentions:
+            if (begin, end, label) in voted:
+                continue
+            type_ = type_of_class.get(label, fallback)
+            values: dict[str, Any] = {"value": label}
+            if type_.get_feature("confidence") is not None:
+                values["confidence"] = share
+            out.append(type_(begin=begin, end=end, **values))
+        return out
 
     def _agreement(
         self,
