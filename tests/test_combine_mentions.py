@@ -178,5 +178,8 @@ def test_document_steps_run_over_the_voted_mentions(tmp_path: Path) -> None:
 
 
 def test_unknown_document_step_is_a_config_error() -> None:
-    with pytest.raises(ValueError, match="unknown document step.*propagate_abbreviations"):
+    with pytest.raises(
+        ValueError,
+        match="unknown document post-processing propagate_names; known: propagate_abbreviations",
+    ):
         CombineMentionsConfig(members=["m1", "m2"], document_postprocess=["propagate_names"])

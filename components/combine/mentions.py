@@ -44,7 +44,7 @@ from casflow.components.combine.mention_vote import (
     vote_mentions,
 )
 from casflow.components.combine.voting import agreement
-from casflow.components.crfsuite.postprocess import DOCUMENT_POSTPROCESSORS
+from casflow.components.crfsuite.postprocess import DOCUMENT_POSTPROCESSORS, known_document_steps
 from casflow.components.evaluators.mentions import resolve_type_name
 from casflow.typesystem import NAMED_ENTITY, SENTENCE_AGREEMENT, short_name
 
@@ -74,13 +74,7 @@ class CombineMentionsConfig(CombineConfig):
     @field_validator("document_postprocess")
     @classmethod
     def _known_steps(cls, value: list[str]) -> list[str]:
-        unknown = [name for name in value if name not in DOCUMENT_POSTPROCESSORS]
-        if unknown:
-            raise ValueError(
-                f"unknown document step(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(DOCUMENT_POSTPROCESSORS))}"
-            )
-        return value
+        return known_document_steps(value)
 
     @field_validator("type")
     @classmethod

@@ -118,3 +118,15 @@ DocumentStep = Callable[[str, Sequence[Mention]], list[Mention]]
 DOCUMENT_POSTPROCESSORS: dict[str, DocumentStep] = {
     "propagate_abbreviations": propagate_abbreviations
 }
+
+
+def known_document_steps(names: list[str]) -> list[str]:
+    """``names`` if every one is a document step (a config validator's check), else
+    ValueError naming the unknown ones and the known."""
+    unknown = [name for name in names if name not in DOCUMENT_POSTPROCESSORS]
+    if unknown:
+        raise ValueError(
+            f"unknown document post-processing {', '.join(unknown)}; known: "
+            f"{', '.join(DOCUMENT_POSTPROCESSORS)}"
+        )
+    return names

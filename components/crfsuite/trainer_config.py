@@ -13,7 +13,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from casflow.components.crfsuite.postprocess import DOCUMENT_POSTPROCESSORS, POSTPROCESSORS
+from casflow.components.crfsuite.postprocess import (
+    DOCUMENT_POSTPROCESSORS,
+    POSTPROCESSORS,
+    known_document_steps,
+)
 from casflow.components.dictionary.tagger import DictionaryTaggerConfig
 from casflow.pipeline.component import ComponentConfig
 from casflow.pipeline.gold_sources import GoldSource
@@ -242,13 +246,7 @@ class CrfMentionTrainerConfig(ComponentConfig):
     @field_validator("document_postprocess")
     @classmethod
     def _known_document_steps(cls, value: list[str]) -> list[str]:
-        unknown = [name for name in value if name not in DOCUMENT_POSTPROCESSORS]
-        if unknown:
-            raise ValueError(
-                f"unknown document post-processing {', '.join(unknown)}; known: "
-                f"{', '.join(DOCUMENT_POSTPROCESSORS)}"
-            )
-        return value
+        return known_document_steps(value)
 
     @field_validator("crf")
     @classmethod
