@@ -645,18 +645,22 @@ class DaskDispatcher(Dispatcher):
                 continue
             for future in done:
                 batch = pending.pop(future)
-                if future.status == "finished":
+                outcome = _batch_outcome(future)
+                if outcome == "finished":
                     yield future.result()
-                elif future.status == "cancelled" or _is_pool_failure(future.exception()):
-                    cause = (
-                        "a Dask worker was lost (its task was cancelled)"
-                        if future.status == "cancelled"
-                        else replacement_cause(future.exception(), timeout)
+                elif outcome == "recomputing":
+                    pending[future] = batch
+                elif outcome == "cancelled":
+                    self._replaced(
+                        "a Dask worker was lost (its task was cancelled)", batch, retried=True
                     )
-                    self._replaced(cause, batch, retried=True)
                     suspects.extend(batch)
                 else:
-                    raise future.exception()
+                    error = future.exception()
+                    if not _is_pool_failure(error):
+                        raise error
+                    self._replaced(replacement_cause(error, timeout), batch, retried=True)
+                    suspects.extend(batch)
 
     def _submit(self, refs: list[DocumentRef]) -> Any:
         # pure=False: a batch submitted again must run again, not reuse the failed key.
@@ -686,6 +690,20 @@ class DaskDispatcher(Dispatcher):
             return self.runner.lost(ref, exc, log_size)
         finally:
             self.pending.pop(future, None)
+
+
+def _batch_outcome(future: Any) -> str:
+    """What a future that ``wait`` returned as done holds now, read once.
+
+    Its status can change after ``wait``: when the worker holding a finished
+    batch's result dies, the scheduler marks the result lost and runs the batch
+    again elsewhere ("lost", then "pending"). Such a future is waited for again
+    rather than read as failed; its ``exception()`` would be None.
+    """
+    status = future.status
+    if status in ("finished", "cancelled", "error"):
+        return status
+    return "recomputing"
 
 
 @contextlib.contextmanager

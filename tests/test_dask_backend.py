@@ -171,3 +171,56 @@ def test_dead_and_stuck_dask_workers_cost_one_document_each(
     assert {"PMC7400002", "PMC7400003"} <= alone
     assert any("KilledWorker" in r["cause"] for r in replacements)
     assert "workers replaced" in err
+
+
+class _FakeFuture:
+    """A Dask future whose status is scripted: one status per read of ``status``."""
+
+    def __init__(self, statuses: list[str], result: object) -> None:
+        self._statuses = statuses
+        self._result = result
+
+    @property
+    def status(self) -> str:
+        return self._statuses.pop(0) if len(self._statuses) > 1 else self._statuses[0]
+
+    def result(self) -> object:
+        return self._result
+
+    def exception(self) -> None:
+        return None
+
+
+def test_a_batch_whose_result_was_lost_with_its_worker_is_waited_for_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # wait() returned the batch as done; then the worker holding its result died
+    # and the scheduler runs it again ("lost", then "pending"). CI once read such
+    # a future's exception() (None) as a failure and crashed the run.
+    import types
+
+    import dask.distributed
+
+    from casflow.pipeline.component import DocumentRef
+    from casflow.pipeline.runner import DaskDispatcher
+
+    ref = DocumentRef("PMC1", "in/PMC1.txt")
+    future = _FakeFuture(["lost", "finished"], ["result of PMC1"])
+    waits: list[list[object]] = []
+
+    def fake_wait(futures: list[object], timeout: float, return_when: str) -> tuple[set, set]:
+        waits.append(list(futures))
+        return {futures[0]}, set()
+
+    monkeypatch.setattr(dask.distributed, "wait", fake_wait)
+    dispatcher = DaskDispatcher.__new__(DaskDispatcher)
+    dispatcher.runner = types.SimpleNamespace(task_timeout=lambda size: 5.0)
+    dispatcher.run_spec = types.SimpleNamespace(batch_size=1, jobs=1)
+    dispatcher.replacements = []
+    dispatcher.client = types.SimpleNamespace(nthreads=lambda: {"w": 1})
+    dispatcher.pending = {}
+    dispatcher._submit = lambda batch: future  # type: ignore[method-assign]
+
+    assert list(dispatcher.results(iter([ref]))) == [["result of PMC1"]]
+    assert len(waits) == 2  # waited again for the recomputed batch
+    assert dispatcher.replacements == []  # not read as a lost worker
