@@ -136,10 +136,13 @@ def cmd_train(args: argparse.Namespace) -> int:
         print(f"{args.workflow}: valid training workflow ({loaded.trainer.spec.component})")
         return 0
     try:
-        result = run_training(loaded)
+        result = run_training(loaded, only_fold=args.fold)
     except TrainingDataError as exc:
         print(f"casflow: {exc}", file=sys.stderr)
         return EXIT_NOT_STARTED
+    if args.fold is not None:
+        print(f"casflow: fold {args.fold}'s model in {result.model_dir}")
+        return 0
     print(f"casflow: model in {result.model_dir}; card {result.model_dir / 'MODEL_CARD.md'}")
     return 0
 
@@ -526,6 +529,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--folds", type=int, help="override cross_validation.folds (0: none; 5: CRAFT protocol)"
     )
     p_train.add_argument("--seed", type=int, help="override seed")
+    p_train.add_argument(
+        "--fold",
+        type=int,
+        help="train only this cross-validation fold (1..folds), e.g. one per process or "
+        "machine sharing the output folder; the run without --fold reuses finished folds",
+    )
     p_train.add_argument("--validate-only", action="store_true", help="check the workflow and stop")
     p_train.set_defaults(func=cmd_train)
 

@@ -543,6 +543,8 @@ def _run_fold(
     fold_report = {
         "fold": k,
         "held_out": held_out,
+        # the fold's model, e.g. a voting member (combine.dependencies.v1)
+        "model": str(model),
         "scores": scores,
         "seconds": round(time.monotonic() - fold_start, 1),
     }
@@ -566,6 +568,19 @@ def _cross_validate(
         "folds": [{k: v for k, v in f.items() if k != "fingerprint"} for f in fold_reports],
         "mean": _mean_scores([f["scores"] for f in fold_reports]),
     }
+
+
+def _train_one_fold(
+    loaded: LoadedTraining, trainer: Trainer[Any], data: _GoldData, fold: int, say: _Clock
+) -> dict[str, Any]:
+    """Fold ``fold`` alone, so that folds can train in parallel processes sharing the
+    output folder; the run without ``fold`` then reuses it as already done."""
+    folds = loaded.spec.cross_validation.folds
+    workflow = {k: v for k, v in loaded.resolved.items() if k not in {"output", "name"}}
+    held_out = contiguous_folds(data.train_ids, folds)[fold - 1]
+    fold_report = _run_fold(fold, held_out, trainer, data, workflow, loaded, say)
+    say(f"fold {fold}/{folds}: {_format_scores(fold_report['scores'])}")
+    return fold_report
 
 
 def _train_final(
@@ -592,9 +607,16 @@ def run_training(
     loaded: LoadedTraining,
     *,
     log: Callable[[str], None] | None = None,
+    only_fold: int | None = None,
 ) -> TrainingResult:
-    """Read the gold documents, run the protocol, write the report and model card."""
+    """Read the gold documents, run the protocol, write the report and model card.
+
+    ``only_fold`` (1..folds) trains that cross-validation fold alone and writes
+    neither the final model nor the report: see :func:`_train_one_fold`.
+    """
     spec = loaded.spec
+    if only_fold is not None:
+        check_only_fold(only_fold, spec.cross_validation.folds, loaded.source)
     output = Path(spec.output)
     output.mkdir(parents=True, exist_ok=True)
     started_at = datetime.now(UTC)
@@ -617,6 +639,14 @@ def run_training(
             "dev_ids": [d for d, _ in data.dev],
         },
     }
+    if only_fold is not None:
+        fold_report = _train_one_fold(loaded, trainer, data, only_fold, say)
+        model = Path(fold_report.get("model") or output / "folds" / f"fold-{only_fold}")
+        say(
+            f"fold {only_fold} done; the run without --fold reuses it and trains the other "
+            "folds and the final model"
+        )
+        return TrainingResult(output, model, {**report, "fold": fold_report})
     if spec.cross_validation.folds:
         report["cross_validation"] = _cross_validate(loaded, trainer, data, say)
     model_dir, report["final"] = _train_final(loaded, trainer, data, say)
@@ -628,6 +658,17 @@ def run_training(
     atomic_write_text(output / CARD_FILE, card)
     say(f"model: {model_dir}; report: {output / REPORT_FILE}")
     return TrainingResult(output, model_dir, report)
+
+
+def check_only_fold(fold: int, folds: int, source: str) -> None:
+    """A fold to train alone must be one of the workflow's folds."""
+    if folds < 2:
+        raise TrainingDataError(
+            f"--fold {fold}: {source} has no cross-validation (cross_validation.folds is "
+            f"{folds}); add --folds 5 (or set cross_validation.folds) to choose a fold"
+        )
+    if not 1 <= fold <= folds:
+        raise TrainingDataError(f"--fold {fold}: {source} has folds 1 to {folds}")
 
 
 def _format_scores(scores: Mapping[str, float]) -> str:

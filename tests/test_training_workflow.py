@@ -273,6 +273,34 @@ def test_cross_validation_then_final_model_report_card_and_resume(
     assert "Trained by `casflow train " in card and " --seed 4` (" in card and "seed 4." in card
 
 
+def test_folds_trained_alone_are_reused_by_the_full_run(
+    tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --fold K trains one fold (one process or machine each, sharing the output
+    # folder); the run without --fold then trains only the final model.
+    path = str(workflow_file(tmp_path, corpus))
+    assert cli_main(["train", path, "--fold", "3"]) == 2
+    assert "has folds 1 to 2" in capsys.readouterr().err
+    assert cli_main(["train", path, "--folds", "0", "--fold", "1"]) == 2
+    assert "has no cross-validation" in capsys.readouterr().err
+    for k in (2, 1):
+        assert cli_main(["train", path, "--fold", str(k)]) == 0
+        assert f"fold {k}'s model in " in capsys.readouterr().out
+    assert not (corpus["out"] / "final").exists()
+    assert not (corpus["out"] / "training-report.json").exists()
+    fold1 = json.loads((corpus["out"] / "folds" / "fold-1" / "scores.json").read_text("utf-8"))
+    assert fold1["held_out"] == ["doc1", "doc2"]
+    assert spacy.load(fold1["model"]).pipe_names[-2:] == ["tagger", "parser"]  # a usable member
+    lines: list[str] = []
+    result = run_training(load_training_workflow(path), log=lines.append)
+    assert all(any(f"fold {k}/2: already done" in line for line in lines) for k in (1, 2))
+    assert not any("fold 1/2: training" in line or "fold 2/2: training" in line for line in lines)
+    folds = result.report["cross_validation"]["folds"]
+    assert [f["held_out"] for f in folds] == [["doc1", "doc2"], ["doc3", "doc10"]]
+    assert folds[0]["scores"] == fold1["scores"]
+    assert (result.model_dir / "MODEL_CARD.md").exists()
+
+
 @pytest.mark.slow
 def test_training_is_deterministic_for_a_seed(tmp_path: Path, corpus: dict[str, Path]) -> None:
     text = WORKFLOW.replace("cross_validation: {folds: 2}", "cross_validation: {folds: 0}")
