@@ -52,7 +52,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from casflow.components.formats.penn.parse import Tree, parse_tree
+from casflow.components.formats.penn.parse import Tree, parse_tree, tree_error, tree_texts
 from casflow.components.metrics.parseval import parseval_counts, score_parseval
 from casflow.pipeline.counts import Counts, add_counts
 
@@ -90,29 +90,17 @@ OPTIMIZER = {
 def read_trees(text: str) -> list[str]:
     """The bracketed trees of a treebank file, one string each (whitespace collapsed).
 
-    A tree may span several lines (as in the Penn Treebank's files); trees end where
-    the brackets balance.
+    A tree may span several lines (as in the Penn Treebank's files): casflow's
+    treebank reader finds where each ends and checks its bracketing.
     """
     trees: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for token in _ASCII_SPACE.split(text.replace("(", " ( ").replace(")", " ) ")):
-        if not token:
-            continue
-        if token == "(":
-            depth += 1
-        elif token == ")":
-            depth -= 1
-            if depth < 0:
-                raise ValueError(f"tree {len(trees) + 1}: a ')' closes nothing")
-        current.append(token)
-        if depth == 0:
-            if current[0] != "(":
-                raise ValueError(f"tree {len(trees) + 1}: {current[0]!r} outside brackets")
-            trees.append(_join(current))
-            current = []
-    if current:
-        raise ValueError(f"tree {len(trees) + 1} is not closed")
+    for first, last, tree_text in tree_texts(text.split("\n")):
+        try:
+            parse_tree(tree_text)
+        except ValueError as error:
+            raise ValueError(tree_error("treebank", first, last, error)) from error
+        spaced = tree_text.replace("(", " ( ").replace(")", " ) ")
+        trees.append(_join([token for token in _ASCII_SPACE.split(spaced) if token]))
     return trees
 
 

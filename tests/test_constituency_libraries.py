@@ -27,7 +27,7 @@ def script() -> ModuleType:
 
 
 def test_read_trees_one_string_per_tree_whatever_the_lines(script: ModuleType) -> None:
-    text = "(ROOT (S (NP (NN A))\n   (VP (VBZ is))))(ROOT (NP (NN B)))\n\n( (NP (NN C)) )\n"
+    text = "(ROOT (S (NP (NN A))\n   (VP (VBZ is))))\n(ROOT (NP (NN B)))\n\n( (NP (NN C)) )\n"
     assert script.read_trees(text) == [
         "(ROOT (S (NP (NN A)) (VP (VBZ is))))",
         "(ROOT (NP (NN B)))",

@@ -532,6 +532,58 @@ def test_penn_import_builds_constituents_like_the_craft_reader(tmp_path: Path) -
     assert (empty.value, empty.begin, empty.end) == ("*T*-1", 21, 21)
 
 
+# The same trees pretty-printed over several lines, as in the Penn Treebank's .mrg
+# files and most parsers' output.
+PENN_TREES_MRG = """\
+( (S
+    (NP-SBJ-1
+      (NP (DT The) (NN cell))
+      (PRN (-LRB- -LRB-) (NP (NNP HeLa)) (-RRB- -RRB-)))
+    (VP (VBZ grows)
+      (NP (-NONE- *T*-1)))
+    (. .)) )
+
+( (S
+    (NP-SBJ (PRP It))
+    (VP (VBZ dies) (`` ``) (ADVP (RB fast)) ('' ''))
+    (. .)) )
+"""
+
+
+def test_penn_import_reads_trees_over_several_lines_as_one_line_trees(tmp_path: Path) -> None:
+    write_files(tmp_path, {"one/doc1.tree": PENN_TREES, "mrg/doc1.mrg": PENN_TREES_MRG})
+    views = []
+    for path in ("one/{doc_id}.tree", "mrg/{doc_id}.mrg"):
+        view = document_view(PENN_TEXT, "doc1")
+        build("penn.import.v1", {"path": path}, tmp_path).process(view)
+        views.append(view)
+    one, mrg = (
+        [
+            (a.type.name.rsplit(".", 1)[-1], a.begin, a.end, getattr(a, "originalLabel", None))
+            for a in view.select_all_annotations()
+            if a.type.name != "uima.tcas.DocumentAnnotation"
+        ]
+        for view in views
+    )
+    assert one == mrg and len(one) > 20
+    penn_tree = "de.tudarmstadt.ukp.dkpro.core.api.syntax.type.PennTree"
+    trees = [t.PennTree for t in views[1].select(penn_tree)]
+    # kept on one line, in the CRAFT style
+    assert trees == [line for line in PENN_TREES.split("\n") if line]
+
+
+def test_penn_import_names_the_lines_of_a_broken_tree(tmp_path: Path) -> None:
+    broken = PENN_TREES_MRG.replace("(VBZ grows)", "(VBZ grows) (X y z)")
+    write_files(tmp_path, {"doc1.mrg": broken})
+    importer = build("penn.import.v1", {"path": "{doc_id}.mrg"}, tmp_path)
+    with pytest.raises(ValueError, match=r"doc1\.mrg, lines 1-7: more than one word"):
+        importer.process(document_view(PENN_TEXT, "doc1"))
+    # a tree left open runs to the end: its error names the line it starts on
+    write_files(tmp_path, {"doc1.mrg": PENN_TREES_MRG.replace("(. .)) )\n\n", "(. .))\n\n")})
+    with pytest.raises(ValueError, match=r"doc1\.mrg, lines 1-12: unbalanced brackets"):
+        importer.process(document_view(PENN_TEXT, "doc1"))
+
+
 def test_penn_import_reports_a_leaf_not_in_the_text(tmp_path: Path) -> None:
     write_files(tmp_path, {"doc1.tree": PENN_TREES})
     importer = build("penn.import.v1", {"path": "{doc_id}.tree"}, tmp_path)

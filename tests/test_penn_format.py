@@ -22,6 +22,7 @@ from casflow.components.formats.penn.parse import (
     prune,
     read_trees,
     split_label,
+    tree_texts,
     unescape_token,
 )
 
@@ -102,6 +103,17 @@ def test_iter_trees_skips_blank_lines_and_names_source_and_line():
     ]
     with pytest.raises(ValueError, match=r"doc\.tree, line 3: .*character 8"):
         list(iter_trees("(A (B c))\n\n(D (E f)", source="doc.tree"))
+
+
+def test_iter_trees_reads_trees_over_several_lines():
+    text = "(ROOT\n  (S (NP (NN Xpd\u00a0TTD))\n     (VP (VBZ grows))))\n\n(ROOT (NP (NN b)))\n"
+    assert [format_tree(t) for t in iter_trees(text)] == [
+        "(ROOT (S (NP (NN Xpd\u00a0TTD)) (VP (VBZ grows))))",
+        "(ROOT (NP (NN b)))",
+    ]
+    assert [(first, last) for first, last, _ in tree_texts(text.split("\n"))] == [(1, 3), (5, 5)]
+    with pytest.raises(ValueError, match=r"x\.mrg, line 2: unbalanced '\)'"):
+        list(iter_trees("(A (B c))\n(D (E f)))\n(G (H i))", source="x.mrg"))
 
 
 def test_read_trees_reads_a_file_and_names_it_in_errors(tmp_path: Path):

@@ -11,7 +11,8 @@ Annotations (see :func:`build_tree_layers`): one ``Sentence`` per tree (``id`` 0
 ...), a ``Token`` per token (``id`` 1, 2, ... in its sentence) whose ``POS.PosValue`` is
 its preterminal label, the outer bracket a DKPro ``ROOT`` and each labeled bracket
 a ``TreebankConstituent`` (category, function tags, indices, ``children``/``parent``
-links), and a ``PennTree`` holding the tree line as written.
+links), and a ``PennTree`` holding the tree line as written (a tree written over
+several lines, as in ``.mrg`` files, on one line in the CRAFT style).
 """
 
 from __future__ import annotations
@@ -24,7 +25,14 @@ from typing import Any
 
 import cassis
 
-from casflow.components.formats.penn.parse import Tree, parse_tree, split_label
+from casflow.components.formats.penn.parse import (
+    Tree,
+    format_tree,
+    parse_tree,
+    split_label,
+    tree_error,
+    tree_texts,
+)
 from casflow.pipeline.component import DocumentError
 from casflow.typesystem import (
     CONSTITUENT,
@@ -88,10 +96,10 @@ class TreeAlignmentError(TreebankError):
 
 @dataclass
 class AlignedTree:
-    """One treebank line with the text spans of its leaves (empty elements zero-width)."""
+    """One treebank tree with the text spans of its leaves (empty elements zero-width)."""
 
     number: int  # 1-based tree number in the file
-    line: int  # line number in the .tree file
+    line: int  # line number in the .tree file (its first line)
     bracketed: str
     tree: Tree
     leaves: list[Tree]  # the preterminals, left to right
@@ -142,13 +150,14 @@ def align_trees(
     trees: list[AlignedTree] = []
     position = 0
     length = len(text)
-    for line_number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for line_number, last_line, tree_text in tree_texts(lines):
         try:
-            tree = parse_tree(line)
+            tree = parse_tree(tree_text)
         except ValueError as exc:
-            raise TreebankError(f"{tree_path}, line {line_number}: {exc}") from exc
+            raise TreebankError(tree_error(str(tree_path), line_number, last_line, exc)) from exc
+        # a one-line tree is kept as written (CRAFT's lines round-trip); a tree over
+        # several lines becomes one line in the CRAFT style
+        bracketed = tree_text.rstrip() if line_number == last_line else format_tree(tree)
         number = len(trees) + 1
         leaf_spans: list[tuple[int, int]] = []
         is_empty: list[bool] = []
@@ -187,7 +196,7 @@ def align_trees(
         if pending_empty:
             _place_empties(leaf_spans, leaf_spans[-1 - pending_empty][1])
         trees.append(
-            AlignedTree(number, line_number, line.rstrip(), tree, leaves, leaf_spans, is_empty)
+            AlignedTree(number, line_number, bracketed, tree, leaves, leaf_spans, is_empty)
         )
     rest = text[position:]
     if rest.strip():

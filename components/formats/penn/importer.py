@@ -1,4 +1,7 @@
-"""``penn.import.v1``: a file of bracketed trees (one per line) per document into a view.
+"""``penn.import.v1``: a file of bracketed trees per document into a view.
+
+A tree takes one line (CRAFT's treebank, EVALB's input) or several (the Penn
+Treebank's ``.mrg`` files, most parsers' pretty-printed output).
 
 The leaves are aligned to the view's text and the trees turned into annotations
 exactly as the CRAFT reader does with its treebank (both use
@@ -48,7 +51,7 @@ class PennImportConfig(FileImportConfig):
 
 
 class PennImport(FileImport[PennImportConfig]):
-    """Sentences, tokens, POS and constituents of one-tree-per-line Penn files."""
+    """Sentences, tokens, POS and constituents of Penn bracketed-tree files."""
 
     name = "penn.import.v1"
     description = "Import Penn Treebank bracketed trees per document (e.g. parser output)."

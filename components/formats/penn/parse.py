@@ -146,23 +146,56 @@ def parse_tree(text: str) -> Tree:
     return root
 
 
-def iter_trees(text: str | Iterable[str], source: str = "<string>") -> Iterator[Tree]:
-    """Parse one tree per line (blank lines skipped); errors name ``source`` and the line."""
-    # split("\n"), not splitlines(): words may contain U+2028 or U+0085.
-    lines = text.split("\n") if isinstance(text, str) else text
+def tree_texts(lines: Iterable[str]) -> Iterator[tuple[int, int, str]]:
+    """``(first line, last line, text)`` of each bracketed tree, blank lines skipped.
+
+    A tree may span several lines, as in the Penn Treebank's ``.mrg`` files and
+    the pretty-printed output of most parsers: it ends on the line where its
+    brackets balance. ``(`` and ``)`` are always brackets (words have them
+    escaped, ``-LRB-``), so counting them finds the end without parsing. A tree
+    whose brackets never balance runs to the end of the input, so its error
+    names the line it starts on.
+    """
+    depth = 0
+    first = last = 0
+    pieces: list[str] = []
     for line_number, line in enumerate(lines, start=1):
         if not line.strip():
+            if pieces:
+                pieces.append(line)
             continue
+        if not pieces:
+            first = line_number
+        pieces.append(line)
+        last = line_number
+        depth += line.count("(") - line.count(")")
+        if depth <= 0:  # balanced, or a ')' too many (parse_tree names it)
+            yield first, last, "\n".join(pieces)
+            pieces, depth = [], 0
+    if pieces:
+        yield first, last, "\n".join(pieces).rstrip()
+
+
+def tree_error(source: str, first: int, last: int, error: ValueError) -> str:
+    """Where a tree's syntax error is: the file and its line, or lines."""
+    where = f"line {first}" if first == last else f"lines {first}-{last}"
+    return f"{source}, {where}: {error}; fix the bracketing of that tree"
+
+
+def iter_trees(text: str | Iterable[str], source: str = "<string>") -> Iterator[Tree]:
+    """Parse the trees of a treebank text, one or several lines each (blank lines
+    skipped); errors name ``source`` and the tree's lines."""
+    # split("\n"), not splitlines(): words may contain U+2028 or U+0085.
+    lines = text.split("\n") if isinstance(text, str) else (line.rstrip("\n") for line in text)
+    for first, last, tree_text in tree_texts(lines):
         try:
-            yield parse_tree(line)
+            yield parse_tree(tree_text)
         except ValueError as error:
-            raise ValueError(
-                f"{source}, line {line_number}: {error}; fix the bracketing of that line"
-            ) from error
+            raise ValueError(tree_error(source, first, last, error)) from error
 
 
 def read_trees(path: str | Path) -> list[Tree]:
-    """All trees of a one-tree-per-line file (UTF-8)."""
+    """All trees of a treebank file (UTF-8), one or several lines each."""
     path = Path(path)
     with path.open(encoding="utf-8") as handle:
         return list(iter_trees(handle, source=str(path)))
