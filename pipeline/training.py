@@ -552,35 +552,37 @@ def _run_fold(
     return fold_report
 
 
-def _cross_validate(
-    loaded: LoadedTraining, trainer: Trainer[Any], data: _GoldData, say: _Clock
-) -> dict[str, Any]:
-    """The k folds in document-id order; their scores and the mean over them."""
+def _train_folds(
+    loaded: LoadedTraining,
+    trainer: Trainer[Any],
+    data: _GoldData,
+    say: _Clock,
+    only: int | None = None,
+) -> list[dict[str, Any]]:
+    """The k folds in document-id order, or fold ``only`` alone (folds training in
+    parallel processes over one output folder; the full run reuses them)."""
     folds = loaded.spec.cross_validation.folds
     # what a finished fold's scores depend on (not where the output goes)
     workflow = {k: v for k, v in loaded.resolved.items() if k not in {"output", "name"}}
     fold_reports = []
     for k, held_out in enumerate(contiguous_folds(data.train_ids, folds), start=1):
+        if only is not None and k != only:
+            continue
         fold_report = _run_fold(k, held_out, trainer, data, workflow, loaded, say)
         say(f"fold {k}/{folds}: {_format_scores(fold_report['scores'])}")
         fold_reports.append(fold_report)
+    return fold_reports
+
+
+def _cross_validate(
+    loaded: LoadedTraining, trainer: Trainer[Any], data: _GoldData, say: _Clock
+) -> dict[str, Any]:
+    """The k folds' scores and the mean over them."""
+    fold_reports = _train_folds(loaded, trainer, data, say)
     return {
         "folds": [{k: v for k, v in f.items() if k != "fingerprint"} for f in fold_reports],
         "mean": _mean_scores([f["scores"] for f in fold_reports]),
     }
-
-
-def _train_one_fold(
-    loaded: LoadedTraining, trainer: Trainer[Any], data: _GoldData, fold: int, say: _Clock
-) -> dict[str, Any]:
-    """Fold ``fold`` alone, so that folds can train in parallel processes sharing the
-    output folder; the run without ``fold`` then reuses it as already done."""
-    folds = loaded.spec.cross_validation.folds
-    workflow = {k: v for k, v in loaded.resolved.items() if k not in {"output", "name"}}
-    held_out = contiguous_folds(data.train_ids, folds)[fold - 1]
-    fold_report = _run_fold(fold, held_out, trainer, data, workflow, loaded, say)
-    say(f"fold {fold}/{folds}: {_format_scores(fold_report['scores'])}")
-    return fold_report
 
 
 def _train_final(
@@ -612,7 +614,7 @@ def run_training(
     """Read the gold documents, run the protocol, write the report and model card.
 
     ``only_fold`` (1..folds) trains that cross-validation fold alone and writes
-    neither the final model nor the report: see :func:`_train_one_fold`.
+    neither the final model nor the report: see :func:`_train_folds`.
     """
     spec = loaded.spec
     if only_fold is not None:
@@ -640,7 +642,7 @@ def run_training(
         },
     }
     if only_fold is not None:
-        fold_report = _train_one_fold(loaded, trainer, data, only_fold, say)
+        (fold_report,) = _train_folds(loaded, trainer, data, say, only=only_fold)
         model = Path(fold_report.get("model") or output / "folds" / f"fold-{only_fold}")
         say(
             f"fold {only_fold} done; the run without --fold reuses it and trains the other "
