@@ -34,7 +34,7 @@ from casflow.components.spacy.gold import GoldSyntaxDocument
 from casflow.pipeline.counts import Counts, add_counts
 
 
-def _crafty_label(label: str) -> str:
+def crafty_label(label: str) -> str:
     return "root" if label == "ROOT" else label
 
 
@@ -65,7 +65,7 @@ def system_dependencies(doc: Doc) -> list[list[DepWord]]:
                     token.idx,
                     token.idx + len(token.text),
                     None if root else (head.idx, head.idx + len(head.text)),
-                    _crafty_label(token.dep_),
+                    crafty_label(token.dep_),
                     xpos=token.tag_,
                 )
             )

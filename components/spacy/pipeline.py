@@ -19,6 +19,9 @@ into the views with ``mapping.DocMapper``.
   then sentence ends, then any whitespace (between existing tokens when
   ``use_existing_tokens``), each in the second half of the chunk window; a
   chunk's offsets are shifted back by where it starts.
+- A right-to-left model (``meta.json``: ``casflow_direction: right_to_left``, see
+  ``right_to_left``) needs both: every sentence goes in with its tokens reversed and
+  its analysis comes back in reading order.
 """
 
 from __future__ import annotations
@@ -53,6 +56,14 @@ from casflow.components.spacy.loading import (
     pipeline_factories,
 )
 from casflow.components.spacy.mapping import DocMapper
+from casflow.components.spacy.right_to_left import (
+    RIGHT_TO_LEFT,
+    forward_doc,
+    forward_parse,
+    model_direction,
+    reversed_doc,
+    saved_model_direction,
+)
 from casflow.components.spacy.upos import model_upos_map, read_upos_map
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import (
@@ -271,6 +282,8 @@ class _Job:
     offset: int
     source: str | Doc
     tokens: list[Any | None] | None = None
+    # right to left: the sentence's Doc in reading order, which the reversed parse annotates
+    forward: Doc | None = None
 
 
 def _sentence_regions(sentences: Sequence[tuple[int, int]]) -> Any:
@@ -396,6 +409,11 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
         missing = missing_layers(factories, config.written_layers())
         if missing:
             raise ValueError(_missing_message(config.model, missing, self.nlp.pipe_names))
+        self.right_to_left = model_direction(self.nlp.meta) == RIGHT_TO_LEFT
+        if self.right_to_left:
+            problem = _right_to_left_problem(config)
+            if problem:
+                raise ValueError(problem)
         self.max_chars = min(config.max_chunk_chars, self.nlp.max_length)
         self.mapper = DocMapper(
             load_typesystem(),
@@ -459,6 +477,10 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
         config_path = pipeline_config_path(config.model, context.workflow_dir)
         if config_path is None:
             return []
+        if saved_model_direction(config_path.parent) == RIGHT_TO_LEFT:
+            problem = _right_to_left_problem(config)
+            if problem:
+                return [problem]
         try:
             factories = pipeline_factories(config_path, config.disable)
         except Exception as exc:
@@ -477,6 +499,10 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
         # runner retries its documents one by one, and they must still be untouched.
         docs = list(self.nlp.pipe((job.source for job in jobs), batch_size=self.config.batch_size))
         for job, doc in zip(jobs, docs, strict=True):
+            if job.forward is not None:
+                assert job.tokens is not None
+                real = [token is not None for token in job.tokens]
+                doc = forward_doc(job.forward, real, forward_parse(doc))
             self.mapper.add_doc(job.view, doc, job.offset, job.tokens)
 
     def _jobs(self, view: cassis.Cas) -> Iterator[_Job]:
@@ -490,6 +516,10 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
             if config.use_existing_sentences or len(text) > self.max_chars
             else []
         )
+        if self.right_to_left:
+            assert tokens is not None
+            yield from self._sentence_jobs(view, text, tokens, sentences)
+            return
         region = _sentence_regions(sentences) if config.use_existing_sentences else None
         chunks = [(0, len(text))]
         if len(text) > self.max_chars:
@@ -523,6 +553,47 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
                 )
             else:
                 yield _Job(view, start, text[start:end])
+
+    def _sentence_jobs(
+        self,
+        view: cassis.Cas,
+        text: str,
+        tokens: Sequence[Any],
+        sentences: Sequence[tuple[int, int]],
+    ) -> Iterator[_Job]:
+        """One job per sentence for a right-to-left model: its words reversed, and the
+        reading-order Doc its analysis goes back onto. Tokens outside every sentence
+        are not analysed."""
+        token_begins = [t.begin for t in tokens]
+        for begin, end in sentences:
+            lo = bisect.bisect_left(token_begins, begin)
+            hi = bisect.bisect_left(token_begins, end)
+            inside = [t for t in tokens[lo:hi] if t.begin < t.end]
+            if not inside:
+                continue
+            forward, aligned = _doc_from_tokens(self.nlp, text, inside[0].begin, inside, None)
+            words = []
+            space_after = []
+            for i, token in enumerate(forward):
+                if aligned[i] is None:
+                    continue
+                words.append(token.text)
+                space_after.append(
+                    bool(token.whitespace_) or (i + 1 < len(forward) and aligned[i + 1] is None)
+                )
+            source = reversed_doc(self.nlp.vocab, words, space_after)
+            yield _Job(view, inside[0].begin, source, aligned, forward)
+
+
+def _right_to_left_problem(config: SpacyPipelineConfig) -> str | None:
+    if config.use_existing_tokens and config.use_existing_sentences:
+        return None
+    return (
+        f"spaCy pipeline {config.model!r} reads sentences right to left (its meta.json: "
+        "casflow_direction: right_to_left), so it cannot segment raw text: set "
+        "use_existing_tokens: true and use_existing_sentences: true over a view that has "
+        "Token and Sentence annotations"
+    )
 
 
 def _missing_message(model: str, missing: Sequence[str], pipes: Sequence[str]) -> str:

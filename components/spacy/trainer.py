@@ -30,7 +30,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import cassis
 from pydantic import BaseModel, ConfigDict, Field
@@ -40,6 +40,12 @@ from casflow.components.models import SHIPPED_PREFIX, is_shipped, shipped_model_
 from casflow.components.spacy.craft_tokenizer import blank_craft_english, craft_tokenizer
 from casflow.components.spacy.gold import GoldSyntaxDocument
 from casflow.components.spacy.gold_cas import gold_syntax_from_view
+from casflow.components.spacy.right_to_left import (
+    DIRECTION_KEY,
+    RIGHT_TO_LEFT,
+    reverse_gold,
+    score_right_to_left,
+)
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
 from casflow.pipeline.gold_sources import GoldSource, check_source, read_source
@@ -115,6 +121,12 @@ class SpacySyntaxTrainerConfig(ComponentConfig):
         True, description="Tokenize with casflow's CRAFT rules (else spaCy's English rules)."
     )
     threads: int = Field(1, ge=1, description="BLAS threads (1 keeps runs reproducible).")
+    direction: Literal["left_to_right", "right_to_left"] = Field(
+        "left_to_right",
+        description="right_to_left: learn from every sentence with its tokens reversed, a "
+        "second view of the data for voting (the model then runs over given tokens and "
+        "sentences only; scores are on the gold tokens and sentences).",
+    )
 
 
 def resolve_config_path(name: str) -> Path:
@@ -155,6 +167,12 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
             problems.append("learn pos or dependencies (or both): there is nothing else to train")
         if "sentences" in layers and "dependencies" not in layers:
             problems.append("sentences come from the parse: learn dependencies too")
+        assert isinstance(config, SpacySyntaxTrainerConfig)
+        if config.direction == RIGHT_TO_LEFT and {"tokens", "sentences"} & set(layers):
+            problems.append(
+                "direction right_to_left learns pos and dependencies over given tokens and "
+                "sentences: remove tokens and sentences from layers"
+            )
         return problems
 
     @classmethod
@@ -196,13 +214,20 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
             "nlp.pipeline": pipes,
             "system.seed": self.seed,
         }
+        # A right-to-left model runs inside given sentences: its splits are not chosen for.
+        splits = "parser" in pipes and self.config.direction != RIGHT_TO_LEFT
         weights = {
             "tag_acc": 0.3 if "tagger" in pipes else None,
-            "dep_las": 0.5 if "parser" in pipes else None,
-            "sents_f": 0.2 if "parser" in pipes else None,
+            "dep_las": (0.5 if splits else 0.7) if "parser" in pipes else None,
+            "sents_f": 0.2 if splits else None,
         }
         for key, weight in weights.items():
             overrides[f"training.score_weights.{key}"] = weight
+        if self.config.direction == RIGHT_TO_LEFT:
+            # It only ever reads given tokens one sentence at a time: learn so, rather than
+            # from what the tokenizer makes of reversed text ("died." -> ".died").
+            overrides["corpora.train.gold_preproc"] = True
+            overrides["corpora.dev.gold_preproc"] = True
         if vectors is not None:
             overrides["paths.vectors"] = str(vectors)
             overrides["components.tok2vec.model.embed.include_static_vectors"] = True
@@ -228,6 +253,10 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         _limit_threads(self.config.threads)
         output_dir = Path(output_dir)
         vectors = self.vectors(log)
+        if self.config.direction == RIGHT_TO_LEFT:
+            train = [reverse_gold(gold) for gold in train]
+            dev = [reverse_gold(gold) for gold in dev]
+            log("right to left: every sentence's tokens reversed")
         corpus = output_dir / "corpus"
         counts = write_training_corpus({"train": train, "dev": dev}, corpus, self.config.max_tokens)
         log(f"training Docs: {counts['train']} train, {counts['dev']} dev (in {corpus})")
@@ -280,7 +309,12 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         model = output_dir / "model"
         if model.exists():
             shutil.rmtree(model)
-        ship_pipeline(previous, model, craft_rules=self.config.craft_tokenizer)
+        ship_pipeline(
+            previous,
+            model,
+            craft_rules=self.config.craft_tokenizer,
+            meta={DIRECTION_KEY: self.config.direction},
+        )
         self._write_upos_map(train, model, log)
         return model
 
@@ -355,10 +389,16 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
     def evaluate(self, model_dir: Path, examples: Sequence[GoldSyntaxDocument]) -> dict[str, float]:
         import spacy
 
-        from casflow.components.spacy.evaluate_syntax import evaluate_pipeline
+        from casflow.components.spacy.evaluate_syntax import SyntaxScores, evaluate_pipeline
 
         nlp = spacy.load(model_dir)
-        summary = evaluate_pipeline(nlp, list(examples)).summary()
+        if self.config.direction == RIGHT_TO_LEFT:
+            start = time.perf_counter()
+            counts = score_right_to_left(nlp, list(examples))
+            tokens = sum(len(gold.tokens) for gold in examples)
+            summary = SyntaxScores(counts, tokens, time.perf_counter() - start).summary()
+        else:
+            summary = evaluate_pipeline(nlp, list(examples)).summary()
         names = {
             "tokens_f": "tokens_f",
             "sentences_f": "sentences_f",
@@ -378,6 +418,12 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
             "stages (each from the previous stage's best checkpoint on the development "
             "documents). Scores are casflow's evaluators on whole texts from raw text: "
             "token and sentence F, XPOS accuracy, UAS and LAS (CoNLL 2018 alignment)."
+            + (
+                " Right to left: trained on reversed sentences and scored over the gold "
+                "sentences and tokens (XPOS accuracy, UAS and LAS only)."
+                if self.config.direction == RIGHT_TO_LEFT
+                else ""
+            )
         )
 
 
@@ -463,6 +509,7 @@ def ship_pipeline(
     *,
     newline_sentences: bool = True,
     craft_rules: bool = True,
+    meta: dict[str, Any] | None = None,
 ) -> Path:
     """Save the pipeline at ``source`` to ``target`` for distribution with ``nlp.to_disk``
     (no optimizer state, no corpus; ``meta.json`` name: the target folder's name): the
@@ -475,6 +522,7 @@ def ship_pipeline(
     nlp.meta["name"] = Path(target).name
     nlp.meta["version"] = "0.1.0"
     nlp.meta["description"] = "casflow pipeline trained from gold corpora; see MODEL_CARD.md"
+    nlp.meta.update(meta or {})
     # the rules are code: ship the current ones whatever the checkpoint was trained with
     if craft_rules:
         nlp.tokenizer = craft_tokenizer(nlp)

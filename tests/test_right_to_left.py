@@ -1,0 +1,240 @@
+"""Right-to-left spaCy models: gold sentences reversed for training, reversed parses read
+back in reading order by spacy.pipeline.v1, and a trained one run end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cassis
+import pytest
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc, DocBin
+
+from casflow.components.spacy.gold import GoldSyntaxDocument
+from casflow.components.spacy.pipeline import SpacyPipeline, SpacyPipelineConfig
+from casflow.components.spacy.right_to_left import (
+    DIRECTION_KEY,
+    RIGHT_TO_LEFT,
+    forward_parse,
+    reverse_gold,
+    reversed_doc,
+    saved_model_direction,
+)
+from casflow.components.spacy.training_docs import gold_to_docs
+from casflow.pipeline.component import RunContext
+from casflow.pipeline.training import load_training_workflow, run_training
+from casflow.pipeline.validation import WorkflowValidationError
+from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, SENTENCE, TOKEN, load_typesystem
+from tests.test_training_workflow import WORKFLOW, corpus, workflow_file  # noqa: F401
+
+
+def two_sentences() -> GoldSyntaxDocument:
+    text = " Mice  died.\n\nThe (p53) gene grew.\n"
+    words = ["Mice", "died", ".", "The", "(", "p53", ")", "gene", "grew", "."]
+    tokens = []
+    position = 0
+    for word in words:
+        begin = text.index(word, position)
+        position = begin + len(word)
+        tokens.append((begin, position))
+    return GoldSyntaxDocument(
+        "d1",
+        text,
+        sentences=[(1, 12), (14, 34)],
+        tokens=tokens,
+        tags=["NNS", "VBD", ".", "DT", "-LRB-", "NN", "-RRB-", "NN", "VBD", "."],
+        heads=[1, 1, 1, 7, 5, 7, 5, 8, 8, 8],
+        deprels=["nsubj", "root", "punct", "det", "punct", "nn", "punct", "nsubj", "root", "punct"],
+    )
+
+
+def words(gold: GoldSyntaxDocument) -> list[str]:
+    return [gold.text[b:e] for b, e in gold.tokens]
+
+
+def test_reversing_a_gold_document_turns_every_sentence_around() -> None:
+    gold = two_sentences()
+    back = reverse_gold(gold)
+    back.validate()
+    assert words(back) == [".", "died", "Mice", ".", "grew", "gene", ")", "p53", "(", "The"]
+    # the whitespace between neighbours goes with them; between sentences it stays
+    assert back.text == " .died  Mice\n\n.grew gene )p53( The\n"
+    assert [back.text[b:e] for b, e in back.sentences] == [".died  Mice", ".grew gene )p53( The"]
+    # "died" (now token 1) stays the root of the first sentence, "Mice" its subject
+    assert back.heads[:3] == [1, 1, 1] and back.deprels[:3] == ["punct", "root", "nsubj"]
+    # "p53" (now 7) heads both brackets and hangs on "gene" (now 5)
+    assert back.heads[6] == back.heads[8] == 7 and back.heads[7] == 5
+    assert back.tags[3:6] == [".", "VBD", "NN"]
+    twice = reverse_gold(back)
+    assert (twice.text, twice.tokens, twice.heads, twice.tags, twice.deprels) == (
+        gold.text,
+        gold.tokens,
+        gold.heads,
+        gold.tags,
+        gold.deprels,
+    )
+
+
+def test_reversed_training_docs_keep_one_tree_per_sentence() -> None:
+    docs = list(gold_to_docs(spacy.blank("en").vocab, [reverse_gold(two_sentences())]))
+    assert len(docs) == 1
+    sentences = list(docs[0].sents)
+    assert [[t.text for t in s if not t.is_space] for s in sentences] == [
+        [".", "died", "Mice"],
+        [".", "grew", "gene", ")", "p53", "(", "The"],
+    ]
+    assert [s.root.text for s in sentences] == ["died", "grew"]
+
+
+def test_a_reversed_parse_comes_back_in_reading_order() -> None:
+    vocab = spacy.blank("en").vocab
+    doc = reversed_doc(vocab, ["Mice", "died", "."], [True, False, False])
+    assert doc.text == ".died Mice" and [t.is_sent_start for t in doc] == [True, False, False]
+    # what a parser of the reversed sentence would say, as spaCy stores it
+    parsed = Doc(
+        vocab,
+        words=[t.text for t in doc],
+        spaces=[bool(t.whitespace_) for t in doc],
+        tags=[".", "VBD", "NNS"],
+        heads=[1, 1, 1],
+        deps=["punct", "ROOT", "nsubj"],
+    )
+    parse = forward_parse(parsed)
+    assert parse.tags == ["NNS", "VBD", "."]
+    assert parse.heads == [1, 1, 1] and parse.deps == ["nsubj", "ROOT", "punct"]
+
+
+@Language.component("casflow_test_head_is_next")
+def head_is_next(doc: Doc) -> Doc:
+    """A stand-in parser: every token hangs on the one after it, tagged X<its text>."""
+    n = len(doc)
+    return Doc(
+        doc.vocab,
+        words=[t.text for t in doc],
+        spaces=[bool(t.whitespace_) for t in doc],
+        tags=[f"X{t.text}" for t in doc],
+        heads=[min(i + 1, n - 1) for i in range(n)],
+        deps=["next"] * (n - 1) + ["ROOT"],
+    )
+
+
+@pytest.fixture
+def head_is_next_model(tmp_path: Path) -> Path:
+    nlp = spacy.blank("en")
+    nlp.add_pipe("casflow_test_head_is_next")
+    nlp.meta[DIRECTION_KEY] = RIGHT_TO_LEFT
+    nlp.to_disk(tmp_path / "rtl")
+    return tmp_path / "rtl"
+
+
+def view_with_sentences(text: str, sentences: list[list[str]]) -> cassis.Cas:
+    ts = load_typesystem()
+    cas = cassis.Cas(typesystem=ts)
+    cas.sofa_string = text
+    position = 0
+    for sentence in sentences:
+        tokens = []
+        for word in sentence:
+            begin = text.index(word, position)
+            position = begin + len(word)
+            tokens.append(ts.get_type(TOKEN)(begin=begin, end=position))
+        cas.add_all(tokens)
+        cas.add(ts.get_type(SENTENCE)(begin=tokens[0].begin, end=tokens[-1].end))
+    return cas
+
+
+def test_spacy_pipeline_reads_a_right_to_left_model_back_in_reading_order(
+    head_is_next_model: Path, tmp_path: Path
+) -> None:
+    sentences = [["Mice", "died", "."], ["The", "(", "p53", ")", "gene"]]
+    view = view_with_sentences("Mice  died.\n\nThe (p53)\ngene\n", sentences)
+    config = SpacyPipelineConfig(
+        model=str(head_is_next_model),
+        layers=["pos", "dependencies"],
+        use_existing_tokens=True,
+        use_existing_sentences=True,
+    )
+    assert saved_model_direction(head_is_next_model) == RIGHT_TO_LEFT
+    SpacyPipeline(config, RunContext(output_dir=tmp_path)).process(view)
+    for sentence in view.select(SENTENCE):
+        tokens = view.select_covered(TOKEN, sentence)
+        # read right to left, "head is the next token" is "head is the previous token"
+        roots = view.select_covered(DEPENDENCY_ROOT, sentence)
+        assert [r.Dependent for r in roots] == [tokens[0]]
+        arcs = {
+            d.Dependent.get_covered_text(): d.Governor.get_covered_text()
+            for d in view.select_covered(DEPENDENCY, sentence)
+            if d.type.name == DEPENDENCY
+        }
+        texts = [t.get_covered_text() for t in tokens]
+        assert arcs == dict(zip(texts[1:], texts[:-1], strict=True))
+        assert [t.pos.PosValue for t in tokens] == [f"X{t}" for t in texts]
+    assert len(view.select(TOKEN)) == 8 and len(view.select(SENTENCE)) == 2
+
+
+def test_a_right_to_left_model_needs_the_views_tokens_and_sentences(
+    head_is_next_model: Path, tmp_path: Path
+) -> None:
+    config = SpacyPipelineConfig(
+        model=str(head_is_next_model), layers=["pos", "dependencies"], use_existing_tokens=True
+    )
+    context = RunContext(output_dir=tmp_path)
+    [problem] = SpacyPipeline.check_config(config, context)
+    assert "reads sentences right to left" in problem and "use_existing_sentences" in problem
+    with pytest.raises(ValueError, match="cannot segment raw text"):
+        SpacyPipeline(config, context)
+
+
+RIGHT_TO_LEFT_WORKFLOW = WORKFLOW.replace(
+    "layers: [tokens, sentences, pos, dependencies]", "layers: [pos, dependencies]"
+).replace("    vectors: null\n", "    vectors: null\n    direction: right_to_left\n")
+
+
+def test_right_to_left_training_learns_from_reversed_sentences(
+    tmp_path: Path,
+    corpus: dict[str, Path],  # noqa: F811
+) -> None:
+    path = workflow_file(tmp_path, corpus, RIGHT_TO_LEFT_WORKFLOW)
+    loaded = load_training_workflow(path, {"cross_validation": {"folds": 0}})
+    result = run_training(loaded, log=lambda line: None)
+    meta = json.loads((result.model_dir / "meta.json").read_text("utf-8"))
+    assert meta[DIRECTION_KEY] == RIGHT_TO_LEFT
+    # it learns from the gold tokens, one sentence at a time, as it runs
+    config = spacy.util.load_config(result.model_dir / "config.cfg")
+    assert config["corpora"]["train"]["gold_preproc"] is True
+    # scored over the gold tokens and sentences: no segmentation figures
+    scores = result.report["final"]["dev_scores"]
+    assert set(scores) == {"xpos", "uas", "las"}
+    assert all(0.0 <= v <= 100.0 for v in scores.values())
+    # the training Docs are the reversed sentences
+    docbin = DocBin().from_disk(result.model_dir.parent / "corpus" / "train.spacy")
+    trained = [
+        [t.text for t in sentence if not t.is_space]
+        for doc in docbin.get_docs(spacy.blank("en").vocab)
+        for sentence in doc.sents
+    ]
+    assert [".", "died", "Mice"] in trained and ["Mice", "died", "."] not in trained
+    # and the model runs over given tokens and sentences
+    view = view_with_sentences("Mice grew fast .", [["Mice", "grew", "fast", "."]])
+    config = SpacyPipelineConfig(
+        model=str(result.model_dir),
+        layers=["pos", "dependencies"],
+        use_existing_tokens=True,
+        use_existing_sentences=True,
+    )
+    SpacyPipeline(config, RunContext(output_dir=tmp_path)).process(view)
+    assert len(view.select(DEPENDENCY_ROOT)) == 1
+    assert len(view.select(DEPENDENCY)) == 4
+
+
+def test_right_to_left_training_refuses_token_and_sentence_layers(
+    tmp_path: Path,
+    corpus: dict[str, Path],  # noqa: F811
+) -> None:
+    text = WORKFLOW.replace(
+        "    vectors: null\n", "    vectors: null\n    direction: right_to_left\n"
+    )
+    with pytest.raises(WorkflowValidationError, match="remove tokens and sentences from layers"):
+        load_training_workflow(workflow_file(tmp_path, corpus, text))
