@@ -16,6 +16,7 @@ from casflow.components.spacy.gold import GoldSyntaxDocument
 from casflow.components.spacy.pipeline import SpacyPipeline, SpacyPipelineConfig
 from casflow.components.spacy.right_to_left import (
     DIRECTION_KEY,
+    LEFT_TO_RIGHT,
     RIGHT_TO_LEFT,
     forward_parse,
     reverse_gold,
@@ -187,20 +188,36 @@ def test_a_right_to_left_model_needs_the_views_tokens_and_sentences(
         SpacyPipeline(config, context)
 
 
-RIGHT_TO_LEFT_WORKFLOW = WORKFLOW.replace(
+GIVEN_SEGMENTATION_WORKFLOW = WORKFLOW.replace(
     "layers: [tokens, sentences, pos, dependencies]", "layers: [pos, dependencies]"
-).replace("    vectors: null\n", "    vectors: null\n    direction: right_to_left\n")
+)
+RIGHT_TO_LEFT_WORKFLOW = GIVEN_SEGMENTATION_WORKFLOW.replace(
+    "    vectors: null\n", "    vectors: null\n    direction: right_to_left\n"
+)
+LEFT_TO_RIGHT_WORKFLOW = GIVEN_SEGMENTATION_WORKFLOW.replace(
+    "    vectors: null\n", "    vectors: null\n    given_segmentation: true\n"
+)
 
 
-def test_right_to_left_training_learns_from_reversed_sentences(
+@pytest.mark.parametrize(
+    ("text", "direction", "first_sentence"),
+    [
+        (RIGHT_TO_LEFT_WORKFLOW, RIGHT_TO_LEFT, [".", "died", "Mice"]),
+        (LEFT_TO_RIGHT_WORKFLOW, LEFT_TO_RIGHT, ["Mice", "died", "."]),
+    ],
+)
+def test_training_on_given_sentences_in_either_direction(
     tmp_path: Path,
     corpus: dict[str, Path],  # noqa: F811
+    text: str,
+    direction: str,
+    first_sentence: list[str],
 ) -> None:
-    path = workflow_file(tmp_path, corpus, RIGHT_TO_LEFT_WORKFLOW)
+    path = workflow_file(tmp_path, corpus, text)
     loaded = load_training_workflow(path, {"cross_validation": {"folds": 0}})
     result = run_training(loaded, log=lambda line: None)
     meta = json.loads((result.model_dir / "meta.json").read_text("utf-8"))
-    assert meta[DIRECTION_KEY] == RIGHT_TO_LEFT
+    assert meta[DIRECTION_KEY] == direction
     # it learns from the gold tokens, one sentence at a time, as it runs
     config = spacy.util.load_config(result.model_dir / "config.cfg")
     assert config["corpora"]["train"]["gold_preproc"] is True
@@ -208,14 +225,14 @@ def test_right_to_left_training_learns_from_reversed_sentences(
     scores = result.report["final"]["dev_scores"]
     assert set(scores) == {"xpos", "uas", "las"}
     assert all(0.0 <= v <= 100.0 for v in scores.values())
-    # the training Docs are the reversed sentences
+    # the training Docs hold the sentences in the model's reading order
     docbin = DocBin().from_disk(result.model_dir.parent / "corpus" / "train.spacy")
     trained = [
         [t.text for t in sentence if not t.is_space]
         for doc in docbin.get_docs(spacy.blank("en").vocab)
         for sentence in doc.sents
     ]
-    assert [".", "died", "Mice"] in trained and ["Mice", "died", "."] not in trained
+    assert first_sentence in trained and first_sentence[::-1] not in trained
     # and the model runs over given tokens and sentences
     view = view_with_sentences("Mice grew fast .", [["Mice", "grew", "fast", "."]])
     config = SpacyPipelineConfig(
@@ -229,12 +246,19 @@ def test_right_to_left_training_learns_from_reversed_sentences(
     assert len(view.select(DEPENDENCY)) == 4
 
 
-def test_right_to_left_training_refuses_token_and_sentence_layers(
+@pytest.mark.parametrize(
+    ("setting", "named"),
+    [
+        ("direction: right_to_left", "direction right_to_left"),
+        ("given_segmentation: true", "given_segmentation"),
+    ],
+)
+def test_training_on_given_sentences_refuses_token_and_sentence_layers(
     tmp_path: Path,
     corpus: dict[str, Path],  # noqa: F811
+    setting: str,
+    named: str,
 ) -> None:
-    text = WORKFLOW.replace(
-        "    vectors: null\n", "    vectors: null\n    direction: right_to_left\n"
-    )
-    with pytest.raises(WorkflowValidationError, match="remove tokens and sentences from layers"):
+    text = WORKFLOW.replace("    vectors: null\n", f"    vectors: null\n    {setting}\n")
+    with pytest.raises(WorkflowValidationError, match=f"{named} learns pos and dependencies"):
         load_training_workflow(workflow_file(tmp_path, corpus, text))

@@ -14,6 +14,8 @@ to right only, so the direction lives in the data:
   the tags, heads and labels come back in reading order (:func:`forward_parse`).
 
 Such a model cannot segment raw text: the text it reads is the reversed sentences.
+:func:`score_given_sentences` scores it, or a left-to-right model trained with
+``given_segmentation``, over the gold sentences and tokens.
 """
 
 from __future__ import annotations
@@ -146,15 +148,36 @@ def forward_parse(doc: Doc) -> SentenceParse:
     return parse
 
 
-def parse_right_to_left(
+def parse_sentences(
     nlp: Language,
     sentences: Iterable[tuple[Sequence[str], Sequence[bool]]],
+    *,
+    right_to_left: bool,
     batch_size: int = 64,
 ) -> Iterator[SentenceParse]:
-    """Run a right-to-left pipeline over sentences given as ``(words, space_after)``."""
-    docs = (reversed_doc(nlp.vocab, words, spaces) for words, spaces in sentences)
-    for doc in nlp.pipe(docs, batch_size=batch_size):
-        yield forward_parse(doc)
+    """Run a pipeline over sentences given as ``(words, space_after)``, one Doc each,
+    reversed for a right-to-left pipeline; the analyses come in reading order."""
+    from spacy.tokens import Doc
+
+    def doc(words: Sequence[str], spaces: Sequence[bool]) -> Doc:
+        if right_to_left:
+            return reversed_doc(nlp.vocab, words, spaces)
+        starts = _one_sentence(len(words))
+        return Doc(nlp.vocab, words=list(words), spaces=list(spaces), sent_starts=starts)
+
+    read = forward_parse if right_to_left else _parse
+    for parsed in nlp.pipe((doc(w, s) for w, s in sentences), batch_size=batch_size):
+        yield read(parsed)
+
+
+def _parse(doc: Doc) -> SentenceParse:
+    return SentenceParse(
+        [t.tag_ for t in doc],
+        [t.pos_ for t in doc],
+        [t.lemma_ for t in doc],
+        [t.head.i for t in doc],
+        [t.dep_ for t in doc],
+    )
 
 
 def forward_doc(skeleton: Doc, real: Sequence[bool], parse: SentenceParse) -> Doc:
@@ -208,15 +231,18 @@ def _gold_sentences(gold: GoldSyntaxDocument) -> Iterator[tuple[list[str], list[
         yield words, spaces
 
 
-def score_right_to_left(nlp: Language, golds: Sequence[GoldSyntaxDocument]) -> Counts:
-    """XPOS and dependency counts of a right-to-left pipeline over the gold sentences and
-    tokens of ``golds`` (reading order; scored as :mod:`.evaluate_syntax` scores)."""
+def score_given_sentences(
+    nlp: Language, golds: Sequence[GoldSyntaxDocument], *, right_to_left: bool
+) -> Counts:
+    """XPOS and dependency counts of a pipeline run over the gold sentences and tokens
+    of ``golds`` (reversed for a right-to-left one; scored as :mod:`.evaluate_syntax`
+    scores)."""
     from casflow.components.spacy.evaluate_syntax import crafty_label, gold_dependencies
 
     counts: Counts = {}
     for gold in golds:
         ranges = gold.sentence_token_ranges()
-        parses = parse_right_to_left(nlp, _gold_sentences(gold))
+        parses = parse_sentences(nlp, _gold_sentences(gold), right_to_left=right_to_left)
         system = []
         tagged = []
         for (first, end), parse in zip(ranges, parses, strict=True):

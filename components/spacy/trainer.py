@@ -44,7 +44,7 @@ from casflow.components.spacy.right_to_left import (
     DIRECTION_KEY,
     RIGHT_TO_LEFT,
     reverse_gold,
-    score_right_to_left,
+    score_given_sentences,
 )
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
@@ -124,9 +124,18 @@ class SpacySyntaxTrainerConfig(ComponentConfig):
     direction: Literal["left_to_right", "right_to_left"] = Field(
         "left_to_right",
         description="right_to_left: learn from every sentence with its tokens reversed, a "
-        "second view of the data for voting (the model then runs over given tokens and "
-        "sentences only; scores are on the gold tokens and sentences).",
+        "second view of the data for voting (implies given_segmentation).",
     )
+    given_segmentation: bool = Field(
+        False,
+        description="Learn from the gold tokens one sentence at a time (spaCy's gold_preproc) "
+        "for a model that runs over given tokens and sentences (use_existing_tokens and "
+        "use_existing_sentences); scores are then on the gold tokens and sentences.",
+    )
+
+    @property
+    def on_given_segmentation(self) -> bool:
+        return self.given_segmentation or self.direction == RIGHT_TO_LEFT
 
 
 def resolve_config_path(name: str) -> Path:
@@ -168,10 +177,15 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         if "sentences" in layers and "dependencies" not in layers:
             problems.append("sentences come from the parse: learn dependencies too")
         assert isinstance(config, SpacySyntaxTrainerConfig)
-        if config.direction == RIGHT_TO_LEFT and {"tokens", "sentences"} & set(layers):
+        if config.on_given_segmentation and {"tokens", "sentences"} & set(layers):
+            setting = (
+                "direction right_to_left"
+                if config.direction == RIGHT_TO_LEFT
+                else "given_segmentation"
+            )
             problems.append(
-                "direction right_to_left learns pos and dependencies over given tokens and "
-                "sentences: remove tokens and sentences from layers"
+                f"{setting} learns pos and dependencies over given tokens and sentences: "
+                "remove tokens and sentences from layers"
             )
         return problems
 
@@ -214,8 +228,8 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
             "nlp.pipeline": pipes,
             "system.seed": self.seed,
         }
-        # A right-to-left model runs inside given sentences: its splits are not chosen for.
-        splits = "parser" in pipes and self.config.direction != RIGHT_TO_LEFT
+        # A model for given sentences never splits them: its splits are not chosen for.
+        splits = "parser" in pipes and not self.config.on_given_segmentation
         weights = {
             "tag_acc": 0.3 if "tagger" in pipes else None,
             "dep_las": (0.5 if splits else 0.7) if "parser" in pipes else None,
@@ -223,9 +237,9 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         }
         for key, weight in weights.items():
             overrides[f"training.score_weights.{key}"] = weight
-        if self.config.direction == RIGHT_TO_LEFT:
+        if self.config.on_given_segmentation:
             # It only ever reads given tokens one sentence at a time: learn so, rather than
-            # from what the tokenizer makes of reversed text ("died." -> ".died").
+            # from what the tokenizer makes of the text (of reversed text: "died." -> ".died").
             overrides["corpora.train.gold_preproc"] = True
             overrides["corpora.dev.gold_preproc"] = True
         if vectors is not None:
@@ -392,9 +406,11 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         from casflow.components.spacy.evaluate_syntax import SyntaxScores, evaluate_pipeline
 
         nlp = spacy.load(model_dir)
-        if self.config.direction == RIGHT_TO_LEFT:
+        if self.config.on_given_segmentation:
             start = time.perf_counter()
-            counts = score_right_to_left(nlp, list(examples))
+            counts = score_given_sentences(
+                nlp, list(examples), right_to_left=self.config.direction == RIGHT_TO_LEFT
+            )
             tokens = sum(len(gold.tokens) for gold in examples)
             summary = SyntaxScores(counts, tokens, time.perf_counter() - start).summary()
         else:
@@ -419,9 +435,14 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
             "documents). Scores are casflow's evaluators on whole texts from raw text: "
             "token and sentence F, XPOS accuracy, UAS and LAS (CoNLL 2018 alignment)."
             + (
-                " Right to left: trained on reversed sentences and scored over the gold "
-                "sentences and tokens (XPOS accuracy, UAS and LAS only)."
+                " Right to left: trained on reversed sentences."
                 if self.config.direction == RIGHT_TO_LEFT
+                else ""
+            )
+            + (
+                " Trained and scored on the gold sentences and tokens (XPOS accuracy, UAS "
+                "and LAS only)."
+                if self.config.on_given_segmentation
                 else ""
             )
         )
