@@ -39,6 +39,8 @@ NEEDS_TRAINED_MODEL = {
         "runs/train-craft-syntax-seed3/final/model/meta.json",
         "runs/train-craft-stanza-syntax/final/model/parser.pt",
         *(f"runs/train-craft-syntax-seed1/folds/fold-{k}/model/meta.json" for k in range(1, 6)),
+        "runs/train-craft-syntax-rtl/final/model/meta.json",
+        "runs/train-craft-syntax-rtl-seed2/final/model/meta.json",
     ],
     "craft-study.yaml": [
         "runs/train-craft-punkt/final/model/punkt.json",
