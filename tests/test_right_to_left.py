@@ -225,6 +225,9 @@ def test_training_on_given_sentences_in_either_direction(
     scores = result.report["final"]["dev_scores"]
     assert set(scores) == {"xpos", "uas", "las"}
     assert all(0.0 <= v <= 100.0 for v in scores.values())
+    card = (result.model_dir / "MODEL_CARD.md").read_text("utf-8")
+    assert "over the gold sentences and tokens" in card and "from raw text" not in card
+    assert ("It reads right to left" in card) == (direction == RIGHT_TO_LEFT)
     # the training Docs hold the sentences in the model's reading order
     docbin = DocBin().from_disk(result.model_dir.parent / "corpus" / "train.spacy")
     trained = [

@@ -429,22 +429,22 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         }
 
     def describe(self) -> str:
+        scores = (
+            "Scores are casflow's evaluators over the gold sentences and tokens (the model is "
+            "trained on them one sentence at a time): XPOS accuracy, UAS and LAS (CoNLL 2018)."
+            if self.config.on_given_segmentation
+            else "Scores are casflow's evaluators on whole texts from raw text: token and "
+            "sentence F, XPOS accuracy, UAS and LAS (CoNLL 2018 alignment)."
+        )
+        direction = (
+            " It reads right to left: trained on every sentence reversed."
+            if self.config.direction == RIGHT_TO_LEFT
+            else ""
+        )
         return (
             "spaCy pipeline: tok2vec (CNN) shared by the tagger and the parser, trained in "
             "stages (each from the previous stage's best checkpoint on the development "
-            "documents). Scores are casflow's evaluators on whole texts from raw text: "
-            "token and sentence F, XPOS accuracy, UAS and LAS (CoNLL 2018 alignment)."
-            + (
-                " Right to left: trained on reversed sentences."
-                if self.config.direction == RIGHT_TO_LEFT
-                else ""
-            )
-            + (
-                " Trained and scored on the gold sentences and tokens (XPOS accuracy, UAS "
-                "and LAS only)."
-                if self.config.on_given_segmentation
-                else ""
-            )
+            f"documents).{direction} {scores}"
         )
 
 
