@@ -18,7 +18,7 @@ from casflow.components.spacy.right_to_left import (
     DIRECTION_KEY,
     LEFT_TO_RIGHT,
     RIGHT_TO_LEFT,
-    forward_parse,
+    read_parse,
     reverse_gold,
     reversed_doc,
     saved_model_direction,
@@ -102,7 +102,7 @@ def test_a_reversed_parse_comes_back_in_reading_order() -> None:
         heads=[1, 1, 1],
         deps=["punct", "ROOT", "nsubj"],
     )
-    parse = forward_parse(parsed)
+    parse = read_parse(parsed, right_to_left=True)
     assert parse.tags == ["NNS", "VBD", "."]
     assert parse.heads == [1, 1, 1] and parse.deps == ["nsubj", "ROOT", "punct"]
 

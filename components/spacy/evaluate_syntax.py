@@ -122,21 +122,30 @@ def score_docs(
         )
         if not syntax:
             continue
+        add_syntax_counts(
+            counts,
+            gold,
+            [TaggedToken(t.idx, t.idx + len(t.text), t.tag_) for t in doc if not t.is_space],
+            system_dependencies(doc) if doc.has_annotation("DEP") else None,
+        )
+    return counts
+
+
+def add_syntax_counts(
+    counts: Counts,
+    gold: GoldSyntaxDocument,
+    tagged: Sequence[TaggedToken],
+    dependencies: Sequence[Sequence[DepWord]] | None,
+) -> None:
+    """Add the XPOS counts of ``tagged`` and, when given, the dependency counts of the
+    system's sentences (full CLEAR labels) against ``gold`` to ``counts``."""
+    gold_tagged = [TaggedToken(b, e, t) for (b, e), t in zip(gold.tokens, gold.tags, strict=True)]
+    add_counts(counts, pos_counts(gold_tagged, tagged).counts)
+    if dependencies is not None:
         add_counts(
             counts,
-            pos_counts(
-                [TaggedToken(b, e, t) for (b, e), t in zip(gold.tokens, gold.tags, strict=True)],
-                [TaggedToken(t.idx, t.idx + len(t.text), t.tag_) for t in doc if not t.is_space],
-            ).counts,
+            dependency_counts(gold_dependencies(gold), dependencies, label_key=full_deprel).counts,
         )
-        if doc.has_annotation("DEP"):
-            add_counts(
-                counts,
-                dependency_counts(
-                    gold_dependencies(gold), system_dependencies(doc), label_key=full_deprel
-                ).counts,
-            )
-    return counts
 
 
 def evaluate_pipeline(

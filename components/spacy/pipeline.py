@@ -59,8 +59,8 @@ from casflow.components.spacy.mapping import DocMapper
 from casflow.components.spacy.right_to_left import (
     RIGHT_TO_LEFT,
     forward_doc,
-    forward_parse,
     model_direction,
+    read_parse,
     reversed_doc,
     saved_model_direction,
 )
@@ -502,7 +502,7 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
             if job.forward is not None:
                 assert job.tokens is not None
                 real = [token is not None for token in job.tokens]
-                doc = forward_doc(job.forward, real, forward_parse(doc))
+                doc = forward_doc(job.forward, real, read_parse(doc, right_to_left=True))
             self.mapper.add_doc(job.view, doc, job.offset, job.tokens)
 
     def _jobs(self, view: cassis.Cas) -> Iterator[_Job]:

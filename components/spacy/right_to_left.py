@@ -11,34 +11,33 @@ to right only, so the direction lives in the data:
   right_to_left``;
 - running (``spacy.pipeline.v1`` over such a model, which needs the view's tokens
   and sentences): each sentence's words go in reversed (:func:`reversed_doc`), and
-  the tags, heads and labels come back in reading order (:func:`forward_parse`).
+  the tags, heads and labels come back in reading order (:func:`read_parse`).
 
 Such a model cannot segment raw text: the text it reads is the reversed sentences.
-:func:`score_given_sentences` scores it, or a left-to-right model trained with
+:func:`evaluate_given_sentences` scores it, or a left-to-right model trained with
 ``given_segmentation``, over the gold sentences and tokens.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from casflow.components.metrics.dependency import (
-    dependency_counts,
-    full_deprel,
-    sentence_from_heads,
-)
-from casflow.components.metrics.pos import TaggedToken, pos_counts
+from casflow.components.metrics.dependency import sentence_from_heads
+from casflow.components.metrics.pos import TaggedToken
 from casflow.components.spacy.gold import GoldSyntaxDocument
-from casflow.pipeline.counts import Counts, add_counts
+from casflow.pipeline.counts import Counts
 
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
     from spacy.vocab import Vocab
+
+    from casflow.components.spacy.evaluate_syntax import SyntaxScores
 
 #: The key of a saved model's meta.json that names its reading direction.
 DIRECTION_KEY = "casflow_direction"
@@ -134,18 +133,19 @@ class SentenceParse:
     deps: list[str]
 
 
-def forward_parse(doc: Doc) -> SentenceParse:
-    """The analysis of a Doc made by :func:`reversed_doc`, turned back to reading order."""
+def read_parse(doc: Doc, *, right_to_left: bool) -> SentenceParse:
+    """A one-sentence Doc's analysis in reading order: the Doc's own order, or, for a Doc
+    made by :func:`reversed_doc`, turned back."""
     n = len(doc)
-    parse = SentenceParse([], [], [], [], [])
-    for k in range(n):
-        token = doc[n - 1 - k]
-        parse.tags.append(token.tag_)
-        parse.poses.append(token.pos_)
-        parse.lemmas.append(token.lemma_)
-        parse.heads.append(n - 1 - token.head.i)
-        parse.deps.append(token.dep_)
-    return parse
+    tokens = list(reversed(doc)) if right_to_left else list(doc)
+    position = (lambda i: n - 1 - i) if right_to_left else (lambda i: i)
+    return SentenceParse(
+        [t.tag_ for t in tokens],
+        [t.pos_ for t in tokens],
+        [t.lemma_ for t in tokens],
+        [position(t.head.i) for t in tokens],
+        [t.dep_ for t in tokens],
+    )
 
 
 def parse_sentences(
@@ -165,19 +165,8 @@ def parse_sentences(
         starts = _one_sentence(len(words))
         return Doc(nlp.vocab, words=list(words), spaces=list(spaces), sent_starts=starts)
 
-    read = forward_parse if right_to_left else _parse
     for parsed in nlp.pipe((doc(w, s) for w, s in sentences), batch_size=batch_size):
-        yield read(parsed)
-
-
-def _parse(doc: Doc) -> SentenceParse:
-    return SentenceParse(
-        [t.tag_ for t in doc],
-        [t.pos_ for t in doc],
-        [t.lemma_ for t in doc],
-        [t.head.i for t in doc],
-        [t.dep_ for t in doc],
-    )
+        yield read_parse(parsed, right_to_left=right_to_left)
 
 
 def forward_doc(skeleton: Doc, real: Sequence[bool], parse: SentenceParse) -> Doc:
@@ -231,15 +220,20 @@ def _gold_sentences(gold: GoldSyntaxDocument) -> Iterator[tuple[list[str], list[
         yield words, spaces
 
 
-def score_given_sentences(
+def evaluate_given_sentences(
     nlp: Language, golds: Sequence[GoldSyntaxDocument], *, right_to_left: bool
-) -> Counts:
-    """XPOS and dependency counts of a pipeline run over the gold sentences and tokens
-    of ``golds`` (reversed for a right-to-left one; scored as :mod:`.evaluate_syntax`
-    scores)."""
-    from casflow.components.spacy.evaluate_syntax import crafty_label, gold_dependencies
+) -> SyntaxScores:
+    """Run ``nlp`` over the gold sentences and tokens of ``golds`` (reversed for a
+    right-to-left pipeline; timed) and score XPOS and dependencies as
+    :func:`~.evaluate_syntax.evaluate_pipeline` scores raw text."""
+    from casflow.components.spacy.evaluate_syntax import (
+        SyntaxScores,
+        add_syntax_counts,
+        crafty_label,
+    )
 
     counts: Counts = {}
+    start = time.perf_counter()
     for gold in golds:
         ranges = gold.sentence_token_ranges()
         parses = parse_sentences(nlp, _gold_sentences(gold), right_to_left=right_to_left)
@@ -254,12 +248,6 @@ def score_given_sentences(
                 )
             )
             tagged += [TaggedToken(b, e, t) for (b, e), t in zip(spans, parse.tags, strict=True)]
-        gold_tagged = [
-            TaggedToken(b, e, t) for (b, e), t in zip(gold.tokens, gold.tags, strict=True)
-        ]
-        add_counts(counts, pos_counts(gold_tagged, tagged).counts)
-        add_counts(
-            counts,
-            dependency_counts(gold_dependencies(gold), system, label_key=full_deprel).counts,
-        )
-    return counts
+        add_syntax_counts(counts, gold, tagged, system)
+    tokens = sum(len(gold.tokens) for gold in golds)
+    return SyntaxScores(counts, tokens, time.perf_counter() - start)

@@ -43,8 +43,8 @@ from casflow.components.spacy.gold_cas import gold_syntax_from_view
 from casflow.components.spacy.right_to_left import (
     DIRECTION_KEY,
     RIGHT_TO_LEFT,
+    evaluate_given_sentences,
     reverse_gold,
-    score_given_sentences,
 )
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
@@ -403,18 +403,16 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
     def evaluate(self, model_dir: Path, examples: Sequence[GoldSyntaxDocument]) -> dict[str, float]:
         import spacy
 
-        from casflow.components.spacy.evaluate_syntax import SyntaxScores, evaluate_pipeline
+        from casflow.components.spacy.evaluate_syntax import evaluate_pipeline
 
         nlp = spacy.load(model_dir)
         if self.config.on_given_segmentation:
-            start = time.perf_counter()
-            counts = score_given_sentences(
+            scores = evaluate_given_sentences(
                 nlp, list(examples), right_to_left=self.config.direction == RIGHT_TO_LEFT
             )
-            tokens = sum(len(gold.tokens) for gold in examples)
-            summary = SyntaxScores(counts, tokens, time.perf_counter() - start).summary()
         else:
-            summary = evaluate_pipeline(nlp, list(examples)).summary()
+            scores = evaluate_pipeline(nlp, list(examples))
+        summary = scores.summary()
         names = {
             "tokens_f": "tokens_f",
             "sentences_f": "sentences_f",
