@@ -35,6 +35,19 @@ from casflow.pipeline.component import RunContext
 _NO_TORCH = frozenset({TORCH})
 
 
+class _ModelFree:
+    """For components that run a blank pipeline: a worker imports neither torch (through
+    thinc) nor spaCy's command line for them."""
+
+    @classmethod
+    def modules_not_used(cls, config: Any, context: RunContext) -> frozenset[str]:
+        return _NO_TORCH
+
+    @classmethod
+    def stand_in_modules(cls, config: Any, context: RunContext) -> Mapping[str, ModuleType]:
+        return cli_stand_in()
+
+
 def _blank(language: str) -> Any:
     import spacy
 
@@ -50,19 +63,9 @@ class SentencizerConfig(SegmenterConfig):
     )
 
 
-class SpacySentencizer(SentenceSplitter[SentencizerConfig]):
+class SpacySentencizer(_ModelFree, SentenceSplitter[SentencizerConfig]):
     name = "sentences.spacy.sentencizer.v1"
     description = "spaCy's rule-based sentencizer (punctuation), per structure block; no model."
-
-    @classmethod
-    def modules_not_used(cls, config: SentencizerConfig, context: RunContext) -> frozenset[str]:
-        return _NO_TORCH
-
-    @classmethod
-    def stand_in_modules(
-        cls, config: SentencizerConfig, context: RunContext
-    ) -> Mapping[str, ModuleType]:
-        return cli_stand_in()
 
     def __init__(self, config: SentencizerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
@@ -82,19 +85,9 @@ def _pieces(doc: Any) -> list[Piece]:
     return [(t.text, t.idx) for t in doc if not t.is_space]
 
 
-class SpacyTokens(Tokenizer[SpacyTokensConfig]):
+class SpacyTokens(_ModelFree, Tokenizer[SpacyTokensConfig]):
     name = "tokens.spacy.english.v1"
     description = "spaCy's rule-based tokenizer of a blank pipeline (English by default)."
-
-    @classmethod
-    def modules_not_used(cls, config: SpacyTokensConfig, context: RunContext) -> frozenset[str]:
-        return _NO_TORCH
-
-    @classmethod
-    def stand_in_modules(
-        cls, config: SpacyTokensConfig, context: RunContext
-    ) -> Mapping[str, ModuleType]:
-        return cli_stand_in()
 
     def __init__(self, config: SpacyTokensConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
@@ -104,19 +97,9 @@ class SpacyTokens(Tokenizer[SpacyTokensConfig]):
         return _pieces(self.tokenizer(text))
 
 
-class ScispacyTokens(Tokenizer[TokenizerConfig]):
+class ScispacyTokens(_ModelFree, Tokenizer[TokenizerConfig]):
     name = "tokens.scispacy.v1"
     description = "scispaCy's combined_rule_tokenizer (biomedical rules; no model)."
-
-    @classmethod
-    def modules_not_used(cls, config: TokenizerConfig, context: RunContext) -> frozenset[str]:
-        return _NO_TORCH
-
-    @classmethod
-    def stand_in_modules(
-        cls, config: TokenizerConfig, context: RunContext
-    ) -> Mapping[str, ModuleType]:
-        return cli_stand_in()
 
     def __init__(self, config: TokenizerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
