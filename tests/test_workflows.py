@@ -40,7 +40,7 @@ NEEDS_TRAINED_MODEL = {
         "runs/train-craft-stanza-syntax/final/model/parser.pt",
         *(f"runs/train-craft-syntax-seed1/folds/fold-{k}/model/meta.json" for k in range(1, 6)),
         "runs/train-craft-syntax-rtl/final/model/meta.json",
-        "runs/train-craft-syntax-rtl-seed2/final/model/meta.json",
+        *(f"runs/train-craft-syntax-rtl-seed{n}/final/model/meta.json" for n in range(2, 5)),
     ],
     "craft-study.yaml": [
         "runs/train-craft-punkt/final/model/punkt.json",
