@@ -61,8 +61,19 @@ _WRAPPER = textwrap.dedent(
 
 def run_casflow(workflow: Path, *args: str) -> Measured:
     """Run ``casflow run`` in a fresh process; wall time and peak RSS of it and its workers."""
-    cmd = [sys.executable, "-m", "casflow.pipeline.cli", "run", str(workflow), "--quiet", "--overwrite", *args]
-    out = subprocess.run([sys.executable, "-c", _WRAPPER, *cmd], capture_output=True, text=True, check=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "casflow.pipeline.cli",
+        "run",
+        str(workflow),
+        "--quiet",
+        "--overwrite",
+        *args,
+    ]
+    out = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, *cmd], capture_output=True, text=True, check=True
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     if result["code"] not in (0, 1):
         sys.exit(f"casflow run failed ({result['code']}):\n{out.stderr}")

@@ -38,7 +38,10 @@ def main() -> None:
         nlp = load_pipeline(args.model)
         list(nlp.pipe(texts[:2]))  # warm-up
         t0 = time.perf_counter()
-        raw_tokens = sum(sum(1 for t in doc if not t.is_space) for doc in nlp.pipe(texts, batch_size=args.batch_size))
+        raw_tokens = sum(
+            sum(1 for t in doc if not t.is_space)
+            for doc in nlp.pipe(texts, batch_size=args.batch_size)
+        )
         raw_seconds = time.perf_counter() - t0
 
         wf = write_workflow(
@@ -48,7 +51,7 @@ def main() -> None:
             components:
               - {{component: spacy.pipeline.v1, config: {{model: "{args.model}", batch_size: {args.batch_size}, layers: [sentences, tokens, pos, dependencies]}}}}
             writers: [{{component: xmi.writer.v1}}]
-            run: {{output: "{tmp_path / 'out'}", jobs: 1, batch_size: {args.batch_size}, progress: false}}
+            run: {{output: "{tmp_path / "out"}", jobs: 1, batch_size: {args.batch_size}, progress: false}}
             """,
         )
         workflow = load_workflow(wf)
@@ -58,8 +61,12 @@ def main() -> None:
     raw_rate = raw_tokens / raw_seconds
     flow_rate = report.tokens / flow_seconds
     print(f"documents: {args.docs}, model: {args.model}")
-    print(f"raw spaCy nlp.pipe : {raw_tokens:>9,} tokens  {raw_seconds:7.1f} s  {raw_rate:9,.0f} tokens/s")
-    print(f"casflow chain      : {report.tokens:>9,} tokens  {flow_seconds:7.1f} s  {flow_rate:9,.0f} tokens/s")
+    print(
+        f"raw spaCy nlp.pipe : {raw_tokens:>9,} tokens  {raw_seconds:7.1f} s  {raw_rate:9,.0f} tokens/s"
+    )
+    print(
+        f"casflow chain      : {report.tokens:>9,} tokens  {flow_seconds:7.1f} s  {flow_rate:9,.0f} tokens/s"
+    )
     print(f"casflow stages (s) : {report.stage_seconds}")
     print(f"overhead ratio (casflow / raw tokens/s): {flow_rate / raw_rate:.3f} (target >= 0.90)")
 

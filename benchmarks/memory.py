@@ -27,7 +27,9 @@ def main() -> None:
     parser.add_argument("--model", default="casflow:craft_syntax")
     args = parser.parse_args()
     model_step = (
-        f'  - {{component: spacy.pipeline.v1, config: {{model: "{args.model}", layers: [sentences, tokens, pos, dependencies]}}}}\n' if args.chain == "model" else ""
+        f'  - {{component: spacy.pipeline.v1, config: {{model: "{args.model}", layers: [sentences, tokens, pos, dependencies]}}}}\n'
+        if args.chain == "model"
+        else ""
     )
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -41,7 +43,7 @@ reader: {{component: nxml.reader.v1, config: {{input: "{inputs}", id_style: stem
 components:
   - {{component: sentences.rules.v1}}
 {model_step}writers: [{{component: xmi.writer.v1}}]
-run: {{output: "{tmp_path / f'out{n}'}", jobs: 1}}
+run: {{output: "{tmp_path / f"out{n}"}", jobs: 1}}
 """,
             )
             results[n] = run_casflow(wf)
@@ -50,7 +52,9 @@ run: {{output: "{tmp_path / f'out{n}'}", jobs: 1}}
                 f"{results[n].seconds:7.1f} s, {results[n].report['counts']}"
             )
     small, large = results[args.small].peak_rss_mb, results[args.large].peak_rss_mb
-    print(f"peak RSS ratio ({args.large} / {args.small} documents): {large / small:.3f} (target <= 1.10)")
+    print(
+        f"peak RSS ratio ({args.large} / {args.small} documents): {large / small:.3f} (target <= 1.10)"
+    )
 
 
 if __name__ == "__main__":

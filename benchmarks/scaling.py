@@ -19,8 +19,14 @@ from _common import craft_nxml_files, replicate, run_casflow, write_workflow
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="casflow:craft_syntax", help="spaCy pipeline (name, path or casflow:NAME)")
-    parser.add_argument("--docs", type=int, default=67, help="number of documents (CRAFT NXML, replicated)")
+    parser.add_argument(
+        "--model",
+        default="casflow:craft_syntax",
+        help="spaCy pipeline (name, path or casflow:NAME)",
+    )
+    parser.add_argument(
+        "--docs", type=int, default=67, help="number of documents (CRAFT NXML, replicated)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
@@ -32,7 +38,7 @@ def main() -> None:
             components:
               - {{component: spacy.pipeline.v1, config: {{model: "{args.model}", layers: [sentences, tokens, pos, dependencies]}}}}
             writers: [{{component: xmi.writer.v1}}]
-            run: {{output: "{tmp_path / 'out'}", batch_size: 1}}
+            run: {{output: "{tmp_path / "out"}", batch_size: 1}}
             """,
         )
         load_before = os.getloadavg()[0]
@@ -41,8 +47,12 @@ def main() -> None:
         load_after = os.getloadavg()[0]
     tokens = one.report["tokens"]
     print(f"documents: {args.docs}, tokens: {tokens:,}, model: {args.model}")
-    print(f"--jobs 1: {one.seconds:8.1f} s  {args.docs / one.seconds:6.2f} docs/s  {tokens / one.seconds:9,.0f} tokens/s")
-    print(f"--jobs 2: {two.seconds:8.1f} s  {args.docs / two.seconds:6.2f} docs/s  {tokens / two.seconds:9,.0f} tokens/s")
+    print(
+        f"--jobs 1: {one.seconds:8.1f} s  {args.docs / one.seconds:6.2f} docs/s  {tokens / one.seconds:9,.0f} tokens/s"
+    )
+    print(
+        f"--jobs 2: {two.seconds:8.1f} s  {args.docs / two.seconds:6.2f} docs/s  {tokens / two.seconds:9,.0f} tokens/s"
+    )
     for label, measured in (("--jobs 1", one), ("--jobs 2", two)):
         first = measured.report.get("first_document_seconds")
         if first is not None:

@@ -27,7 +27,5 @@ def build_editable(
     metadata_directory: str | None = None,
 ) -> str:
     with warnings.catch_warnings():
-        warnings.filterwarnings(
-            "ignore", message="Editable installation", category=InformationOnly
-        )
+        warnings.filterwarnings("ignore", message="Editable installation", category=InformationOnly)
         return _setuptools.build_editable(wheel_directory, config_settings, metadata_directory)

@@ -210,4 +210,3 @@ class SharedJvm(Generic[JvmT]):
             if self._users <= 0:
                 jvm.close()
                 self._jvm, self._users = None, 0
-

@@ -69,7 +69,9 @@ def add_spans(view: cassis.Cas, type_name: str, spans: Iterable[Span]) -> list[A
     """Annotations of ``type_name`` (full or short name) at ``spans``, added to ``view``."""
     full = resolve_type_name(type_name)
     if not view.typesystem.contains_type(full):
-        raise ValueError(f"unknown type {type_name!r}; give a full name or an unambiguous short one")
+        raise ValueError(
+            f"unknown type {type_name!r}; give a full name or an unambiguous short one"
+        )
     type_ = view.typesystem.get_type(full)
     annotations = []
     for span in spans:
