@@ -1,5 +1,7 @@
-"""Right-to-left spaCy models: gold sentences reversed for training, reversed parses read
-back in reading order by spacy.pipeline.v1, and a trained one run end to end."""
+"""Models that learn from given sentences: right-to-left spaCy models (gold sentences
+reversed for training, reversed parses read back in reading order by spacy.pipeline.v1)
+and given-segmentation ones, run one sentence at a time as they learned; trained ones
+run end to end."""
 
 from __future__ import annotations
 
@@ -16,12 +18,15 @@ from casflow.components.spacy.gold import GoldSyntaxDocument
 from casflow.components.spacy.pipeline import SpacyPipeline, SpacyPipelineConfig
 from casflow.components.spacy.right_to_left import (
     DIRECTION_KEY,
+    GIVEN_SEGMENTATION_KEY,
     LEFT_TO_RIGHT,
     RIGHT_TO_LEFT,
+    model_direction,
     read_parse,
+    reads_given_sentences,
     reverse_gold,
     reversed_doc,
-    saved_model_direction,
+    saved_model_meta,
 )
 from casflow.components.spacy.training_docs import gold_to_docs
 from casflow.pipeline.component import RunContext
@@ -107,9 +112,14 @@ def test_a_reversed_parse_comes_back_in_reading_order() -> None:
     assert parse.heads == [1, 1, 1] and parse.deps == ["nsubj", "ROOT", "punct"]
 
 
+#: the texts of the Docs the stand-in parser was given, in order
+PARSED: list[str] = []
+
+
 @Language.component("casflow_test_head_is_next")
 def head_is_next(doc: Doc) -> Doc:
     """A stand-in parser: every token hangs on the one after it, tagged X<its text>."""
+    PARSED.append(doc.text)
     n = len(doc)
     return Doc(
         doc.vocab,
@@ -157,7 +167,7 @@ def test_spacy_pipeline_reads_a_right_to_left_model_back_in_reading_order(
         use_existing_tokens=True,
         use_existing_sentences=True,
     )
-    assert saved_model_direction(head_is_next_model) == RIGHT_TO_LEFT
+    assert model_direction(saved_model_meta(head_is_next_model)) == RIGHT_TO_LEFT
     SpacyPipeline(config, RunContext(output_dir=tmp_path)).process(view)
     for sentence in view.select(SENTENCE):
         tokens = view.select_covered(TOKEN, sentence)
@@ -186,6 +196,85 @@ def test_a_right_to_left_model_needs_the_views_tokens_and_sentences(
     assert "reads sentences right to left" in problem and "use_existing_sentences" in problem
     with pytest.raises(ValueError, match="cannot segment raw text"):
         SpacyPipeline(config, context)
+
+
+@pytest.fixture
+def given_segmentation_model(tmp_path: Path) -> Path:
+    nlp = spacy.blank("en")
+    nlp.add_pipe("casflow_test_head_is_next")
+    nlp.meta[DIRECTION_KEY] = LEFT_TO_RIGHT
+    nlp.meta[GIVEN_SEGMENTATION_KEY] = True
+    nlp.to_disk(tmp_path / "given")
+    return tmp_path / "given"
+
+
+def test_a_given_segmentation_model_runs_one_sentence_at_a_time(
+    given_segmentation_model: Path, tmp_path: Path
+) -> None:
+    sentences = [["Mice", "died", "."], ["The", "(", "p53", ")", "gene"]]
+    view = view_with_sentences("Mice  died.\n\nThe (p53)\ngene\n", sentences)
+    config = SpacyPipelineConfig(
+        model=str(given_segmentation_model),
+        layers=["pos", "dependencies"],
+        use_existing_tokens=True,
+        use_existing_sentences=True,
+    )
+    assert reads_given_sentences(saved_model_meta(given_segmentation_model))
+    PARSED.clear()
+    SpacyPipeline(config, RunContext(output_dir=tmp_path)).process(view)
+    # as it learned: each sentence alone, its words in reading order, no other text
+    assert PARSED == ["Mice died.", "The (p53) gene"]
+    for sentence in view.select(SENTENCE):
+        tokens = view.select_covered(TOKEN, sentence)
+        # over the whole document, the last token of the first sentence would hang on
+        # the text after it; one sentence at a time, each last token is a root
+        roots = view.select_covered(DEPENDENCY_ROOT, sentence)
+        assert [r.Dependent for r in roots] == [tokens[-1]]
+        arcs = {
+            d.Dependent.get_covered_text(): d.Governor.get_covered_text()
+            for d in view.select_covered(DEPENDENCY, sentence)
+            if d.type.name == DEPENDENCY
+        }
+        texts = [t.get_covered_text() for t in tokens]
+        assert arcs == dict(zip(texts[:-1], texts[1:], strict=True))
+        assert [t.pos.PosValue for t in tokens] == [f"X{t}" for t in texts]
+    assert len(view.select(TOKEN)) == 8 and len(view.select(SENTENCE)) == 2
+
+
+def test_a_given_segmentation_model_needs_the_views_tokens_and_sentences(
+    given_segmentation_model: Path, tmp_path: Path
+) -> None:
+    config = SpacyPipelineConfig(
+        model=str(given_segmentation_model),
+        layers=["pos", "dependencies"],
+        use_existing_tokens=True,
+    )
+    context = RunContext(output_dir=tmp_path)
+    [problem] = SpacyPipeline.check_config(config, context)
+    assert "casflow_given_segmentation: true" in problem and "use_existing_sentences" in problem
+    with pytest.raises(ValueError, match="cannot segment raw text"):
+        SpacyPipeline(config, context)
+
+
+def test_a_model_trained_on_raw_text_runs_over_whole_documents(
+    given_segmentation_model: Path, tmp_path: Path
+) -> None:
+    meta_path = given_segmentation_model / "meta.json"
+    meta = json.loads(meta_path.read_text("utf-8"))
+    meta[GIVEN_SEGMENTATION_KEY] = False
+    meta_path.write_text(json.dumps(meta), "utf-8")
+    view = view_with_sentences(
+        "Mice died. They grew.", [["Mice", "died", "."], ["They", "grew", "."]]
+    )
+    config = SpacyPipelineConfig(
+        model=str(given_segmentation_model),
+        layers=["pos", "dependencies"],
+        use_existing_tokens=True,
+        use_existing_sentences=True,
+    )
+    PARSED.clear()
+    SpacyPipeline(config, RunContext(output_dir=tmp_path)).process(view)
+    assert PARSED == ["Mice died. They grew."]
 
 
 GIVEN_SEGMENTATION_WORKFLOW = WORKFLOW.replace(
@@ -218,6 +307,7 @@ def test_training_on_given_sentences_in_either_direction(
     result = run_training(loaded, log=lambda line: None)
     meta = json.loads((result.model_dir / "meta.json").read_text("utf-8"))
     assert meta[DIRECTION_KEY] == direction
+    assert meta[GIVEN_SEGMENTATION_KEY] is True
     # it learns from the gold tokens, one sentence at a time, as it runs
     config = spacy.util.load_config(result.model_dir / "config.cfg")
     assert config["corpora"]["train"]["gold_preproc"] is True

@@ -19,9 +19,11 @@ into the views with ``mapping.DocMapper``.
   then sentence ends, then any whitespace (between existing tokens when
   ``use_existing_tokens``), each in the second half of the chunk window; a
   chunk's offsets are shifted back by where it starts.
-- A right-to-left model (``meta.json``: ``casflow_direction: right_to_left``, see
-  ``right_to_left``) needs both: every sentence goes in with its tokens reversed and
-  its analysis comes back in reading order.
+- A model that learned from given sentences (``meta.json``: ``casflow_direction:
+  right_to_left`` or ``casflow_given_segmentation: true``, see ``right_to_left``)
+  needs both, and runs one sentence at a time, as it learned; a right-to-left one
+  reads every sentence with its tokens reversed, and its analysis comes back in
+  reading order.
 """
 
 from __future__ import annotations
@@ -61,8 +63,9 @@ from casflow.components.spacy.right_to_left import (
     forward_doc,
     model_direction,
     read_parse,
-    reversed_doc,
-    saved_model_direction,
+    reads_given_sentences,
+    saved_model_meta,
+    sentence_doc,
 )
 from casflow.components.spacy.upos import model_upos_map, read_upos_map
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
@@ -282,7 +285,7 @@ class _Job:
     offset: int
     source: str | Doc
     tokens: list[Any | None] | None = None
-    # right to left: the sentence's Doc in reading order, which the reversed parse annotates
+    # one sentence at a time: its Doc in reading order, which the parse annotates
     forward: Doc | None = None
 
 
@@ -410,8 +413,9 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
         if missing:
             raise ValueError(_missing_message(config.model, missing, self.nlp.pipe_names))
         self.right_to_left = model_direction(self.nlp.meta) == RIGHT_TO_LEFT
-        if self.right_to_left:
-            problem = _right_to_left_problem(config)
+        self.per_sentence = reads_given_sentences(self.nlp.meta)
+        if self.per_sentence:
+            problem = _given_sentences_problem(config, self.nlp.meta)
             if problem:
                 raise ValueError(problem)
         self.max_chars = min(config.max_chunk_chars, self.nlp.max_length)
@@ -477,8 +481,9 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
         config_path = pipeline_config_path(config.model, context.workflow_dir)
         if config_path is None:
             return []
-        if saved_model_direction(config_path.parent) == RIGHT_TO_LEFT:
-            problem = _right_to_left_problem(config)
+        meta = saved_model_meta(config_path.parent)
+        if reads_given_sentences(meta):
+            problem = _given_sentences_problem(config, meta)
             if problem:
                 return [problem]
         try:
@@ -502,7 +507,8 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
             if job.forward is not None:
                 assert job.tokens is not None
                 real = [token is not None for token in job.tokens]
-                doc = forward_doc(job.forward, real, read_parse(doc, right_to_left=True))
+                parse = read_parse(doc, right_to_left=self.right_to_left)
+                doc = forward_doc(job.forward, real, parse)
             self.mapper.add_doc(job.view, doc, job.offset, job.tokens)
 
     def _jobs(self, view: cassis.Cas) -> Iterator[_Job]:
@@ -516,7 +522,7 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
             if config.use_existing_sentences or len(text) > self.max_chars
             else []
         )
-        if self.right_to_left:
+        if self.per_sentence:
             assert tokens is not None
             yield from self._sentence_jobs(view, text, tokens, sentences)
             return
@@ -561,9 +567,10 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
         tokens: Sequence[Any],
         sentences: Sequence[tuple[int, int]],
     ) -> Iterator[_Job]:
-        """One job per sentence for a right-to-left model: its words reversed, and the
-        reading-order Doc its analysis goes back onto. Tokens outside every sentence
-        are not analysed."""
+        """One job per sentence for a model that learned from given sentences: its words
+        (reversed for a right-to-left model), and the reading-order Doc, with the
+        whitespace between tokens, that the analysis goes back onto. Tokens outside
+        every sentence are not analysed."""
         token_begins = [t.begin for t in tokens]
         for begin, end in sentences:
             lo = bisect.bisect_left(token_begins, begin)
@@ -581,16 +588,23 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
                 space_after.append(
                     bool(token.whitespace_) or (i + 1 < len(forward) and aligned[i + 1] is None)
                 )
-            source = reversed_doc(self.nlp.vocab, words, space_after)
+            source = sentence_doc(
+                self.nlp.vocab, words, space_after, right_to_left=self.right_to_left
+            )
             yield _Job(view, inside[0].begin, source, aligned, forward)
 
 
-def _right_to_left_problem(config: SpacyPipelineConfig) -> str | None:
+def _given_sentences_problem(config: SpacyPipelineConfig, meta: Mapping[str, Any]) -> str | None:
     if config.use_existing_tokens and config.use_existing_sentences:
         return None
+    how = (
+        "reads sentences right to left (its meta.json: casflow_direction: right_to_left)"
+        if model_direction(meta) == RIGHT_TO_LEFT
+        else "learned from given sentences one at a time (its meta.json: "
+        "casflow_given_segmentation: true)"
+    )
     return (
-        f"spaCy pipeline {config.model!r} reads sentences right to left (its meta.json: "
-        "casflow_direction: right_to_left), so it cannot segment raw text: set "
+        f"spaCy pipeline {config.model!r} {how}, so it cannot segment raw text: set "
         "use_existing_tokens: true and use_existing_sentences: true over a view that has "
         "Token and Sentence annotations"
     )

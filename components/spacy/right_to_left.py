@@ -14,8 +14,11 @@ to right only, so the direction lives in the data:
   the tags, heads and labels come back in reading order (:func:`read_parse`).
 
 Such a model cannot segment raw text: the text it reads is the reversed sentences.
-:func:`evaluate_given_sentences` scores it, or a left-to-right model trained with
-``given_segmentation``, over the gold sentences and tokens.
+A left-to-right model trained with ``given_segmentation`` learned one sentence at a
+time too (its ``meta.json``: ``casflow_given_segmentation: true``), and
+``spacy.pipeline.v1`` runs it so, without the reversal: over whole documents, with
+the sentences preset, it scores lower (LAS 86.33 against 86.79 on CRAFT dev).
+:func:`evaluate_given_sentences` scores either kind over the gold sentences and tokens.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ if TYPE_CHECKING:
 DIRECTION_KEY = "casflow_direction"
 LEFT_TO_RIGHT = "left_to_right"
 RIGHT_TO_LEFT = "right_to_left"
+#: The key of a saved model's meta.json saying that it learned one given sentence at a time.
+GIVEN_SEGMENTATION_KEY = "casflow_given_segmentation"
 
 
 def model_direction(meta: Mapping[str, Any]) -> str:
@@ -50,12 +55,19 @@ def model_direction(meta: Mapping[str, Any]) -> str:
     return str(meta.get(DIRECTION_KEY, LEFT_TO_RIGHT))
 
 
-def saved_model_direction(model_dir: Path) -> str:
-    """The direction of the saved pipeline in ``model_dir`` (left to right without a meta.json)."""
+def reads_given_sentences(meta: Mapping[str, Any]) -> bool:
+    """Whether a pipeline learned from given tokens one sentence at a time, and so must
+    be run so: a right-to-left one always, a left-to-right one when its meta says so."""
+    return model_direction(meta) == RIGHT_TO_LEFT or bool(meta.get(GIVEN_SEGMENTATION_KEY))
+
+
+def saved_model_meta(model_dir: Path) -> dict[str, Any]:
+    """The ``meta.json`` of the saved pipeline in ``model_dir`` (empty without one)."""
     meta = Path(model_dir) / "meta.json"
     if not meta.is_file():
-        return LEFT_TO_RIGHT
-    return model_direction(json.loads(meta.read_text(encoding="utf-8")))
+        return {}
+    loaded = json.loads(meta.read_text(encoding="utf-8"))
+    return loaded if isinstance(loaded, dict) else {}
 
 
 def reverse_gold(gold: GoldSyntaxDocument) -> GoldSyntaxDocument:
@@ -157,16 +169,22 @@ def parse_sentences(
 ) -> Iterator[SentenceParse]:
     """Run a pipeline over sentences given as ``(words, space_after)``, one Doc each,
     reversed for a right-to-left pipeline; the analyses come in reading order."""
+    docs = (sentence_doc(nlp.vocab, w, s, right_to_left=right_to_left) for w, s in sentences)
+    for parsed in nlp.pipe(docs, batch_size=batch_size):
+        yield read_parse(parsed, right_to_left=right_to_left)
+
+
+def sentence_doc(
+    vocab: Vocab, words: Sequence[str], space_after: Sequence[bool], *, right_to_left: bool
+) -> Doc:
+    """One sentence as the Doc a given-sentence pipeline reads: fixed as one sentence, its
+    words reversed for a right-to-left one (:func:`reversed_doc`)."""
     from spacy.tokens import Doc
 
-    def doc(words: Sequence[str], spaces: Sequence[bool]) -> Doc:
-        if right_to_left:
-            return reversed_doc(nlp.vocab, words, spaces)
-        starts = _one_sentence(len(words))
-        return Doc(nlp.vocab, words=list(words), spaces=list(spaces), sent_starts=starts)
-
-    for parsed in nlp.pipe((doc(w, s) for w, s in sentences), batch_size=batch_size):
-        yield read_parse(parsed, right_to_left=right_to_left)
+    if right_to_left:
+        return reversed_doc(vocab, words, space_after)
+    starts = _one_sentence(len(words))
+    return Doc(vocab, words=list(words), spaces=list(space_after), sent_starts=starts)
 
 
 def forward_doc(skeleton: Doc, real: Sequence[bool], parse: SentenceParse) -> Doc:

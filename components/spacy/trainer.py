@@ -42,6 +42,7 @@ from casflow.components.spacy.gold import GoldSyntaxDocument
 from casflow.components.spacy.gold_cas import gold_syntax_from_view
 from casflow.components.spacy.right_to_left import (
     DIRECTION_KEY,
+    GIVEN_SEGMENTATION_KEY,
     RIGHT_TO_LEFT,
     evaluate_given_sentences,
     reverse_gold,
@@ -327,7 +328,10 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
             previous,
             model,
             craft_rules=self.config.craft_tokenizer,
-            meta={DIRECTION_KEY: self.config.direction},
+            meta={
+                DIRECTION_KEY: self.config.direction,
+                GIVEN_SEGMENTATION_KEY: self.config.on_given_segmentation,
+            },
         )
         self._write_upos_map(train, model, log)
         return model
