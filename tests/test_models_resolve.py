@@ -13,9 +13,13 @@ from casflow.components.models import (
     is_shipped,
     model_path,
     shipped_model_path,
+    where_looked,
 )
 from casflow.components.opennlp.model import resolve_model as opennlp_model
+from casflow.components.stanza.constituency import ConstituencyConfig, ConstituencyParser
 from casflow.components.stanza.constituency import resolve_model as stanza_model
+from casflow.components.stanza.model import file_problems
+from casflow.pipeline.component import RunContext
 
 
 def test_shipped_names_and_aliases() -> None:
@@ -67,3 +71,30 @@ def test_a_stanza_pretrain_resolves_as_its_model(tmp_path: Path) -> None:
     assert files.pretrain == str(MODELS_DIR / "craft_constituency" / "pretrain.pt")
     (tmp_path / "p.pt").write_bytes(b"")
     assert model_files("m.pt", "p.pt", tmp_path).pretrain == str(tmp_path / "p.pt")
+
+
+def test_a_missing_relative_model_is_reported_with_both_places_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workflow_dir = tmp_path / "workflows"
+    workflow_dir.mkdir()
+    monkeypatch.chdir(tmp_path)
+    both = f"runs/m.pt (from the working directory) nor at {workflow_dir / 'runs/m.pt'}"
+    assert where_looked("runs/m.pt", workflow_dir) == both
+    assert where_looked(str(tmp_path / "m.pt"), workflow_dir) == str(tmp_path / "m.pt")
+    assert where_looked("casflow:craft_syntax", workflow_dir) == str(MODELS_DIR / "craft_syntax")
+    # the Stanza wrappers say so
+    from casflow.components.stanza.model import ModelFiles
+
+    [problem] = file_problems(
+        "en",
+        {"depparse": "default"},
+        None,
+        {"depparse": ModelFiles(model="runs/m.pt")},
+        workflow_dir,
+    )
+    assert problem == f"model_files.depparse.model: no file at {both}"
+    pytest.importorskip("stanza")
+    context = RunContext(output_dir=tmp_path, workflow_dir=workflow_dir)
+    [problem] = ConstituencyParser.check_config(ConstituencyConfig(model="runs/m.pt"), context)
+    assert f"no model at {both}:" in problem

@@ -73,3 +73,12 @@ def model_path(reference: str, workflow_dir: Path | None = None) -> Path:
     if path.exists() or path.is_absolute() or workflow_dir is None:
         return path
     return workflow_dir / path
+
+
+def where_looked(reference: str, workflow_dir: Path | None = None) -> str:
+    """Where :func:`model_path` looked for a reference that is missing, for messages:
+    both places for a relative path, so a user sees which folder it was taken from."""
+    path = Path(reference).expanduser()
+    if is_shipped(reference) or path.is_absolute() or workflow_dir is None:
+        return str(model_path(reference, workflow_dir))
+    return f"{path} (from the working directory) nor at {workflow_dir / path}"

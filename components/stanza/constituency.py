@@ -34,7 +34,7 @@ import cassis
 from pydantic import Field
 
 from casflow.components.formats.penn.parse import Tree, escape_token, training_line
-from casflow.components.models import is_shipped, model_path
+from casflow.components.models import is_shipped, model_path, where_looked
 from casflow.components.stanza.model import ModelFiles, stanza_missing
 from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
@@ -143,7 +143,9 @@ class ConstituencyParser(Processor[ConstituencyConfig]):
                 if is_shipped(config.model)
                 else "give a folder written by train.stanza.constituency.v1 or a .pt file"
             )
-            return [f"{cls.name}: no model at {path}: {hint}"]
+            return [
+                f"{cls.name}: no model at {where_looked(config.model, context.workflow_dir)}: {hint}"
+            ]
         return StanzaPipeline.check_config(_stanza_config(config, context), context)
 
     def process(self, view: cassis.Cas) -> None:

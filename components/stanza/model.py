@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from casflow.components.models import where_looked
 from casflow.pipeline.component import ComponentConfig
 
 StanzaProcessor = Literal["tokenize", "mwt", "pos", "lemma", "depparse", "ner", "constituency"]
@@ -73,6 +74,8 @@ def stanza_missing() -> str | None:
 
 
 def resolve(path: str, workflow_dir: Path) -> Path:
+    """A relative path from the working directory when something is there, else from
+    the workflow's folder."""
     candidate = Path(path).expanduser()
     if candidate.is_absolute() or candidate.exists():
         return candidate
@@ -93,7 +96,7 @@ def file_problems(
         for role, value in files.model_dump().items():
             if value is not None and not resolve(value, workflow_dir).is_file():
                 problems.append(
-                    f"model_files.{name}.{role}: no file at {resolve(value, workflow_dir)}"
+                    f"model_files.{name}.{role}: no file at {where_looked(value, workflow_dir)}"
                 )
     # lemma: identity is Stanza's model-free lemmatizer (the word itself).
     from_resources = [
