@@ -52,12 +52,14 @@ TINY = {
 }
 
 
-def _workflow(root: Path, output: Path, **changes: object) -> Path:
+def _workflow(
+    root: Path, output: Path, layers: tuple[str, ...] = ("pos", "dependencies"), **changes: object
+) -> Path:
     return training_workflow(
         root,
         output,
         types=["Sentence", "Token", "POS", "Dependency"],
-        layers=["pos", "dependencies"],
+        layers=list(layers),
         trainer="train.stanza.syntax.v1",
         config={**TINY, "vectors": str(root / "vectors.txt"), **changes},
         seed=5,
@@ -231,8 +233,11 @@ def test_config_errors_before_any_document(tmp_path: Path) -> None:
     assert any("parser_options.save_name: set by casflow" in p for p in problems)
     assert any("vectors: nothing at" in p for p in problems)
     assert len(problems) == 4
-    assert trainer.check_layers(trainer.Config(), ["dependencies"])
+    [problem] = trainer.check_layers(trainer.Config(), ["dependencies"])
+    assert "learn pos too, or set parser_tags: gold" in problem
     assert not trainer.check_layers(trainer.Config(), ["pos"])
+    # a parser alone learns from gold tags
+    assert not trainer.check_layers(trainer.Config(parser_tags="gold"), ["dependencies"])
 
 
 def test_workflow_errors_name_their_yaml_line(tmp_path: Path) -> None:
@@ -246,3 +251,58 @@ def test_workflow_errors_name_their_yaml_line(tmp_path: Path) -> None:
         Exception, match=r"out\.yaml:\d+: model -> config -> parser_epoch: unknown key"
     ):
         load_training_workflow(workflow)
+
+
+@pytest.mark.slow
+def test_a_parser_alone_learns_from_gold_tags_and_parses_the_views_tags(
+    tiny_syntax_gold: Path, tmp_path: Path
+) -> None:
+    """layers [dependencies] with parser_tags gold: no tagger; the parser runs in
+    stanza.pipeline.v1 over the view's own tags (use_existing_pos), and over the
+    development document's gold tags it scores what the trainer reports."""
+    from casflow.pipeline.testing import build, evaluate
+
+    workflow = _workflow(
+        tiny_syntax_gold, tmp_path / "parser", layers=("dependencies",), parser_tags="gold"
+    )
+    result, lines = train(workflow)
+    model = result.model_dir
+    assert {p.name for p in model.iterdir()} >= {"parser.pt", "pretrain.pt", "meta.json"}
+    assert not (model / "tagger.pt").exists()
+    assert not any("tagger epoch" in line for line in lines)
+    assert any(re.search(r"parser epoch 3/3 .*: dev uas", line) for line in lines)
+    scores = result.report["final"]["dev_scores"]
+    assert set(scores) == {"uas", "las"}
+    card = (model / "MODEL_CARD.md").read_text()
+    assert "alone, without a tagger" in card and "| tagger |" not in card
+
+    cas = _tokens_only(3)  # the development document, its tokens untagged
+    gold = cas.get_view("gold")
+    pos_type = cas.typesystem.get_type(POS)
+    for token, gold_token in zip(cas.select(TOKEN), gold.select(TOKEN), strict=True):
+        token.pos = pos_type(
+            begin=token.begin,
+            end=token.end,
+            PosValue=gold_token.pos.PosValue,
+            coarseValue=gold_token.pos.coarseValue,
+        )
+        cas.add(token.pos)
+    component = registry().get("stanza.pipeline.v1")
+    config = component.Config(
+        processors={"lemma": "identity", "depparse": "default"},
+        layers=["dependencies"],
+        model_files={
+            "depparse": {"model": str(model / "parser.pt"), "pretrain": str(model / "pretrain.pt")}
+        },
+        use_existing_sentences=True,
+        use_existing_tokens=True,
+        use_existing_pos=True,
+    )
+    component(config, RunContext(output_dir=tmp_path)).process(cas)
+    for sentence in cas.select(SENTENCE):
+        assert len(cas.select_covered(DEPENDENCY_ROOT, sentence)) == 1
+    views = {"gold_view": "gold", "system_views": ["_InitialView"]}
+    (evaluated,) = evaluate("eval.dependencies.v1", cas, **views, labels="full").values()
+    evaluator = build("eval.dependencies.v1", **views, labels="full")
+    summary = evaluator.summary(evaluator.score(evaluated.counts))
+    assert {"uas": round(summary["UAS"], 2), "las": round(summary["LAS"], 2)} == scores

@@ -10,6 +10,12 @@ classifiers), then the graph parser (``stanza.models.depparse``: BiLSTM, biaffin
 arcs and labels). By default the parser learns from the tags the trained tagger
 predicts (Stanza's own recipe: it meets predicted tags at run time).
 
+With ``layers: [dependencies]`` and ``parser_tags: gold`` no tagger is trained: the
+parser alone learns from the gold tags, for text another tagger tags
+(``stanza.pipeline.v1`` with ``use_existing_pos``, e.g. after the shipped spaCy
+tagger). Its scores are then on the gold tags of the development documents, above
+what it reaches with a tagger's tags; a workflow that tags first measures those.
+
 The epochs are casflow's, over Stanza's trainers, data loaders and models, for
 reasons in Stanza's own loops (``stanza.models.tagger.train`` has no checkpoint at
 all; ``stanza.models.parser.train`` saves one but resumes with its data order and
@@ -172,9 +178,13 @@ class StanzaSyntaxTrainer(Trainer[StanzaSyntaxTrainerConfig]):
 
     @classmethod
     def check_layers(cls, config: StanzaSyntaxTrainerConfig, layers: Sequence[str]) -> list[str]:
-        if "pos" not in layers:
-            return ["Stanza's parser reads the tagger's tags: learn pos too"]
-        return []
+        if "pos" in layers or (config.parser_tags == "gold" and "dependencies" in layers):
+            return []
+        return [
+            "Stanza's parser reads the tagger's tags: learn pos too, or set parser_tags: gold "
+            "for a parser alone, of text another tagger tags (stanza.pipeline.v1 with "
+            "use_existing_pos)"
+        ]
 
     @classmethod
     def check_config(cls, config: StanzaSyntaxTrainerConfig, context: RunContext) -> list[str]:
@@ -255,26 +265,31 @@ class StanzaSyntaxTrainer(Trainer[StanzaSyntaxTrainerConfig]):
             return model
         forget(marker)
         parse = "dependencies" in self.chosen
+        tag = "pos" in self.chosen
         log(
             f"Stanza syntax: {sum(len(e.gold.sentences) for e in train)} training sentences, "
-            f"{sum(len(e.gold.sentences) for e in dev)} development sentences; tagger "
-            f"{self.config.tagger_epochs} epochs"
+            f"{sum(len(e.gold.sentences) for e in dev)} development sentences; "
+            + (f"tagger {self.config.tagger_epochs} epochs" if tag else "no tagger")
             + (f", parser {self.config.parser_epochs} epochs" if parse else "")
         )
         with _torch_threads(self.config.threads):
-            tagger = _Stage(
-                "tagger", self.config.tagger_epochs, self.seed, output_dir / "tagger", log
-            )
-            tagger_model = tagger.run(
-                _TaggerRun(self._args("tagger", train_file, dev_file, pretrain), dev),
-                key=[self.config.model_dump(mode="json", include={"tagger_options"})],
-                files=[train_file, dev_file, pretrain],
-            )
-            curve = list(tagger.curve)
+            tagger_model = None
+            curve: list[dict[str, Any]] = []
+            if tag:
+                tagger = _Stage(
+                    "tagger", self.config.tagger_epochs, self.seed, output_dir / "tagger", log
+                )
+                tagger_model = tagger.run(
+                    _TaggerRun(self._args("tagger", train_file, dev_file, pretrain), dev),
+                    key=[self.config.model_dump(mode="json", include={"tagger_options"})],
+                    files=[train_file, dev_file, pretrain],
+                )
+                curve += tagger.curve
             parser_model = None
             if parse:
                 parser_train, parser_dev = train_file, dev_file
                 if self.config.parser_tags == "predicted":
+                    assert tagger_model is not None  # check_layers: no pos, gold tags
                     parser_train = data / "train.tagged.conllu"
                     parser_dev = data / "dev.tagged.conllu"
                     _retag(
@@ -287,7 +302,11 @@ class StanzaSyntaxTrainer(Trainer[StanzaSyntaxTrainerConfig]):
                     "parser", self.config.parser_epochs, self.seed, output_dir / "parser", log
                 )
                 parser_model = parser.run(
-                    _ParserRun(self._args("parser", parser_train, parser_dev, pretrain), dev),
+                    _ParserRun(
+                        self._args("parser", parser_train, parser_dev, pretrain),
+                        dev,
+                        gold_tags=self.config.parser_tags == "gold",
+                    ),
                     key=[
                         self.config.model_dump(
                             mode="json", include={"parser_options", "parser_tags"}
@@ -299,13 +318,17 @@ class StanzaSyntaxTrainer(Trainer[StanzaSyntaxTrainerConfig]):
         if model.exists():
             shutil.rmtree(model)
         model.mkdir(parents=True)
-        shutil.copyfile(tagger_model, model / TAGGER_FILE)
+        if tagger_model is not None:
+            shutil.copyfile(tagger_model, model / TAGGER_FILE)
         if parser_model is not None:
             shutil.copyfile(parser_model, model / PARSER_FILE)
         shutil.copyfile(pretrain, model / PRETRAIN_FILE)
         meta = {
             "trainer": self.name,
-            "processors": {"pos": TAGGER_FILE, **({"depparse": PARSER_FILE} if parse else {})},
+            "processors": {
+                **({"pos": TAGGER_FILE} if tag else {}),
+                **({"depparse": PARSER_FILE} if parse else {}),
+            },
             "pretrain": PRETRAIN_FILE,
             "parser_tags": self.config.parser_tags,
         }
@@ -335,16 +358,25 @@ class StanzaSyntaxTrainer(Trainer[StanzaSyntaxTrainerConfig]):
     # -- scoring -------------------------------------------------------------------------
 
     def evaluate(self, model_dir: Path, examples: Sequence[SyntaxExample]) -> dict[str, float]:
-        from stanza.models.common.doc import ID, TEXT, Document
+        from stanza.models.common.doc import ID, TEXT, UPOS, XPOS, Document
 
         nlp = load_pipeline(Path(model_dir))
+        # a parser without a tagger parses the gold tags (pretagged), as it learned
+        pretagged = "pos" not in nlp.processors
         counts: Counts = {}
         for example in examples:
             gold = example.gold
             documents = []
             for first, end in gold.sentence_token_ranges():
                 words = [parser_form(gold.text[b:e]) for b, e in gold.tokens[first:end]]
-                sentence = [{ID: (i,), TEXT: w} for i, w in enumerate(words, 1)]
+                sentence: list[dict[str, Any]] = [
+                    {ID: (i,), TEXT: w} for i, w in enumerate(words, 1)
+                ]
+                if pretagged:
+                    for entry, k in zip(sentence, range(first, end), strict=True):
+                        entry[XPOS] = gold.tags[k]
+                        if gold.pos:
+                            entry[UPOS] = gold.pos[k]
                 documents.append(Document([sentence], text=" ".join(words)))
             analysed = [d.sentences[0] for d in nlp.bulk_process(documents)]
             xpos = [w.xpos or "" for s in analysed for w in s.words]
@@ -355,20 +387,36 @@ class StanzaSyntaxTrainer(Trainer[StanzaSyntaxTrainerConfig]):
                 counts,
                 _scores_counts(gold, xpos, heads if parsed else None, deprels if parsed else None),
             )
-        return _percentages(counts)
+        scores = _percentages(counts)
+        if pretagged:
+            scores.pop("xpos", None)
+        return scores
 
     def describe(self) -> str:
-        text = (
-            "Stanza's POS tagger (BiLSTM over words and characters, biaffine UPOS and XPOS "
-            "classifiers) and graph dependency parser (BiLSTM, biaffine arcs and labels), "
-            "trained by casflow's epochs over Stanza's trainers from the gold views written "
-            "as CoNLL-U, casflow's word vectors as pretrain; the parser "
-            f"learns from {self.config.parser_tags} tags. The epoch kept for each is the "
-            "best on the development documents by casflow's XPOS accuracy (tagger) and LAS "
-            "(parser). Scores tag and parse the gold sentences and tokens of the development "
-            "documents (stanza.pipeline.v1 with use_existing_tokens): XPOS accuracy, UAS and "
-            "LAS (full labels, punctuation included), as eval.pos.v1 and eval.dependencies.v1."
-        )
+        if "pos" in self.chosen:
+            text = (
+                "Stanza's POS tagger (BiLSTM over words and characters, biaffine UPOS and XPOS "
+                "classifiers) and graph dependency parser (BiLSTM, biaffine arcs and labels), "
+                "trained by casflow's epochs over Stanza's trainers from the gold views written "
+                "as CoNLL-U, casflow's word vectors as pretrain; the parser "
+                f"learns from {self.config.parser_tags} tags. The epoch kept for each is the "
+                "best on the development documents by casflow's XPOS accuracy (tagger) and LAS "
+                "(parser). Scores tag and parse the gold sentences and tokens of the "
+                "development documents (stanza.pipeline.v1 with use_existing_tokens): XPOS "
+                "accuracy, UAS and LAS (full labels, punctuation included), as eval.pos.v1 and "
+                "eval.dependencies.v1."
+            )
+        else:
+            text = (
+                "Stanza's graph dependency parser (BiLSTM, biaffine arcs and labels) alone, "
+                "without a tagger, trained by casflow's epochs over Stanza's trainer from the "
+                "gold views written as CoNLL-U (gold tags), casflow's word vectors as "
+                "pretrain; it parses text another tagger tags (stanza.pipeline.v1 with "
+                "use_existing_pos). The epoch kept is the best on the development documents "
+                "by LAS. Scores parse the gold sentences, tokens and tags of the development "
+                "documents: UAS and LAS (full labels, punctuation included), as "
+                "eval.dependencies.v1; with a tagger's tags it scores lower."
+            )
         if not self.curve:
             return text
         lines = [text, "", "Development curve (casflow's scores after each epoch):", ""]
@@ -400,22 +448,18 @@ def model_files(folder: Path) -> dict[StanzaProcessor, ModelFiles]:
 
 
 def load_pipeline(folder: Path) -> Any:
-    """A pretokenized Stanza pipeline (pos, depparse) over a model folder."""
+    """A pretokenized Stanza pipeline (pos, depparse; or depparse alone, pretagged) over a
+    model folder."""
     from casflow.components.stanza.model import build_pipeline
 
     files = model_files(folder)
     processors: dict[StanzaProcessor, str] = dict.fromkeys(files, "default")
     if "depparse" in files:
         processors["lemma"] = "identity"
-    return build_pipeline(
-        "en",
-        processors,
-        None,
-        files,
-        folder,
-        {"pos_batch_size": 1000, "depparse_batch_size": 1000},
-        pretokenized=True,
-    )
+    options: dict[str, Any] = {"pos_batch_size": 1000, "depparse_batch_size": 1000}
+    if "pos" not in files:
+        options["pretagged"] = True  # a parser alone reads the tags it is given
+    return build_pipeline("en", processors, None, files, folder, options, pretokenized=True)
 
 
 # -- scores -------------------------------------------------------------------------------
@@ -701,6 +745,13 @@ def _retag(
 class _ParserRun(_Run):
     selects = "las"
 
+    def __init__(
+        self, argv: list[str], dev: Sequence[SyntaxExample], *, gold_tags: bool = False
+    ) -> None:
+        super().__init__(argv, dev)
+        # Parsing the gold tags, the tags are not the model's: no XPOS accuracy.
+        self.gold_tags = gold_tags
+
     def setup(self) -> None:
         from stanza.models import parser
         from stanza.models.common import utils
@@ -777,6 +828,8 @@ class _ParserRun(_Run):
             sentence += count
             word += n
         scores = _percentages(counts)
+        if self.gold_tags:
+            scores.pop("xpos", None)
         for scheduler in self.trainer.scheduler.values():
             scheduler.step(num_steps=steps, metrics=scores["las"] / 100)
         return scores
