@@ -24,6 +24,7 @@ CORPUS_WORKFLOWS = {
     "anatem-eval.yaml",
     "craft-study.yaml",
     "craft-combination.yaml",
+    "craft-stanza-parser-eval.yaml",
 }
 #: run workflows over models other workflows train (files relative to the repository),
 #: validated here only where those models exist: tests/test_anatomy_stacking.py validates
@@ -42,6 +43,7 @@ NEEDS_TRAINED_MODEL = {
         "runs/train-craft-syntax-rtl/final/model/meta.json",
         *(f"runs/train-craft-syntax-rtl-seed{n}/final/model/meta.json" for n in range(2, 5)),
     ],
+    "craft-stanza-parser-eval.yaml": ["runs/train-craft-stanza-parser/final/model/parser.pt"],
     "craft-study.yaml": [
         "runs/train-craft-punkt/final/model/punkt.json",
         "runs/train-craft-opennlp/final/model/en-parser-chunking.bin",
