@@ -156,33 +156,51 @@ def view_with_sentences(text: str, sentences: list[list[str]]) -> cassis.Cas:
     return cas
 
 
-def test_spacy_pipeline_reads_a_right_to_left_model_back_in_reading_order(
-    head_is_next_model: Path, tmp_path: Path
-) -> None:
+def parse_two_sentences(model: Path, tmp_path: Path) -> cassis.Cas:
+    """A view of two sentences (whitespace and line breaks between tokens) that
+    spacy.pipeline.v1 with ``model`` tags and parses over its tokens and sentences."""
     sentences = [["Mice", "died", "."], ["The", "(", "p53", ")", "gene"]]
     view = view_with_sentences("Mice  died.\n\nThe (p53)\ngene\n", sentences)
     config = SpacyPipelineConfig(
-        model=str(head_is_next_model),
+        model=str(model),
         layers=["pos", "dependencies"],
         use_existing_tokens=True,
         use_existing_sentences=True,
     )
-    assert model_direction(saved_model_meta(head_is_next_model)) == RIGHT_TO_LEFT
     SpacyPipeline(config, RunContext(output_dir=tmp_path)).process(view)
+    assert len(view.select(TOKEN)) == 8 and len(view.select(SENTENCE)) == 2
+    return view
+
+
+def sentence_parses(view: cassis.Cas) -> list[tuple[list[str], list[str], dict[str, str]]]:
+    """Each sentence's token texts, the texts of its roots, and its arcs (dependent
+    text -> governor text); every token tagged X<its text> by the stand-in parser."""
+    out = []
     for sentence in view.select(SENTENCE):
         tokens = view.select_covered(TOKEN, sentence)
-        # read right to left, "head is the next token" is "head is the previous token"
-        roots = view.select_covered(DEPENDENCY_ROOT, sentence)
-        assert [r.Dependent for r in roots] == [tokens[0]]
+        texts = [t.get_covered_text() for t in tokens]
+        assert [t.pos.PosValue for t in tokens] == [f"X{t}" for t in texts]
+        roots = [
+            r.Dependent.get_covered_text() for r in view.select_covered(DEPENDENCY_ROOT, sentence)
+        ]
         arcs = {
             d.Dependent.get_covered_text(): d.Governor.get_covered_text()
             for d in view.select_covered(DEPENDENCY, sentence)
             if d.type.name == DEPENDENCY
         }
-        texts = [t.get_covered_text() for t in tokens]
+        out.append((texts, roots, arcs))
+    return out
+
+
+def test_spacy_pipeline_reads_a_right_to_left_model_back_in_reading_order(
+    head_is_next_model: Path, tmp_path: Path
+) -> None:
+    assert model_direction(saved_model_meta(head_is_next_model)) == RIGHT_TO_LEFT
+    view = parse_two_sentences(head_is_next_model, tmp_path)
+    for texts, roots, arcs in sentence_parses(view):
+        # read right to left, "head is the next token" is "head is the previous token"
+        assert roots == texts[:1]
         assert arcs == dict(zip(texts[1:], texts[:-1], strict=True))
-        assert [t.pos.PosValue for t in tokens] == [f"X{t}" for t in texts]
-    assert len(view.select(TOKEN)) == 8 and len(view.select(SENTENCE)) == 2
 
 
 def test_a_right_to_left_model_needs_the_views_tokens_and_sentences(
@@ -211,34 +229,16 @@ def given_segmentation_model(tmp_path: Path) -> Path:
 def test_a_given_segmentation_model_runs_one_sentence_at_a_time(
     given_segmentation_model: Path, tmp_path: Path
 ) -> None:
-    sentences = [["Mice", "died", "."], ["The", "(", "p53", ")", "gene"]]
-    view = view_with_sentences("Mice  died.\n\nThe (p53)\ngene\n", sentences)
-    config = SpacyPipelineConfig(
-        model=str(given_segmentation_model),
-        layers=["pos", "dependencies"],
-        use_existing_tokens=True,
-        use_existing_sentences=True,
-    )
     assert reads_given_sentences(saved_model_meta(given_segmentation_model))
     PARSED.clear()
-    SpacyPipeline(config, RunContext(output_dir=tmp_path)).process(view)
+    view = parse_two_sentences(given_segmentation_model, tmp_path)
     # as it learned: each sentence alone, its words in reading order, no other text
     assert PARSED == ["Mice died.", "The (p53) gene"]
-    for sentence in view.select(SENTENCE):
-        tokens = view.select_covered(TOKEN, sentence)
+    for texts, roots, arcs in sentence_parses(view):
         # over the whole document, the last token of the first sentence would hang on
         # the text after it; one sentence at a time, each last token is a root
-        roots = view.select_covered(DEPENDENCY_ROOT, sentence)
-        assert [r.Dependent for r in roots] == [tokens[-1]]
-        arcs = {
-            d.Dependent.get_covered_text(): d.Governor.get_covered_text()
-            for d in view.select_covered(DEPENDENCY, sentence)
-            if d.type.name == DEPENDENCY
-        }
-        texts = [t.get_covered_text() for t in tokens]
+        assert roots == texts[-1:]
         assert arcs == dict(zip(texts[:-1], texts[1:], strict=True))
-        assert [t.pos.PosValue for t in tokens] == [f"X{t}" for t in texts]
-    assert len(view.select(TOKEN)) == 8 and len(view.select(SENTENCE)) == 2
 
 
 def test_a_given_segmentation_model_needs_the_views_tokens_and_sentences(
