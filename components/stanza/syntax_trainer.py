@@ -289,7 +289,8 @@ class StanzaSyntaxTrainer(Trainer[StanzaSyntaxTrainerConfig]):
             if parse:
                 parser_train, parser_dev = train_file, dev_file
                 if self.config.parser_tags == "predicted":
-                    assert tagger_model is not None  # check_layers: no pos, gold tags
+                    # check_layers lets a run without a tagger learn from gold tags only
+                    assert tagger_model is not None
                     parser_train = data / "train.tagged.conllu"
                     parser_dev = data / "dev.tagged.conllu"
                     _retag(
