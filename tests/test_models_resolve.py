@@ -18,7 +18,7 @@ from casflow.components.models import (
 from casflow.components.opennlp.model import resolve_model as opennlp_model
 from casflow.components.stanza.constituency import ConstituencyConfig, ConstituencyParser
 from casflow.components.stanza.constituency import resolve_model as stanza_model
-from casflow.components.stanza.model import file_problems
+from casflow.components.stanza.model import ModelFiles, file_problems
 from casflow.pipeline.component import RunContext
 
 
@@ -84,8 +84,6 @@ def test_a_missing_relative_model_is_reported_with_both_places_looked(
     assert where_looked(str(tmp_path / "m.pt"), workflow_dir) == str(tmp_path / "m.pt")
     assert where_looked("casflow:craft_syntax", workflow_dir) == str(MODELS_DIR / "craft_syntax")
     # the Stanza wrappers say so
-    from casflow.components.stanza.model import ModelFiles
-
     [problem] = file_problems(
         "en",
         {"depparse": "default"},

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from casflow.components.models import where_looked
+from casflow.components.models import model_path, where_looked
 from casflow.pipeline.component import ComponentConfig
 
 StanzaProcessor = Literal["tokenize", "mwt", "pos", "lemma", "depparse", "ner", "constituency"]
@@ -73,15 +73,6 @@ def stanza_missing() -> str | None:
     return None
 
 
-def resolve(path: str, workflow_dir: Path) -> Path:
-    """A relative path from the working directory when something is there, else from
-    the workflow's folder."""
-    candidate = Path(path).expanduser()
-    if candidate.is_absolute() or candidate.exists():
-        return candidate
-    return workflow_dir / candidate
-
-
 def file_problems(
     lang: str,
     processors: Mapping[StanzaProcessor, str],
@@ -94,7 +85,7 @@ def file_problems(
     problems: list[str] = []
     for name, files in model_files.items():
         for role, value in files.model_dump().items():
-            if value is not None and not resolve(value, workflow_dir).is_file():
+            if value is not None and not model_path(value, workflow_dir).is_file():
                 problems.append(
                     f"model_files.{name}.{role}: no file at {where_looked(value, workflow_dir)}"
                 )
@@ -112,7 +103,7 @@ def file_problems(
             "is set: give each a model file, or a Stanza resources directory"
         )
         return problems
-    root = resolve(resources_dir, workflow_dir)
+    root = model_path(resources_dir, workflow_dir)
     if not (root / "resources.json").is_file():
         problems.append(
             f"resources_dir {root} has no resources.json: on a machine with network run "
@@ -175,17 +166,19 @@ def build_pipeline(
         # Without a resources.json entry Stanza would look for a lemma model file.
         kwargs["lemma_use_identity"] = True
     for name, files in model_files.items():
-        kwargs[f"{name}_model_path"] = str(resolve(files.model, workflow_dir))
+        kwargs[f"{name}_model_path"] = str(model_path(files.model, workflow_dir))
         if files.pretrain:
-            kwargs[f"{name}_pretrain_path"] = str(resolve(files.pretrain, workflow_dir))
+            kwargs[f"{name}_pretrain_path"] = str(model_path(files.pretrain, workflow_dir))
         if files.forward_charlm:
-            kwargs[f"{name}_forward_charlm_path"] = str(resolve(files.forward_charlm, workflow_dir))
+            kwargs[f"{name}_forward_charlm_path"] = str(
+                model_path(files.forward_charlm, workflow_dir)
+            )
         if files.backward_charlm:
             kwargs[f"{name}_backward_charlm_path"] = str(
-                resolve(files.backward_charlm, workflow_dir)
+                model_path(files.backward_charlm, workflow_dir)
             )
     if resources_dir is not None:
-        folder = resolve(resources_dir, workflow_dir)
+        folder = model_path(resources_dir, workflow_dir)
         unknown_language = not _language_known(folder, lang)
     else:
         folder = _empty_resources_dir()

@@ -14,9 +14,8 @@ from typing import Any
 
 from pydantic import Field
 
-from casflow.components.models import is_shipped, shipped_model_path
+from casflow.components.models import is_shipped, model_path, shipped_model_path
 from casflow.components.stanza.constituency import PRETRAIN_FILE
-from casflow.components.stanza.model import resolve
 from casflow.pipeline.fingerprints import fingerprint, mark_done, read_marker
 
 #: a value in a pass-through option field (true: a flag)
@@ -55,7 +54,7 @@ def vectors_problems(vectors: str, workflow_dir: Path) -> list[str]:
     """The configured vectors exist (shipped models are checked when loaded)."""
     if is_shipped(vectors):
         return []
-    path = resolve(vectors, workflow_dir)
+    path = model_path(vectors, workflow_dir)
     return [] if path.exists() else [f"vectors: nothing at {path}"]
 
 
@@ -66,11 +65,11 @@ def build_pretrain(
     pipeline with vectors (``casflow:NAME`` or a folder), a word2vec text file
     (.txt/.vec), or a Stanza pretrain file (.pt, used as it is)."""
     if vectors.endswith(".pt") and not is_shipped(vectors):
-        return resolve(vectors, workflow_dir)
+        return model_path(vectors, workflow_dir)
     target = data / PRETRAIN_FILE
     text = data / "vectors.txt"
     if vectors.endswith((".txt", ".vec")):
-        shutil.copyfile(resolve(vectors, workflow_dir), text)
+        shutil.copyfile(model_path(vectors, workflow_dir), text)
     else:
         spacy_vectors_text(vectors, workflow_dir, text)
     if target.exists() and read_key(data / "pretrain.json") == fingerprint(files=[text]):
@@ -88,7 +87,7 @@ def spacy_vectors_text(source: str, workflow_dir: Path, target: Path) -> None:
     """A spaCy pipeline's vectors as a word2vec text file (words with spaces skipped)."""
     import spacy
 
-    folder = shipped_model_path(source) if is_shipped(source) else resolve(source, workflow_dir)
+    folder = shipped_model_path(source) if is_shipped(source) else model_path(source, workflow_dir)
     nlp = spacy.load(folder)
     vectors = nlp.vocab.vectors
     if not vectors.shape[0]:
