@@ -38,6 +38,19 @@ def test_unknown_shipped_model_lists_the_installed_ones() -> None:
         shipped_model_path("../models")
 
 
+def test_a_member_of_a_shipped_group_is_named_after_the_group() -> None:
+    member = shipped_model_path("casflow:craft_syntax_members/rtl1")
+    assert member == MODELS_DIR / "craft_syntax_members" / "rtl1"
+    assert (member / "config.cfg").is_file()
+    assert model_path("casflow:craft_syntax_members/rtl1") == member
+    with pytest.raises(FileNotFoundError, match="no member 'rtl9' .*members: fold1, .*rtl4"):
+        shipped_model_path("casflow:craft_syntax_members/rtl9")
+    # only a member folder: no way out of the group, no deeper path
+    for name in ("craft_syntax_members/..", "craft_syntax_members/rtl1/parser", "../craft_syntax"):
+        with pytest.raises(FileNotFoundError):
+            shipped_model_path(name)
+
+
 def test_paths_as_given_else_from_the_workflow_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,6 +16,10 @@ Each model is a folder here; components name it ``casflow:NAME`` (resolved by
   (``casflow:gene`` in ``ner.gene.v1``). See ``gene_bc2gm/MODEL_CARD.md``.
 - ``anatomy_anatem``: vote of three CRF taggers for AnatEM's 12 classes
   (``casflow:anatomy`` in ``ner.anatomy.v1``). See ``anatomy_anatem/MODEL_CARD.md``.
+- ``craft_syntax_members``: nine spaCy pipelines like ``craft_syntax`` (five
+  cross-validation fold models, four right-to-left models), the members that
+  ``workflows/craft-combination.yaml`` votes with it
+  (``casflow:craft_syntax_members/rtl1`` in ``spacy.pipeline.v1``). See its MODEL_CARD.md.
 """
 
 from __future__ import annotations
@@ -49,16 +53,28 @@ def installed_models() -> list[str]:
 
 def shipped_model_path(name: str) -> Path:
     """Folder of the shipped model ``name`` (``casflow:NAME`` or ``NAME``, an alias or a
-    folder name; FileNotFoundError if it is not installed)."""
+    folder name; FileNotFoundError if it is not installed).
+
+    ``NAME/MEMBER`` names one model of a shipped group, a subfolder that is a model
+    itself (``casflow:craft_syntax_members/rtl1``)."""
     name = name.removeprefix(SHIPPED_PREFIX)
-    path = MODELS_DIR / ALIASES.get(name, name)
-    if "/" in name or "\\" in name or not _is_model(path):
+    group, _, member = name.partition("/")
+    path = MODELS_DIR / ALIASES.get(group, group)
+    if "\\" in name or not _is_model(path) or group in ("", ".", ".."):
         raise FileNotFoundError(
             f"no shipped model {name!r} in {MODELS_DIR} "
             f"(installed: {', '.join(installed_models()) or 'none'}); "
             "reinstall casflow or retrain it as its MODEL_CARD.md says"
         )
-    return path
+    if not member:
+        return path
+    members = sorted(p.name for p in path.iterdir() if _is_model(p))
+    if member not in members:  # also refuses "..", "a/b" and hidden names
+        raise FileNotFoundError(
+            f"shipped model {group!r} has no member {member!r} "
+            f"(members: {', '.join(members) or 'none'}); see {path / 'MODEL_CARD.md'}"
+        )
+    return path / member
 
 
 def model_path(reference: str, workflow_dir: Path | None = None) -> Path:
