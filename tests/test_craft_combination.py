@@ -1,0 +1,76 @@
+"""The dependency votes of workflows/craft-combination.yaml run from a fresh install.
+
+Their ten members are shipped (casflow:craft_syntax and casflow:craft_syntax_members),
+so this runs the workflow's own dependency steps, unchanged, over one CRAFT dev
+article: every member loads and parses, the combined trees are trees (the combiner
+checks each one, and a document with a bad tree fails), and the votes beat their
+members there. The whole workflow over the 7 dev articles (README, "Combining
+systems") also needs the constituency checkpoint that a training leaves.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from casflow.pipeline.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+WORKFLOW = REPO / "workflows" / "craft-combination.yaml"
+# the shortest of the 7 dev articles (5,056 tokens)
+ARTICLE = "17244351"
+
+
+def dependency_part(workflow: dict, ids: list[str], output: Path) -> dict:
+    """The workflow's dependency members, votes and evaluators, over ``ids``."""
+    part = dict(workflow)
+    reader_config = {k: v for k, v in workflow["reader"]["config"].items() if k != "split"}
+    reader_config.update(ids=ids, layers=["sentences", "tokens", "dependencies"])
+    part["reader"] = {**workflow["reader"], "config": reader_config}
+    part["components"] = [c for c in workflow["components"] if c["view"].startswith("dep_")]
+    part["evaluators"] = [
+        e
+        for e in workflow["evaluators"]
+        if e["component"] == "eval.dependencies.v1" or e.get("id") == "dependency_agreement"
+    ]
+    part["run"] = {**workflow["run"], "output": str(output), "jobs": 1}
+    return part
+
+
+@pytest.mark.slow
+def test_the_dependency_votes_run_on_shipped_members(
+    craft_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CASFLOW_CORPORA", str(craft_dir.parent))
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    part = dependency_part(workflow, [ARTICLE], tmp_path / "out")
+    members = [c for c in part["components"] if c["component"] == "spacy.pipeline.v1"]
+    assert len(members) == 10
+    assert all(c["config"]["model"].startswith("casflow:") for c in members)
+    path = tmp_path / "dependencies.yaml"
+    path.write_text(yaml.safe_dump(part, sort_keys=False), encoding="utf-8")
+
+    assert main(["run", str(path), "--quiet"]) == 0
+    report = json.loads((tmp_path / "out" / "run-report.json").read_text(encoding="utf-8"))
+    assert report["counts"]["ok"] == 1 and report["total_documents"] == 1
+
+    results = json.loads((tmp_path / "out" / "evaluation.json").read_text(encoding="utf-8"))
+    systems = results["eval.dependencies.v1"]["systems"]
+
+    def las(view: str) -> float:
+        counts = systems[view]["counts"]
+        assert counts["las/gold"] == counts["las/system"]  # every token attached
+        return counts["las/correct"] / counts["las/gold"]
+
+    member_views = [c["view"] for c in members]
+    best = max(las(v) for v in member_views)
+    # On this article as on all seven: each vote above the best of its members.
+    assert las("dep_vote_directions") > las("dep_vote_folds") > best
+    bands = results["dependency_agreement"]["systems"]
+    assert set(bands) == {"dep_vote_folds", "dep_vote_directions"}
+    counts = bands["dep_vote_directions"]["counts"]
+    per_band = [v for k, v in counts.items() if k.endswith("/sentences") and "/all/" not in k]
+    assert sum(per_band) == counts["agreement/all/sentences"] > 0
