@@ -3,8 +3,9 @@
 Their ten members are shipped (casflow:craft_syntax and casflow:craft_syntax_members),
 so this runs the workflow's own dependency steps, unchanged, over one CRAFT dev
 article: every member loads and parses, the combined trees are trees, and the
-votes beat their members there. The whole workflow over the 7 dev articles (README, "Combining
-systems") also needs the constituency checkpoint that a training leaves.
+votes beat their members there. The whole workflow over the 7 dev articles
+(README, "Combining systems") also needs the constituency checkpoint that a
+training leaves.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from casflow.pipeline.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 WORKFLOW = REPO / "workflows" / "craft-combination.yaml"
-# the shortest of the 7 dev articles (5,056 tokens)
+# the shortest of the 7 dev articles (5,878 tokens)
 ARTICLE = "17244351"
 
 
