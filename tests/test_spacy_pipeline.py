@@ -420,3 +420,14 @@ def test_shipped_model_prefix_names_missing_model() -> None:
 
     problem = model_problem("casflow:no_such_model")
     assert problem is not None and "no shipped model 'no_such_model'" in problem
+
+
+def test_shipped_group_or_other_tool_model_is_named_as_such() -> None:
+    from casflow.components.spacy.loading import model_problem
+
+    group = model_problem("casflow:craft_syntax_members")
+    assert group is not None and "is a group of spaCy pipelines" in group
+    assert "casflow:craft_syntax_members/rtl1" in group
+    other = model_problem("casflow:gene")
+    assert other is not None and "is not a spaCy pipeline (no config.cfg" in other
+    assert model_problem("casflow:craft_syntax_members/fold1") is None

@@ -122,9 +122,18 @@ def locate_model(model: str, base_dir: Path | None = None) -> ModelLocation:
     """
     if is_shipped(model):
         try:
-            return ModelLocation(str(shipped_model_path(model)), is_path=True)
+            folder = shipped_model_path(model)
         except FileNotFoundError as exc:
             raise ModelNotFoundError(str(exc)) from exc
+        if not (folder / "config.cfg").is_file():  # a group, or a model of another tool
+            members = sorted(p.parent.name for p in folder.glob("*/config.cfg"))
+            if members:
+                raise ModelNotFoundError(
+                    f"{model} is a group of spaCy pipelines; name one of them: "
+                    + ", ".join(f"{model}/{m}" for m in members)
+                )
+            raise ModelNotFoundError(f"{model} is not a spaCy pipeline (no config.cfg in {folder})")
+        return ModelLocation(str(folder), is_path=True)
     if not looks_like_path(model) and is_installed_package(model):
         return ModelLocation(model, is_path=False)
     path = resolve_model_path(model, base_dir)
