@@ -22,6 +22,7 @@ CORPUS_WORKFLOWS = {
     "craft-eval.yaml",
     "bc2gm-eval.yaml",
     "anatem-eval.yaml",
+    "anatem-stanza-eval.yaml",
     "craft-study.yaml",
     "craft-combination.yaml",
     "craft-combination-seeds.yaml",
@@ -33,7 +34,6 @@ CORPUS_WORKFLOWS = {
 #: rest of the study and runs it on the CRAFT fixture with tiny models
 NEEDS_TRAINED_MODEL = {
     "anatomy-stacking-eval.yaml": ["runs/anatomy-stacking/final/model/meta.json"],
-    "anatem-stanza-eval.yaml": ["runs/train-anatem-stanza/final/model/model.pt"],
     # its dependency members are shipped (tests/test_craft_combination.py runs them)
     "craft-combination.yaml": ["runs/train-craft-constituency/final/checkpoints/checkpoint.pt"],
     "craft-combination-seeds.yaml": [

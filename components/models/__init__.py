@@ -16,6 +16,10 @@ Each model is a folder here; components name it ``casflow:NAME`` (resolved by
   (``casflow:gene`` in ``ner.gene.v1``). See ``gene_bc2gm/MODEL_CARD.md``.
 - ``anatomy_anatem``: vote of three CRF taggers for AnatEM's 12 classes
   (``casflow:anatomy`` in ``ner.anatomy.v1``). See ``anatomy_anatem/MODEL_CARD.md``.
+- ``anatem_stanza``: Stanza NER tagger for AnatEM's 12 classes (``model.pt``,
+  ``pretrain.pt``), a member of the anatomy vote of
+  ``workflows/anatomy-stacking-eval.yaml`` (``casflow:anatem_stanza/model.pt`` in
+  ``stanza.pipeline.v1``'s ``model_files``). See its MODEL_CARD.md.
 - ``craft_syntax_members``: nine spaCy pipelines like ``craft_syntax`` (five
   cross-validation fold models, four right-to-left models), the members that
   ``workflows/craft-combination.yaml`` votes with it
