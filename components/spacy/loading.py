@@ -93,10 +93,18 @@ def install_hint(model: str) -> str:
     )
 
 
-def _folder_problem(path: Path) -> str | None:
+def _folder_problem(path: Path, shipped: str | None = None) -> str | None:
+    """Why ``path`` is no spaCy pipeline folder, or None; ``shipped`` is the
+    ``casflow:NAME`` it was named by, so the message names models as users write them."""
     if (path / "config.cfg").is_file():
         return None
     nested = sorted(p.parent for p in path.glob("*/config.cfg"))
+    if shipped is not None:
+        if nested:
+            return f"{shipped} is a group of spaCy pipelines; name one of them: " + ", ".join(
+                f"{shipped}/{p.name}" for p in nested
+            )
+        return f"{shipped} is not a spaCy pipeline (no config.cfg in {path})"
     if nested:
         return f"{path} holds no config.cfg, but {nested[0]} does; set model to that folder"
     return (
@@ -125,14 +133,9 @@ def locate_model(model: str, base_dir: Path | None = None) -> ModelLocation:
             folder = shipped_model_path(model)
         except FileNotFoundError as exc:
             raise ModelNotFoundError(str(exc)) from exc
-        if not (folder / "config.cfg").is_file():  # a group, or a model of another tool
-            members = sorted(p.parent.name for p in folder.glob("*/config.cfg"))
-            if members:
-                raise ModelNotFoundError(
-                    f"{model} is a group of spaCy pipelines; name one of them: "
-                    + ", ".join(f"{model}/{m}" for m in members)
-                )
-            raise ModelNotFoundError(f"{model} is not a spaCy pipeline (no config.cfg in {folder})")
+        problem = _folder_problem(folder, model)
+        if problem:  # a group, or a model of another tool
+            raise ModelNotFoundError(problem)
         return ModelLocation(str(folder), is_path=True)
     if not looks_like_path(model) and is_installed_package(model):
         return ModelLocation(model, is_path=False)
