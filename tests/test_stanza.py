@@ -292,6 +292,36 @@ def test_batch_equals_one_by_one(tiny_models: dict[str, Path]) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("threads", [None, 2])
+def test_torch_threads_while_analysing_then_restored(
+    tiny_models: dict[str, Path], threads: int | None
+) -> None:
+    # PyTorch's default (one thread per core) beside a busy core made a step 35 times
+    # slower: the step runs on its own count, 1 unless configured, and leaves the
+    # process's count as it found it.
+    import torch
+
+    extra = {} if threads is None else {"threads": threads}
+    component = _component(_config(tiny_models, **extra))
+    seen = []
+    bulk_process = component.nlp.bulk_process
+
+    def recording(documents):  # type: ignore[no-untyped-def]
+        seen.append(torch.get_num_threads())
+        return bulk_process(documents)
+
+    component.nlp.bulk_process = recording
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        component.process(_cas("The protein binds DNA."))
+        assert seen == [threads or 1]
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.slow
 def test_pretokenized_over_existing_tokens_and_xmi(tiny_models: dict[str, Path]) -> None:
     text = "Mice lack the receptor (Tlr4).\nCells grow in culture"
     cas = _cas(text)

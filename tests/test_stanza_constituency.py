@@ -177,6 +177,32 @@ def test_trees_over_the_views_tokens_with_exact_offsets(tiny_constituency_traini
 
 
 @pytest.mark.slow
+def test_parser_runs_on_its_configured_torch_threads(tiny_constituency_training) -> None:
+    import torch
+
+    component = registry().get("parse.constituency.v1")
+    model = tiny_constituency_training[1].model_dir
+    parser = component(
+        component.Config(model=str(model), threads=2), RunContext(output_dir=Path("."))
+    )
+    seen = []
+    bulk_process = parser.pipeline.nlp.bulk_process
+
+    def recording(documents):  # type: ignore[no-untyped-def]
+        seen.append(torch.get_num_threads())
+        return bulk_process(documents)
+
+    parser.pipeline.nlp.bulk_process = recording
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        parser.process(_tagged_view(SENTENCE_TEXTS[:1], TREES[:1]))
+        assert seen == [2] and torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.slow
 def test_a_token_without_a_tag_is_named(tiny_constituency_training) -> None:
     cas = _tagged_view(SENTENCE_TEXTS[:1], TREES[:1])
     token = list(cas.select(TOKEN))[1]

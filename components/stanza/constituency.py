@@ -35,7 +35,7 @@ from pydantic import Field
 
 from casflow.components.formats.penn.parse import Tree, escape_token, training_line
 from casflow.components.models import is_shipped, model_path, where_looked
-from casflow.components.stanza.model import ModelFiles, stanza_missing
+from casflow.components.stanza.model import ModelFiles, run_threads_field, stanza_missing
 from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import POS, SENTENCE, TOKEN
@@ -107,6 +107,7 @@ class ConstituencyConfig(ComponentConfig):
         "folder's meta.json says (casflow's models: yes), else no.",
     )
     batch_size: int = Field(50, ge=1, description="Sentences per batch of the parser.")
+    threads: int = run_threads_field()
 
 
 class ConstituencyParser(Processor[ConstituencyConfig]):
@@ -169,4 +170,5 @@ def _stanza_config(config: ConstituencyConfig, context: RunContext | None) -> St
         ptb_brackets=brackets,
         layers=["constituents"],
         batch_size=config.batch_size,
+        threads=config.threads,
     )

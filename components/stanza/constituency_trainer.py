@@ -56,7 +56,11 @@ from casflow.components.stanza.constituency import (
     PRETRAIN_FILE,
     treebank_line,
 )
-from casflow.components.stanza.model import as_read_from_treebank, stanza_missing
+from casflow.components.stanza.model import (
+    as_read_from_treebank,
+    stanza_missing,
+    torch_threads,
+)
 from casflow.components.stanza.shared_training import (
     OptionValue,
     build_pretrain,
@@ -405,16 +409,15 @@ def _stanza_training(seed: int, threads: int, log: Callable[[str], None]) -> Ite
     trainer_log.setLevel(logging.INFO)
     trainer_log.propagate = False
     stanza_log.setLevel(logging.WARNING)
-    previous_threads = torch.get_num_threads()
     parser_training.update_bert_learning_rate = update
     parser_training.next_epoch_data = next_epoch
     parser_training.EvaluateParser = evaluator
     base_trainer.BaseTrainer.save = save
     retagging.build_retag_pipeline = retag_pipeline
     trainer_log.addHandler(handler)
-    torch.set_num_threads(threads)
     try:
-        yield
+        with torch_threads(threads):
+            yield
     finally:
         parser_training.update_bert_learning_rate = original_update
         parser_training.next_epoch_data = original_next
@@ -425,7 +428,6 @@ def _stanza_training(seed: int, threads: int, log: Callable[[str], None]) -> Ite
         trainer_log.setLevel(saved_levels[0])
         trainer_log.propagate = saved_levels[1]
         stanza_log.setLevel(saved_levels[2])
-        torch.set_num_threads(previous_threads)
 
 
 class _ProgressHandler(logging.Handler):

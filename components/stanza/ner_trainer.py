@@ -73,7 +73,7 @@ from casflow.components.crfsuite.tokenize import Span, tokenize
 from casflow.components.metrics.mentions import score_mentions
 from casflow.components.rules.sentences import split_sentences
 from casflow.components.stanza.constituency import META_FILE, MODEL_FILE, PRETRAIN_FILE
-from casflow.components.stanza.model import ModelFiles, stanza_missing
+from casflow.components.stanza.model import ModelFiles, stanza_missing, torch_threads
 from casflow.components.stanza.shared_training import (
     OptionValue,
     build_pretrain,
@@ -365,7 +365,8 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         chain: list[Processor[Any]] = [
             *([] if gold_sentences else [SentenceRulesSplitter(SentenceRulesConfig(), context)]),
             FineTokens(FineTokensConfig(use_existing_sentences=True), context),
-            StanzaPipeline(run_config(model_dir, StanzaConfig), context),
+            # the training's thread count: the scores that choose the epoch depend on it
+            StanzaPipeline(run_config(model_dir, StanzaConfig, self.config.threads), context),
         ]
         typesystem = load_typesystem()
         sentence = typesystem.get_type(SENTENCE)
@@ -435,7 +436,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         return "\n".join(lines)
 
 
-def run_config(model_dir: Path, config_class: Any) -> Any:
+def run_config(model_dir: Path, config_class: Any, threads: int = 1) -> Any:
     """``stanza.pipeline.v1``'s config for a folder written by this trainer."""
     meta = json.loads((model_dir / META_FILE).read_text(encoding="utf-8"))
     return config_class(
@@ -450,6 +451,7 @@ def run_config(model_dir: Path, config_class: Any) -> Any:
         layers=["entities"],
         ner_preset=meta["ner_preset"],
         unmapped_entities="drop",
+        threads=threads,
     )
 
 
@@ -700,15 +702,11 @@ def _train_loop(
 @contextlib.contextmanager
 def _stanza_quiet(threads: int) -> Iterator[None]:
     """One PyTorch thread count for the run; Stanza's per-step logging off."""
-    import torch
-
     stanza_log = logging.getLogger("stanza")
     level = stanza_log.level
-    previous = torch.get_num_threads()
     stanza_log.setLevel(logging.WARNING)
-    torch.set_num_threads(threads)
     try:
-        yield
+        with torch_threads(threads):
+            yield
     finally:
         stanza_log.setLevel(level)
-        torch.set_num_threads(previous)

@@ -31,6 +31,9 @@ are the words, which then have no Token each).
 - ``ptb_brackets``: words are sent as a parser trained on Penn Treebank files saw them
   through Stanza's tree reader: ``{`` as ``-LCB-``, ``[`` as ``-LSB-`` (the reader turns
   only ``-LRB-``/``-RRB-`` back into round brackets, which therefore go raw).
+- ``threads``: PyTorch's threads while the step runs (default 1, as the run already
+  parallelises over documents; PyTorch's own default, one per core, made a step 35 times
+  slower beside one busy core).
 - ``use_existing_sentences`` alone: each Sentence is tokenized on its own with Stanza's
   ``tokenize_no_ssplit`` (one Stanza sentence, split only at a blank line inside it);
   no Sentence is written.
@@ -68,7 +71,9 @@ from casflow.components.stanza.model import (
     as_read_from_treebank,
     build_pipeline,
     file_problems,
+    run_threads_field,
     stanza_missing,
+    torch_threads,
 )
 from casflow.components.stanza.presets import NER_PRESETS, StanzaNerPreset
 from casflow.pipeline.component import DocumentError, Processor, RunContext
@@ -166,6 +171,7 @@ class StanzaConfig(SegmenterConfig):
     batch_size: int = Field(
         32, ge=1, description="Sentences per batch of Stanza's taggers and parsers."
     )
+    threads: int = run_threads_field()
 
     @model_validator(mode="after")
     def _consistent(self) -> StanzaConfig:
@@ -385,7 +391,8 @@ class StanzaPipeline(Processor[StanzaConfig]):
         if not units:
             return
         # Everything is analysed before any view is touched: a failure leaves them unchanged.
-        analysed = self.nlp.bulk_process(self._documents(units))
+        with torch_threads(self.config.threads):
+            analysed = self.nlp.bulk_process(self._documents(units))
         new: list[list[Any]] = [[] for _ in views]
         for unit, document in zip(units, analysed, strict=True):
             view = views[unit.view]

@@ -76,7 +76,12 @@ from casflow.components.spacy.evaluate_syntax import gold_dependencies
 from casflow.components.spacy.gold import GoldSyntaxDocument
 from casflow.components.spacy.gold_cas import gold_syntax_from_view
 from casflow.components.stanza.constituency import META_FILE, PRETRAIN_FILE
-from casflow.components.stanza.model import ModelFiles, StanzaProcessor, stanza_missing
+from casflow.components.stanza.model import (
+    ModelFiles,
+    StanzaProcessor,
+    stanza_missing,
+    torch_threads,
+)
 from casflow.components.stanza.shared_training import (
     OptionValue,
     StanzaOptions,
@@ -272,7 +277,7 @@ class StanzaSyntaxTrainer(Trainer[StanzaSyntaxTrainerConfig]):
             + (f"tagger {self.config.tagger_epochs} epochs" if tag else "no tagger")
             + (f", parser {self.config.parser_epochs} epochs" if parse else "")
         )
-        with _torch_threads(self.config.threads):
+        with torch_threads(self.config.threads):
             tagger_model = None
             curve: list[dict[str, Any]] = []
             if tag:
@@ -848,18 +853,6 @@ def _seed(seed: int, *where: object) -> None:
     number = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
     torch.manual_seed(number)
     np.random.seed(number)
-
-
-@contextlib.contextmanager
-def _torch_threads(threads: int) -> Iterator[None]:
-    import torch
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 @contextlib.contextmanager
