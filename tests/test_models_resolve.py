@@ -96,6 +96,9 @@ def test_a_missing_relative_model_is_reported_with_both_places_looked(
     assert where_looked("runs/m.pt", workflow_dir) == both
     assert where_looked(str(tmp_path / "m.pt"), workflow_dir) == str(tmp_path / "m.pt")
     assert where_looked("casflow:craft_syntax", workflow_dir) == str(MODELS_DIR / "craft_syntax")
+    # run from the workflow's own folder, the one place is named once
+    for same in (Path(), tmp_path):
+        assert where_looked("m.pt", same) == "m.pt (the working directory is the workflow's folder)"
     # the Stanza wrappers say so
     [problem] = file_problems(
         "en",

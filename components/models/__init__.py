@@ -101,4 +101,6 @@ def where_looked(reference: str, workflow_dir: Path | None = None) -> str:
     path = Path(reference).expanduser()
     if is_shipped(reference) or path.is_absolute() or workflow_dir is None:
         return str(model_path(reference, workflow_dir))
+    if (workflow_dir / path).resolve() == path.resolve():
+        return f"{path} (the working directory is the workflow's folder)"
     return f"{path} (from the working directory) nor at {workflow_dir / path}"
