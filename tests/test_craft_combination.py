@@ -4,8 +4,8 @@ Their ten members are shipped (casflow:craft_syntax and casflow:craft_syntax_mem
 so this runs the workflow's own dependency steps, unchanged, over one CRAFT dev
 article: every member loads and parses, the combined trees are trees, and the
 votes beat their members there. The whole workflow over the 7 dev articles
-(README, "Combining systems") also needs the constituency checkpoint that a
-training leaves.
+(README, "Combining systems") also votes constituency parsers, one of which is the
+checkpoint a training leaves (without it, that vote is left out).
 """
 
 from __future__ import annotations

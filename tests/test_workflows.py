@@ -34,8 +34,6 @@ CORPUS_WORKFLOWS = {
 #: rest of the study and runs it on the CRAFT fixture with tiny models
 NEEDS_TRAINED_MODEL = {
     "anatomy-stacking-eval.yaml": ["runs/anatomy-stacking/final/model/meta.json"],
-    # its dependency members are shipped (tests/test_craft_combination.py runs them)
-    "craft-combination.yaml": ["runs/train-craft-constituency/final/checkpoints/checkpoint.pt"],
     "craft-combination-seeds.yaml": [
         "runs/train-craft-syntax-seed1/final/model/meta.json",
         "runs/train-craft-syntax-seed2/final/model/meta.json",
@@ -76,6 +74,21 @@ def test_workflow_is_valid(path: Path, monkeypatch: pytest.MonkeyPatch, corpora_
             load_workflow(path)
     except WorkflowValidationError as exc:
         pytest.fail(str(exc))
+
+
+def test_craft_combination_without_the_checkpoint_leaves_out_only_its_vote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corpora_dir: Path
+) -> None:
+    # A fresh install has every member but the constituency training's last epoch: the
+    # workflow still runs, without that member and the constituent vote over it.
+    monkeypatch.chdir(tmp_path)  # no runs/ here
+    monkeypatch.setenv("CASFLOW_CORPORA", str(corpora_dir))
+    workflow = load_workflow(REPO / "workflows" / "craft-combination.yaml")
+    assert sorted(workflow.left_out) == ["stanza_last", "vote"]
+    assert "checkpoint.pt" in workflow.left_out["stanza_last"]
+    views = {step.spec.view for step in workflow.processors}
+    assert {"stanza", "opennlp", "dep_vote_folds", "dep_vote_directions"} <= views
+    assert not views & {"stanza_last", "vote"}
 
 
 @pytest.mark.slow
