@@ -29,7 +29,8 @@ ARTICLE = "17244351"
 
 def dependency_part(workflow: dict, ids: list[str], output: Path) -> dict:
     """The workflow's dependency members, votes and evaluators, over ``ids``."""
-    part = dict(workflow)
+    # optional_views names constituency views, which this part does not write
+    part = {k: v for k, v in workflow.items() if k != "optional_views"}
     reader_config = {k: v for k, v in workflow["reader"]["config"].items() if k != "split"}
     reader_config.update(ids=ids, layers=["sentences", "tokens", "dependencies"])
     part["reader"] = {**workflow["reader"], "config": reader_config}
