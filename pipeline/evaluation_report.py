@@ -111,6 +111,14 @@ def _failed_note(results: list[DocumentResult]) -> list[str]:
     ]
 
 
+def _left_out_note(left_out: dict[str, str]) -> list[str]:
+    if not left_out:
+        return []
+    lines = ["**Optional views left out of this run** (their steps and evaluator rows):", ""]
+    lines += [f"- {view}: {why}" for view, why in left_out.items()]
+    return [*lines, ""]
+
+
 def _significance_tests(
     label: str, evaluator: Evaluator, evaluated: list[DocumentResult], systems: list[str]
 ) -> list[dict[str, Any]] | None:
@@ -139,6 +147,7 @@ def write_evaluation_reports(
     count_lines: list[str] = []
     markdown = [f"# Evaluation: {workflow.spec.name or Path(workflow.source).name}", ""]
     markdown += _failed_note(results)
+    markdown += _left_out_note(workflow.left_out)
     evaluated = [r for r in results if r.status in {"ok", "skipped"}]
     evaluators: dict[str, Evaluator] = {}
     for step in workflow.evaluators:
@@ -178,6 +187,7 @@ def write_evaluation_reports(
         evaluators,
         output_dir / ERRORS_FILE,
         failed=[r.doc_id for r in results if r.status not in {"ok", "skipped"}],
+        left_out=workflow.left_out,
     )
     return summary
 

@@ -748,8 +748,10 @@ def write_html_report(
     evaluators: Mapping[str, Evaluator],
     errors_path: Path,
     failed: Sequence[str] = (),
+    left_out: Mapping[str, str] | None = None,
 ) -> Path:
-    """Write ``evaluation.html`` into ``output_dir`` from a run's evaluation results."""
+    """Write ``evaluation.html`` into ``output_dir`` from a run's evaluation results;
+    ``left_out``: the optional views the run left out, each with why."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)  # no display: never open a window
@@ -774,6 +776,13 @@ def write_html_report(
         if failed
         else ""
     )
+    if left_out:
+        failed_note += (
+            '<p class="failed">Optional views left out of this run (their steps and '
+            "evaluator rows):</p><ul>"
+            + "".join(f"<li>{_e(view)}: {_e(why)}</li>" for view, why in left_out.items())
+            + "</ul>"
+        )
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -820,11 +829,14 @@ def rebuild_html_report(output_dir: Path) -> Path:
     if resolved.is_file():
         title = (yaml.safe_load(resolved.read_text(encoding="utf-8")) or {}).get("name") or title
     run_report = output_dir / RUN_REPORT_NAME
-    failed = (
-        [f["document"] for f in json.loads(run_report.read_text(encoding="utf-8"))["failures"]]
-        if run_report.is_file()
-        else []
-    )
+    report = json.loads(run_report.read_text(encoding="utf-8")) if run_report.is_file() else {}
     return write_html_report(
-        output_dir, title, summary, per_document, evaluators, output_dir / ERRORS_FILE, failed
+        output_dir,
+        title,
+        summary,
+        per_document,
+        evaluators,
+        output_dir / ERRORS_FILE,
+        [f["document"] for f in report.get("failures", [])],
+        left_out=report.get("left_out_views"),  # runs before casflow wrote it have none
     )

@@ -96,6 +96,8 @@ class RunReport:
     interrupted: dict[str, Any] | None = None
     stopped_by: str | None = None  # the run could not go on (the journal could not be written)
     final_files_error: str | None = None  # this report (or others) could not be written
+    # optional views left out of this run (their models are missing here): view -> why
+    left_out_views: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -126,6 +128,7 @@ class RunReport:
             jobs=run.jobs,
             started_at=_iso(started_at),
             finished_at=_iso(started_at + seconds) if started_at is not None else None,
+            left_out_views=dict(workflow.left_out),
         )
 
     @property

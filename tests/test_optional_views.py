@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from casflow.pipeline.cli import main
+from casflow.pipeline.html_report import rebuild_html_report
 from casflow.pipeline.runner import RunOptions, run_workflow
 from casflow.pipeline.validation import WorkflowValidationError
 from casflow.pipeline.workflow import load_workflow_text
@@ -55,6 +56,19 @@ def test_a_view_whose_model_is_missing_is_left_out_with_its_evaluator_rows(
     report = run_workflow(loaded, RunOptions(show_progress=False))
     assert report.counts["ok"] == 1
     assert list(report.evaluation["both"]["systems"]) == ["rules"]
+    # the reports say what was left out and why, not only the console
+    out = tmp_path / "out"
+    saved = json.loads((out / "run-report.json").read_text(encoding="utf-8"))
+    assert saved["left_out_views"] == loaded.left_out
+    markdown = (out / "evaluation.md").read_text(encoding="utf-8")
+    assert "Optional views left out" in markdown
+    assert f"- punkt: {loaded.left_out['punkt']}" in markdown
+    html = (out / "evaluation.html").read_text(encoding="utf-8")
+    assert "Optional views left out" in html and "<li>punkt: model " in html
+    assert "no Punkt parameters" in html
+    (out / "evaluation.html").unlink()
+    rebuild_html_report(out)
+    assert "<li>punkt: model " in (out / "evaluation.html").read_text("utf-8")
 
 
 def test_the_same_view_runs_where_its_model_is_present(tmp_path: Path) -> None:
