@@ -31,9 +31,6 @@ def main() -> None:
     parser.add_argument("--articles", type=int, default=2, help="CRAFT dev articles to parse")
     parser.add_argument("--threads", type=int, default=1, help="PyTorch threads")
     args = parser.parse_args()
-    import torch
-
-    torch.set_num_threads(args.threads)
     craft = Path(args.craft)
     ids = read_id_list(craft / "articles" / "ids" / "craft-ids-dev.txt")[: args.articles]
     reader = CraftReader(
@@ -46,7 +43,9 @@ def main() -> None:
         reader.load(DocumentRef(pmid, str(reader.paths.text(pmid))), cas)
         cases.append(cas)
     component = registry().get("parse.constituency.v1")
-    parse = component(component.Config(model=args.model), RunContext(output_dir=Path(".")))
+    parse = component(
+        component.Config(model=args.model, threads=args.threads), RunContext(output_dir=Path("."))
+    )
     tokens = sum(len(c.select_covered(TOKEN, s)) for c in cases for s in c.select(SENTENCE))
     wall, cpu = time.perf_counter(), time.process_time()
     for cas in cases:
