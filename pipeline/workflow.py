@@ -125,11 +125,12 @@ class WorkflowSpec(_Strict):
     components: list[StepSpec] = Field(default_factory=list)
     writers: list[StepSpec] = Field(default_factory=list)
     evaluators: list[StepSpec] = Field(default_factory=list)
-    optional_views: list[str] = Field(
+    optional_views: list[str] | dict[str, str | None] = Field(
         default_factory=list,
         description="Views run only where their steps' models and files are present (e.g. "
         "a model users download themselves): elsewhere the view's steps are left out, "
-        "evaluators score the other views, and casflow says what was left out and why.",
+        "evaluators score the other views, and casflow says what was left out and why. A "
+        "list of views, or a mapping view -> how to get what it needs (said with the why).",
     )
     run: RunSpec = Field(default_factory=RunSpec)
 
@@ -426,18 +427,31 @@ def load_located(
     )
 
 
-def optional_view_names(raw: Any, located: LocatedYaml, issues: list[WorkflowIssue]) -> list[str]:
-    """The workflow's ``optional_views``, if it is a list of names (else an issue)."""
+def optional_view_names(
+    raw: Any, located: LocatedYaml, issues: list[WorkflowIssue]
+) -> dict[str, str | None]:
+    """The workflow's ``optional_views``, each with how to get what it needs (None where
+    the workflow does not say): a list of names or a mapping name -> text (else an issue)."""
     if raw is None:
-        return []
-    if not isinstance(raw, list) or not all(isinstance(v, str) for v in raw):
-        issues.append(issue_at(located, ("optional_views",), "expected a list of view names"))
-        return []
-    return raw
+        return {}
+    if isinstance(raw, list) and all(isinstance(v, str) for v in raw):
+        return dict.fromkeys(raw)
+    if isinstance(raw, dict) and all(
+        isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in raw.items()
+    ):
+        return dict(raw)
+    issues.append(
+        issue_at(
+            located,
+            ("optional_views",),
+            "expected a list of view names, or a mapping view name -> how to get what it needs",
+        )
+    )
+    return {}
 
 
 def absent_views(
-    optional: list[str],
+    optional: dict[str, str | None],
     processors: list[ResolvedStep],
     context: RunContext,
     located: LocatedYaml,
@@ -448,13 +462,14 @@ def absent_views(
     workers get the workflow without these views, and so must the workers started while
     it is checked."""
     absent: dict[str, str] = {}
-    for index, view in enumerate(optional):
+    listed = isinstance(located.data.get("optional_views"), list)
+    for index, (view, how) in enumerate(optional.items()):
         steps = [s for s in processors if s.spec.view == view]
         if not steps:
             issues.append(
                 issue_at(
                     located,
-                    ("optional_views", index),
+                    ("optional_views", index if listed else view),
                     f"no step in components writes view {view!r}; name a view the components write",
                 )
             )
@@ -462,7 +477,7 @@ def absent_views(
         for step in steps:
             problems = step.component_class.check_config(step.config, context)
             if problems:
-                absent[view] = problems[0]
+                absent[view] = problems[0] + (f"; to include it: {how}" if how else "")
                 break
     # An optional view that reads a left-out one (a vote over it, a copy of it) goes
     # too: its own checks pass, but nothing would write what it reads.

@@ -96,11 +96,24 @@ def test_the_command_line_says_what_was_left_out(
     assert "optional view 'punkt' left out" in err and "no Punkt parameters" in err
 
 
+def test_the_workflow_can_say_how_to_get_what_a_view_needs(tmp_path: Path) -> None:
+    how = "casflow train workflows/train-punkt.yaml (2 min)"
+    text = _workflow(tmp_path, tmp_path / "no-such-punkt", "{punkt: " + json.dumps(how) + "}")
+    loaded = load_workflow_text(text, source=str(tmp_path / "wf.yaml"))
+    assert "no Punkt parameters" in loaded.left_out["punkt"]
+    assert loaded.left_out["punkt"].endswith(f"; to include it: {how}")
+    # null: nothing more to say
+    text = _workflow(tmp_path, tmp_path / "no-such-punkt", "{punkt: null}")
+    assert "to include it" not in load_workflow_text(text, source="wf.yaml").left_out["punkt"]
+
+
 @pytest.mark.parametrize(
     ("optional", "message"),
     [
         ("[nowhere]", "no step in components writes view 'nowhere'"),
+        ("{nowhere: train it}", "no step in components writes view 'nowhere'"),
         ("punkt", "expected a list of view names"),
+        ("{punkt: [a, b]}", "or a mapping view name -> how to get what it needs"),
     ],
 )
 def test_an_optional_view_no_step_writes_is_an_error_at_its_line(
