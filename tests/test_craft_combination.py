@@ -28,22 +28,46 @@ WORKFLOW = REPO / "workflows" / "craft-combination.yaml"
 ARTICLE = "17244351"
 
 
-def dependency_part(workflow: dict, ids: list[str], output: Path) -> dict:
-    """The workflow's dependency members, votes and evaluators, over ``ids``."""
-    # optional_views names constituency views, which this part does not write
-    part = {k: v for k, v in workflow.items() if k != "optional_views"}
+#: the reader's layers each part reads from gold
+PART_LAYERS = {
+    "dependencies": ["sentences", "tokens", "dependencies"],
+    "constituents": ["sentences", "tokens", "pos", "constituents"],
+}
+
+
+def workflow_part(workflow: dict, layer: str, ids: list[str], output: Path) -> dict:
+    """The workflow's members, votes and evaluators of ``layer`` (dependencies: the
+    dep_ views; constituents: the others), over ``ids``, writing XMI."""
+    part = dict(workflow)
     reader_config = {k: v for k, v in workflow["reader"]["config"].items() if k != "split"}
-    reader_config.update(ids=ids, layers=["sentences", "tokens", "dependencies"])
+    reader_config.update(ids=ids, layers=PART_LAYERS[layer])
     part["reader"] = {**workflow["reader"], "config": reader_config}
-    part["components"] = [c for c in workflow["components"] if c["view"].startswith("dep_")]
+    dependencies = layer == "dependencies"
+    part["components"] = [
+        c for c in workflow["components"] if c["view"].startswith("dep_") == dependencies
+    ]
     part["evaluators"] = [
         e
         for e in workflow["evaluators"]
-        if e["component"] == "eval.dependencies.v1" or e.get("id") == "dependency_agreement"
+        if e["component"] == f"eval.{layer}.v1" or e.get("config", {}).get("layer") == layer
     ]
     part["writers"] = [{"component": "xmi.writer.v1"}]
     part["run"] = {**workflow["run"], "output": str(output), "jobs": 1}
     return part
+
+
+def banded_sentences(counts: dict) -> int:
+    """The sentences of an agreement evaluator's counts, summed over its bands."""
+    return sum(v for k, v in counts.items() if k.endswith("/sentences") and "/all/" not in k)
+
+
+def written_cas(output: Path) -> cassis.Cas:
+    """The article's CAS as the part's XMI writer wrote it."""
+    xmi = output / "xmi"
+    typesystem = cassis.load_typesystem((xmi / "TypeSystem.xml").read_text(encoding="utf-8"))
+    return cassis.load_cas_from_xmi(
+        (xmi / f"{ARTICLE}.xmi").read_text(encoding="utf-8"), typesystem=typesystem
+    )
 
 
 @pytest.mark.slow
@@ -52,7 +76,7 @@ def test_the_dependency_votes_run_on_shipped_members(
 ) -> None:
     monkeypatch.setenv("CASFLOW_CORPORA", str(craft_dir.parent))
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
-    part = dependency_part(workflow, [ARTICLE], tmp_path / "out")
+    part = workflow_part(workflow, "dependencies", [ARTICLE], tmp_path / "out")
     members = [c for c in part["components"] if c["component"] == "spacy.pipeline.v1"]
     assert len(members) == 10
     assert all(c["config"]["model"].startswith("casflow:") for c in members)
@@ -77,39 +101,16 @@ def test_the_dependency_votes_run_on_shipped_members(
     bands = results["dependency_agreement"]["systems"]
     assert set(bands) == {"dep_vote_folds", "dep_vote_directions"}
     counts = bands["dep_vote_directions"]["counts"]
-    per_band = [v for k, v in counts.items() if k.endswith("/sentences") and "/all/" not in k]
-    assert sum(per_band) == counts["agreement/all/sentences"] > 0
+    assert banded_sentences(counts) == counts["agreement/all/sentences"] > 0
 
     # Every voted sentence is one tree over all its tokens: one root, no cycle.
-    xmi = tmp_path / "out" / "xmi"
-    typesystem = cassis.load_typesystem((xmi / "TypeSystem.xml").read_text(encoding="utf-8"))
-    cas = cassis.load_cas_from_xmi(
-        (xmi / f"{ARTICLE}.xmi").read_text(encoding="utf-8"), typesystem=typesystem
-    )
+    cas = written_cas(tmp_path / "out")
     for view in ("dep_vote_folds", "dep_vote_directions"):
         sentences = dependency_sentences(cas.get_view(view))
         assert len(sentences) == counts["agreement/all/sentences"]
         for sentence in sentences:
             spans = [w.span for w in sentence]
             check_tree([0 if w.governor is None else spans.index(w.governor) + 1 for w in sentence])
-
-
-def constituency_part(workflow: dict, ids: list[str], output: Path) -> dict:
-    """The workflow's constituency members, vote and evaluators, over ``ids``."""
-    part = {k: v for k, v in workflow.items() if k != "optional_views"}
-    reader_config = {k: v for k, v in workflow["reader"]["config"].items() if k != "split"}
-    reader_config.update(ids=ids, layers=["sentences", "tokens", "pos", "constituents"])
-    part["reader"] = {**workflow["reader"], "config": reader_config}
-    part["components"] = [c for c in workflow["components"] if not c["view"].startswith("dep_")]
-    part["evaluators"] = [
-        e
-        for e in workflow["evaluators"]
-        if e["component"] == "eval.constituents.v1"
-        or e.get("config", {}).get("layer") == "constituents"
-    ]
-    part["writers"] = [{"component": "xmi.writer.v1"}]
-    part["run"] = {**workflow["run"], "output": str(output), "jobs": 1}
-    return part
 
 
 @pytest.mark.slow
@@ -119,7 +120,7 @@ def test_the_constituent_vote_runs_on_shipped_members(
     pytest.importorskip("stanza", reason="the Stanza members need the stanza extra")
     monkeypatch.setenv("CASFLOW_CORPORA", str(craft_dir.parent))
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
-    part = constituency_part(workflow, [ARTICLE], tmp_path / "out")
+    part = workflow_part(workflow, "constituents", [ARTICLE], tmp_path / "out")
     members = [c for c in part["components"] if c["component"] != "view.copy.v1"][:-1]
     assert [c["view"] for c in members] == part["components"][-1]["config"]["members"]
     # every member is shipped: parse.constituency.v1's default or a casflow: name
@@ -135,15 +136,10 @@ def test_the_constituent_vote_runs_on_shipped_members(
     assert all(scores["vote"]["precision"] > scores[m["view"]]["precision"] for m in members)
     assert scores["vote"]["f1"] > min(scores[m["view"]]["f1"] for m in members)
     bands = results["eval.agreement.v1"]["systems"]["vote"]["counts"]
-    per_band = [v for k, v in bands.items() if k.endswith("/sentences") and "/all/" not in k]
-    assert sum(per_band) == bands["agreement/all/sentences"] > 0
+    assert banded_sentences(bands) == bands["agreement/all/sentences"] > 0
 
     # Every sentence of the vote is one tree over exactly its tokens (nested brackets).
-    xmi = tmp_path / "out" / "xmi"
-    typesystem = cassis.load_typesystem((xmi / "TypeSystem.xml").read_text(encoding="utf-8"))
-    cas = cassis.load_cas_from_xmi(
-        (xmi / f"{ARTICLE}.xmi").read_text(encoding="utf-8"), typesystem=typesystem
-    )
+    cas = written_cas(tmp_path / "out")
     vote = cas.get_view("vote")
     trees = constituent_trees(vote)
     sentences = sorted(vote.select(SENTENCE), key=lambda s: s.begin)
