@@ -769,7 +769,7 @@ def write_html_report(
         for label, entry in summary.items()
     ]
     toc = "".join(f'<li><a href="#{_e(_anchor(label))}">{_e(label)}</a></li>' for label in summary)
-    failed_note = (
+    notes = (
         f'<p class="failed">{len(failed)} document(s) failed and are not in these scores: '
         + _e(", ".join(failed[:20]) + (" ..." if len(failed) > 20 else ""))
         + "</p>"
@@ -777,7 +777,7 @@ def write_html_report(
         else ""
     )
     if left_out:
-        failed_note += (
+        notes += (
             '<p class="failed">Optional views left out of this run (their steps and '
             "evaluator rows):</p><ul>"
             + "".join(f"<li>{_e(view)}: {_e(why)}</li>" for view, why in left_out.items())
@@ -793,7 +793,7 @@ def write_html_report(
 <p class="meta">Scores are computed once from counts summed over all documents (the figures of
 evaluation.json, in percent). Files beside this one: evaluation.json, evaluation.md,
 evaluation-documents.json, evaluation-errors.jsonl, evaluation-counts.jsonl.</p>
-{failed_note}
+{notes}
 {_overview(summary, evaluators)}
 <nav><ol>{toc}</ol></nav>
 {"".join(sections)}

@@ -427,19 +427,28 @@ def load_located(
     )
 
 
+@dataclass(frozen=True)
+class OptionalView:
+    """An entry of ``optional_views``: where it stands in the YAML, and how to get what
+    the view needs (None where the workflow does not say)."""
+
+    at: tuple[str | int, ...]
+    how: str | None = None
+
+
 def optional_view_names(
     raw: Any, located: LocatedYaml, issues: list[WorkflowIssue]
-) -> dict[str, str | None]:
-    """The workflow's ``optional_views``, each with how to get what it needs (None where
-    the workflow does not say): a list of names or a mapping name -> text (else an issue)."""
+) -> dict[str, OptionalView]:
+    """The workflow's ``optional_views``: a list of names or a mapping name -> how to get
+    what the view needs (else an issue)."""
     if raw is None:
         return {}
     if isinstance(raw, list) and all(isinstance(v, str) for v in raw):
-        return dict.fromkeys(raw)
+        return {view: OptionalView(("optional_views", i)) for i, view in enumerate(raw)}
     if isinstance(raw, dict) and all(
         isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in raw.items()
     ):
-        return dict(raw)
+        return {view: OptionalView(("optional_views", view), how) for view, how in raw.items()}
     issues.append(
         issue_at(
             located,
@@ -451,7 +460,7 @@ def optional_view_names(
 
 
 def absent_views(
-    optional: dict[str, str | None],
+    optional: dict[str, OptionalView],
     processors: list[ResolvedStep],
     context: RunContext,
     located: LocatedYaml,
@@ -462,14 +471,13 @@ def absent_views(
     workers get the workflow without these views, and so must the workers started while
     it is checked."""
     absent: dict[str, str] = {}
-    listed = isinstance(located.data.get("optional_views"), list)
-    for index, (view, how) in enumerate(optional.items()):
+    for view, entry in optional.items():
         steps = [s for s in processors if s.spec.view == view]
         if not steps:
             issues.append(
                 issue_at(
                     located,
-                    ("optional_views", index if listed else view),
+                    entry.at,
                     f"no step in components writes view {view!r}; name a view the components write",
                 )
             )
@@ -477,7 +485,7 @@ def absent_views(
         for step in steps:
             problems = step.component_class.check_config(step.config, context)
             if problems:
-                absent[view] = problems[0] + (f"; to include it: {how}" if how else "")
+                absent[view] = problems[0] + (f"; to include it: {entry.how}" if entry.how else "")
                 break
     # An optional view that reads a left-out one (a vote over it, a copy of it) goes
     # too: its own checks pass, but nothing would write what it reads.
