@@ -42,6 +42,8 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "combine.dependencies.v1": "casflow.components.combine.dependencies:CombineDependencies",
     "combine.constituents.v1": "casflow.components.combine.constituents:CombineConstituents",
     "combine.mentions.v1": "casflow.components.combine.mentions:CombineMentions",
+    # constituency trees -> dependency trees (learned head rules)
+    "convert.dependencies.v1": "casflow.components.headrules.component:ConvertDependencies",
     # CRF mention taggers (python-crfsuite)
     "ner.crf.v1": "casflow.components.crfsuite.tagger:CrfNer",
     "ner.gene.v1": "casflow.components.crfsuite.tagger:GeneNer",
@@ -101,6 +103,7 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "train.nltk.punkt.v1": "casflow.components.nltk.punkt:PunktSentenceTrainer",
     "train.udpipe.v1": "casflow.components.udpipe.trainer:UdpipeTrainer",
     "train.opennlp.v1": "casflow.components.opennlp.trainer:OpenNlpTrainer",
+    "train.headrules.v1": "casflow.components.headrules.trainer:HeadRulesTrainer",
     "train.stanza.constituency.v1": (
         "casflow.components.stanza.constituency_trainer:StanzaConstituencyTrainer"
     ),

@@ -28,7 +28,9 @@ def test_shipped_names_and_aliases() -> None:
     assert model_path("casflow:craft_syntax") == MODELS_DIR / "craft_syntax"
     # checked lookup takes either spelling
     assert shipped_model_path("casflow:anatomy") == shipped_model_path("anatomy_anatem")
-    assert {"craft_syntax", "craft_constituency", "craft_opennlp"} <= set(installed_models())
+    assert {"craft_syntax", "craft_constituency", "craft_opennlp", "craft_headrules"} <= set(
+        installed_models()
+    )
 
 
 def test_unknown_shipped_model_lists_the_installed_ones() -> None:

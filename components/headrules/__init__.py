@@ -1,0 +1,1 @@
+"""Dependencies from constituency trees by head rules learned from a treebank."""
