@@ -4,9 +4,11 @@
 
 Runs, from ``workflows/craft-combination.yaml`` unchanged, the vote ``--vote`` and
 the steps that make its members' views (copying the gold sentences and tokens,
-then each member's tagging and parsing) over the first ``--articles`` CRAFT dev
-articles in one process (``--jobs 1``), then prints from the run report the
-seconds of each member and of the reparsing, tokens per second for the shipped
+then each member's tagging and parsing; for ``dep_vote_all`` also the constituency
+parsing and conversion of the converted members and the vote whose tags two of them
+parse) over the first ``--articles`` CRAFT dev articles in one process
+(``--jobs 1``), then prints from the run report the seconds of each step and of the
+reparsing, tokens per second for the shipped
 parser alone (``dep_spacy``) and for the whole vote, and their ratio. Each
 parsing and voting step of the workflow has its view's name as ``id``, which is
 how the run report tells them apart. Set OMP_NUM_THREADS=1 to measure one thread.
@@ -35,8 +37,21 @@ def vote_workflow(workflow: dict, vote: str, ids: list[str], output: Path) -> di
     votes = [s for s in workflow["components"] if s.get("id") == vote]
     if not votes:
         sys.exit(f"{WORKFLOW.name} has no step with id {vote!r}")
-    members = {m if isinstance(m, str) else m["view"] for m in votes[0]["config"]["members"]}
-    steps = [s for s in workflow["components"] if s["view"] in members] + votes
+    needed = {m if isinstance(m, str) else m["view"] for m in votes[0]["config"]["members"]}
+    # and, transitively, the views those views are copied from or voted from
+    while True:
+        sources = set()
+        for step in workflow["components"]:
+            if step["view"] not in needed:
+                continue
+            config = step.get("config", {})
+            if "from_view" in config:
+                sources.add(config["from_view"])
+            sources |= {m if isinstance(m, str) else m["view"] for m in config.get("members", [])}
+        if sources <= needed:
+            break
+        needed |= sources
+    steps = [s for s in workflow["components"] if s["view"] in needed] + votes
     reader = dict(workflow["reader"])
     reader["config"] = {k: v for k, v in reader["config"].items() if k != "split"} | {
         "ids": ids,
@@ -80,7 +95,8 @@ def main() -> None:
     whole = tokens / total
     print(
         f"{tokens:,} tokens, {len(ids)} CRAFT dev articles, one process: {ALONE} alone "
-        f"{alone:,.0f} tokens/s, {args.vote} ({len(members)} members) {whole:,.0f} tokens/s; "
+        f"{alone:,.0f} tokens/s, {args.vote} ({len(part['components'][-1]['config']['members'])} "
+        f"members, {len(members)} steps) {whole:,.0f} tokens/s; "
         f"ratio {whole / alone:.3f}"
     )
 

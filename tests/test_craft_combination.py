@@ -1,11 +1,12 @@
 """Both votes of workflows/craft-combination.yaml run from a fresh install.
 
 Their members are shipped (casflow:craft_syntax and casflow:craft_syntax_members for the
-dependency vote; casflow:craft_constituency, its epoch26.pt and casflow:craft_opennlp for
-the constituent vote), so this runs the workflow's own steps, unchanged, over one CRAFT
-dev article: every member loads and parses, the combined trees are trees, and the votes
-beat their members there (the dependency votes in LAS, the constituent vote in
-precision). The README's figures are the whole workflow over the 7 dev articles.
+dependency votes, with the Stanza constituency parsers' trees converted by
+casflow:craft_headrules; casflow:craft_constituency, its epoch26.pt and
+casflow:craft_opennlp for the constituent vote), so this runs the workflow's own steps,
+unchanged, over one CRAFT dev article: every member loads and parses, the combined trees
+are trees, and the votes beat their members there (the dependency votes in LAS, the
+constituent vote in precision). The README's figures are the whole workflow over the 7 dev articles.
 """
 
 from __future__ import annotations
@@ -35,16 +36,21 @@ PART_LAYERS = {
 }
 
 
+def dependency_view(view: str) -> bool:
+    """dep_: dependency parsers and votes; conv_: constituency parsers converted."""
+    return view.startswith(("dep_", "conv_"))
+
+
 def workflow_part(workflow: dict, layer: str, ids: list[str], output: Path) -> dict:
     """The workflow's members, votes and evaluators of ``layer`` (dependencies: the
-    dep_ views; constituents: the others), over ``ids``, writing XMI."""
+    dep_ and conv_ views; constituents: the others), over ``ids``, writing XMI."""
     part = dict(workflow)
     reader_config = {k: v for k, v in workflow["reader"]["config"].items() if k != "split"}
     reader_config.update(ids=ids, layers=PART_LAYERS[layer])
     part["reader"] = {**workflow["reader"], "config": reader_config}
     dependencies = layer == "dependencies"
     part["components"] = [
-        c for c in workflow["components"] if c["view"].startswith("dep_") == dependencies
+        c for c in workflow["components"] if dependency_view(c["view"]) == dependencies
     ]
     part["evaluators"] = [
         e
@@ -74,12 +80,20 @@ def written_cas(output: Path) -> cassis.Cas:
 def test_the_dependency_votes_run_on_shipped_members(
     craft_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    pytest.importorskip("stanza", reason="the converted members need the stanza extra")
     monkeypatch.setenv("CASFLOW_CORPORA", str(craft_dir.parent))
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     part = workflow_part(workflow, "dependencies", [ARTICLE], tmp_path / "out")
     members = [c for c in part["components"] if c["component"] == "spacy.pipeline.v1"]
     assert len(members) == 10
-    assert all(c["config"]["model"].startswith("casflow:") for c in members)
+    converted = [c for c in part["components"] if c["component"] == "convert.dependencies.v1"]
+    assert len(converted) == 4
+    parsers = [c for c in part["components"] if c["component"] == "parse.constituency.v1"]
+    # every member is shipped: a casflow: name or the component's (shipped) default
+    assert all(
+        c.get("config", {}).get("model", "casflow:").startswith("casflow:")
+        for c in members + converted + parsers
+    )
     path = tmp_path / "dependencies.yaml"
     path.write_text(yaml.safe_dump(part, sort_keys=False), encoding="utf-8")
 
@@ -98,14 +112,16 @@ def test_the_dependency_votes_run_on_shipped_members(
     best = max(las(v) for v in member_views)
     # On this article as on all seven: each vote above the best of its members.
     assert las("dep_vote_directions") > las("dep_vote_folds") > best
+    converted_views = [c["view"] for c in converted]
+    assert las("dep_vote_all") > max(las(v) for v in member_views + converted_views)
     bands = results["dependency_agreement"]["systems"]
-    assert set(bands) == {"dep_vote_folds", "dep_vote_directions"}
+    assert set(bands) == {"dep_vote_folds", "dep_vote_directions", "dep_vote_all"}
     counts = bands["dep_vote_directions"]["counts"]
     assert banded_sentences(counts) == counts["agreement/all/sentences"] > 0
 
     # Every voted sentence is one tree over all its tokens: one root, no cycle.
     cas = written_cas(tmp_path / "out")
-    for view in ("dep_vote_folds", "dep_vote_directions"):
+    for view in ("dep_vote_folds", "dep_vote_directions", "dep_vote_all", *converted_views):
         sentences = dependency_sentences(cas.get_view(view))
         assert len(sentences) == counts["agreement/all/sentences"]
         for sentence in sentences:
