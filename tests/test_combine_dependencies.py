@@ -90,6 +90,23 @@ def test_member_and_relation_weights_change_the_vote() -> None:
     assert combine_parses(3, [by_relation, b, c]).heads == [2, 0, 2]
 
 
+def test_a_member_may_vote_arcs_but_not_labels() -> None:
+    # the arcs-only members carry the arc for token 3 with a label the labelling a does not
+    arcs_only = [
+        MemberParse([2, 0, 2], ["x", "ROOT", "conj"], vote_labels=False),
+        MemberParse([2, 0, 2], ["x", "ROOT", "conj"], vote_labels=False),
+    ]
+    a = MemberParse([2, 0, 2], ["x", "ROOT", "dobj"])
+    b = MemberParse([2, 0, 1], ["x", "ROOT", "amod"])
+    result = combine_parses(3, [a, b, *arcs_only])
+    assert result.heads == [2, 0, 2]  # their arcs count: three against one
+    assert result.labels[2] == "dobj"  # their labels do not, where a labels the arc
+    # where only arcs-only members propose the chosen arc, their labels are all there is
+    lone = MemberParse([2, 0, 1], ["x", "ROOT", "amod"])
+    result = combine_parses(3, [lone, *arcs_only])
+    assert (result.heads, result.labels[2]) == ([2, 0, 2], "conj")
+
+
 def test_a_cycle_of_majority_arcs_still_gives_a_tree() -> None:
     # Each member is a tree, but the most voted arcs 1->2, 2->3, 3->1 form a cycle.
     members = [
@@ -375,3 +392,21 @@ def test_label_mapping_renames_a_members_relations_before_the_vote(tmp_path: Pat
     ).process(target)
     deprels = [w.deprel for s in dependency_sentences(target) for w in s]
     assert deprels[0] == "nsubj"  # p1 and the mapped p2 outvote p3
+
+
+def test_vote_labels_false_in_the_config(tmp_path: Path) -> None:
+    cas = new_cas()
+    add_parse(cas, "p1", GOLD_HEADS, LABELS)
+    other = ["dep" if label == "nsubj" else label for label in LABELS]
+    add_parse(cas, "p2", GOLD_HEADS, other)
+    add_parse(cas, "p3", GOLD_HEADS, other)
+    target = cas.create_view("combined")
+    target.sofa_string = TEXT
+    members = ["p1", {"view": "p2", "vote_labels": False}, {"view": "p3", "vote_labels": False}]
+    combiner(tmp_path, members=members).process(target)
+    deprels = [w.deprel for s in dependency_sentences(target) for w in s]
+    assert deprels[0] == "nsubj"  # p1 alone labels; p2 and p3 outvote it otherwise
+    target = cas.create_view("combined_all")
+    target.sofa_string = TEXT
+    combiner(tmp_path).process(target)
+    assert [w.deprel for s in dependency_sentences(target) for w in s][0] == "dep"

@@ -20,10 +20,12 @@ from __future__ import annotations
 from typing import Any
 
 import cassis
+from pydantic import Field
 
 from casflow.components.combine.base import (
     CombineInputError,
     Member,
+    MemberConfig,
     SyntaxCombineConfig,
     SyntaxCombiner,
     group_by_sentence,
@@ -42,8 +44,20 @@ Span = tuple[int, int]
 BASIC_FLAVORS = frozenset({"", "basic"})
 
 
+class DependencyMemberConfig(MemberConfig):
+    vote_labels: bool = Field(
+        True,
+        description="false: the member's arcs vote but its relation labels count only "
+        "where no member that votes labels proposes the chosen arc (for members that "
+        "attach well and label worse, e.g. constituency trees by convert.dependencies.v1).",
+    )
+
+
 class CombineDependenciesConfig(SyntaxCombineConfig):
-    pass
+    members: list[DependencyMemberConfig] = Field(  # type: ignore[assignment]
+        description="The views to combine, in order (ties go to the earlier member): a view "
+        "name, or {view, weight, label_weights, label_mapping, vote_labels}."
+    )
 
 
 class CombineDependencies(SyntaxCombiner[CombineDependenciesConfig]):
@@ -84,8 +98,16 @@ class CombineDependencies(SyntaxCombiner[CombineDependenciesConfig]):
                     # A head outside the sentence is no vote here.
                     heads.append(0 if governor is None else number.get(governor))
                     labels.append(member.config.label(label))
+                config = member.config
                 parses.append(
-                    MemberParse(heads, labels, member.config.weight, member.config.label_weights)
+                    MemberParse(
+                        heads,
+                        labels,
+                        config.weight,
+                        config.label_weights,
+                        vote_labels=not isinstance(config, DependencyMemberConfig)
+                        or config.vote_labels,
+                    )
                 )
             combined = combine_parses(len(words), parses, root_label=ROOT_LABEL)
             for word, head, label in zip(words, combined.heads, combined.labels, strict=True):

@@ -5,7 +5,8 @@ summed weight of the members proposing it (a member's weight, or its weight for
 that relation, e.g. its development accuracy on the label), and the combined tree
 is the maximum spanning arborescence of that graph (Chu-Liu/Edmonds, networkx),
 so the result is always a tree even where the majority's arcs form a cycle.
-Labels are chosen by weighted vote among the members proposing the chosen arc.
+Labels are chosen by weighted vote among the members proposing the chosen arc
+(among those of them that vote labels, when any does: a member may vote arcs only).
 
 Two guarantees the plain algorithm lacks:
 
@@ -49,6 +50,9 @@ class MemberParse:
     labels: Sequence[str]
     weight: float = 1.0
     label_weights: Mapping[str, float] = field(default_factory=dict)
+    # False: the member's arcs vote, its labels only where no labelling member
+    # proposes the chosen arc (e.g. trees converted from a constituency parse)
+    vote_labels: bool = True
 
     def arc_weight(self, label: str) -> float:
         """Weight of one arc: per relation when given, the member's weight otherwise."""
@@ -179,10 +183,10 @@ def combine_parses(
         if head == ROOT:
             labels.append(root_label)
             continue
+        proposing = [m for m in members if m.heads[dependent - 1] == head]
+        labelling = [m for m in proposing if m.vote_labels] or proposing
         chosen = weighted_choice(
-            (m.labels[dependent - 1], m.arc_weight(m.labels[dependent - 1]))
-            for m in members
-            if m.heads[dependent - 1] == head
+            (m.labels[dependent - 1], m.arc_weight(m.labels[dependent - 1])) for m in labelling
         )
         if chosen is None:  # a fallback arc: the token's most voted label, whatever its head
             chosen = weighted_choice(

@@ -16,11 +16,11 @@ rules are learned from pairs of gold trees and gold dependency trees:
   conjunct ("A, B and C": B to A; the comma, "and" and C to B), which is how CRAFT's
   conversion chains conjuncts.
 - **Labels.** A backoff table over the attachment's context (parent, dependent and
-  head child labels, side, POS and word of both ends), most specific context seen
-  at least twice first.
+  head child labels, side, both ends' POS, the dependent's word), the most specific
+  context seen at least twice first.
 
 On the gold trees of the 7 CRAFT development articles, rules learned from the 60
-training articles give UAS 99.27 and LAS 95.29 against the gold dependencies. The
+training articles give UAS 99.27 and LAS 95.26 against the gold dependencies. The
 point of converting is another kind of parser as a member of a dependency vote:
 a constituency parser's errors are not a dependency parser's.
 """
@@ -321,7 +321,7 @@ def learn_labels(arcs: Iterable[tuple[list[str], str]], min_count: int = 2) -> L
     time), so from the least specific level up, a context seen fewer than
     ``min_count`` times, or whose label the levels below already give, is dropped:
     lookups answer as the full table would (contexts seen once aside), and the
-    table shrinks from 9.5 MB to a fraction of that.
+    table for CRAFT shrinks from 9.5 MB to 152 KB.
     """
     counts: list[dict[str, Counter[str]]] = []
     below: list[dict[str, str]] = []  # per level, context -> the next level's context
