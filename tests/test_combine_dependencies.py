@@ -378,35 +378,34 @@ def test_a_member_with_no_output_abstains(tmp_path: Path) -> None:
     assert (agreement.members, agreement.membersAgreeing, agreement.majorityShare) == (3, 2, 1.0)
 
 
-def test_label_mapping_renames_a_members_relations_before_the_vote(tmp_path: Path) -> None:
+def first_label(cas: cassis.Cas, tmp_path: Path, view: str, members: list) -> str:
+    """The first token's relation in ``view`` after combining ``members`` into it."""
+    target = cas.create_view(view)
+    target.sofa_string = TEXT
+    combiner(tmp_path, members=members).process(target)
+    return [w.deprel for s in dependency_sentences(target) for w in s][0]
+
+
+def relabelled_members(subject: str) -> cassis.Cas:
+    """p1 with LABELS; p2 and p3 with the same tree but ``subject`` for nsubj."""
     cas = new_cas()
     add_parse(cas, "p1", GOLD_HEADS, LABELS)
-    other = ["nsubj:pass" if label == "nsubj" else label for label in LABELS]
+    other = [subject if label == "nsubj" else label for label in LABELS]
     add_parse(cas, "p2", GOLD_HEADS, other)
     add_parse(cas, "p3", GOLD_HEADS, other)
-    target = cas.create_view("combined")
-    target.sofa_string = TEXT
-    combiner(
-        tmp_path,
-        members=["p1", {"view": "p2", "label_mapping": {"nsubj:pass": "nsubj"}}, "p3"],
-    ).process(target)
-    deprels = [w.deprel for s in dependency_sentences(target) for w in s]
-    assert deprels[0] == "nsubj"  # p1 and the mapped p2 outvote p3
+    return cas
+
+
+def test_label_mapping_renames_a_members_relations_before_the_vote(tmp_path: Path) -> None:
+    cas = relabelled_members("nsubj:pass")
+    mapped = {"view": "p2", "label_mapping": {"nsubj:pass": "nsubj"}}
+    # p1 and the mapped p2 outvote p3
+    assert first_label(cas, tmp_path, "combined", ["p1", mapped, "p3"]) == "nsubj"
 
 
 def test_vote_labels_false_in_the_config(tmp_path: Path) -> None:
-    cas = new_cas()
-    add_parse(cas, "p1", GOLD_HEADS, LABELS)
-    other = ["dep" if label == "nsubj" else label for label in LABELS]
-    add_parse(cas, "p2", GOLD_HEADS, other)
-    add_parse(cas, "p3", GOLD_HEADS, other)
-    target = cas.create_view("combined")
-    target.sofa_string = TEXT
-    members = ["p1", {"view": "p2", "vote_labels": False}, {"view": "p3", "vote_labels": False}]
-    combiner(tmp_path, members=members).process(target)
-    deprels = [w.deprel for s in dependency_sentences(target) for w in s]
-    assert deprels[0] == "nsubj"  # p1 alone labels; p2 and p3 outvote it otherwise
-    target = cas.create_view("combined_all")
-    target.sofa_string = TEXT
-    combiner(tmp_path).process(target)
-    assert [w.deprel for s in dependency_sentences(target) for w in s][0] == "dep"
+    cas = relabelled_members("dep")
+    arcs_only = [{"view": v, "vote_labels": False} for v in ("p2", "p3")]
+    # p1 alone labels; p2 and p3 outvote it when they vote labels too
+    assert first_label(cas, tmp_path, "combined", ["p1", *arcs_only]) == "nsubj"
+    assert first_label(cas, tmp_path, "combined_all", ["p1", "p2", "p3"]) == "dep"

@@ -54,6 +54,7 @@ class DependencyMemberConfig(MemberConfig):
 
 
 class CombineDependenciesConfig(SyntaxCombineConfig):
+    # narrows the base's list[MemberConfig]; pydantic builds these members
     members: list[DependencyMemberConfig] = Field(  # type: ignore[assignment]
         description="The views to combine, in order (ties go to the earlier member): a view "
         "name, or {view, weight, label_weights, label_mapping, vote_labels}."
