@@ -270,3 +270,9 @@ def test_the_shipped_model_gives_craft_dev_its_dependencies_back(craft_dir: Path
     shipped = model_file(ConvertDependenciesConfig().model, None).parent
     scores = trainer.evaluate(shipped, examples)
     assert scores == {"uas": 99.27, "las": 95.26}
+
+
+def test_a_view_without_trees_is_an_error_not_an_empty_result(tmp_path: Path) -> None:
+    view = treebank_view(tmp_path, {"sentences", "tokens", "pos"})
+    with pytest.raises(CasInputError, match="no constituency trees.*view.copy.v1"):
+        convert(view, saved_model(tmp_path))

@@ -74,3 +74,46 @@ def test_references_follow_the_copies() -> None:
     assert all(any(t.pos is p for p in copied_pos) for t in tokens)  # the copies, not gold's
     assert all(t.lemma is None for t in tokens)
     assert system.select(LEMMA) == []
+
+
+def test_trees_are_copied_with_their_children(tmp_path) -> None:
+    # Constituent.children is an array: re-pointed at the copies, so the copied view
+    # holds the same trees.
+    import cassis
+
+    from casflow.components.evaluators.adapters import constituent_trees
+    from casflow.components.formats.penn.alignment import (
+        TreeTypes,
+        align_trees,
+        build_tree_layers,
+    )
+    from casflow.components.formats.penn.parse import format_tree
+    from casflow.typesystem import (
+        CONSTITUENT,
+        CONSTITUENT_ROOT,
+        POS,
+        SENTENCE,
+        TREEBANK_CONSTITUENT,
+        load_typesystem,
+    )
+
+    text = "Pax6 binds DNA ."
+    path = tmp_path / "t.tree"
+    path.write_text("( (S (NP (NN Pax6)) (VP (VBZ binds) (NP (NN DNA))) (. .)) )\n")
+    cas = cassis.Cas(typesystem=load_typesystem())
+    cas.sofa_string = text
+    out: list = []
+    layers = {"sentences", "tokens", "pos", "constituents"}
+    build_tree_layers(align_trees(path, text, "text"), layers, TreeTypes.of(cas.typesystem), out)
+    cas.add_all(out)
+    words = [SENTENCE, TOKEN, POS]
+    every_node = [*words, CONSTITUENT_ROOT, CONSTITUENT, TREEBANK_CONSTITUENT]
+    run_component("view.copy.v1", cas, view="copy", from_view="_InitialView", types=every_node)
+    copy = cas.get_view("copy")
+    [(_, tree)] = constituent_trees(cas)
+    [(_, copied)] = constituent_trees(copy)
+    assert format_tree(copied) == format_tree(tree)
+    original = {id(fs) for fs in cas.select(CONSTITUENT)}
+    assert all(
+        id(child) not in original for c in copy.select(CONSTITUENT) for child in c.children.elements
+    )

@@ -98,9 +98,17 @@ class ConvertDependencies(Processor[ConvertDependenciesConfig]):
         ends = [t.end for t in tokens]
         dep_type = view.typesystem.get_type(DEPENDENCY)
         root_type = view.typesystem.get_type(DEPENDENCY_ROOT)
-        out = []
         # the rules read the tags: a token without one is an error naming it, not UNK
-        for (begin, end), tree in constituent_trees(view, require_tags=True):
+        trees = constituent_trees(view, require_tags=True)
+        if tokens and not trees:
+            raise CasInputError(
+                f"document {doc}: the view has tokens but no constituency trees to convert; "
+                "run a constituency parser in this view first, or copy the trees with every "
+                "constituent type (view.copy.v1 copies a subtype only when it is listed: "
+                "constituent.ROOT, Constituent and casflow.syntax.TreebankConstituent)"
+            )
+        out = []
+        for (begin, end), tree in trees:
             words = tokens[bisect_left(begins, begin) : bisect_right(ends, end)]
             ready = prepared(tree)
             if ready is None or not words:

@@ -24,7 +24,9 @@ class CopyAnnotationsConfig(ComponentConfig):
         description="Full type names to copy (default: title, heading, caption, paragraph, section). "
         "A feature that references another annotation (Token.pos, Token.lemma, "
         "Constituent.parent) is copied when that annotation is copied too, pointing at "
-        "its copy; references to annotations not copied are left empty.",
+        "its copy, and an array of annotations (Constituent.children) when all of them "
+        "are; references to annotations not copied are left empty. A subtype is copied "
+        "only when its own name is listed.",
     )
 
 
@@ -78,11 +80,23 @@ class CopyAnnotations(Processor[CopyAnnotationsConfig]):
         # into the source view (XMI cannot hold a reference across views, and a chain on
         # the target view must not see the source's other layers through it). Token.pos
         # is what a parser given the gold tags needs, and what a combiner votes on.
+        fs_array = ts.get_type("uima.cas.FSArray")
         for fs, copy in copies.values():
             for feature in fs.type.all_features:
                 if feature.rangeType.name in self._PRIMITIVES or feature.name == "sofa":
                     continue
                 target = fs.get(feature.name)
-                if target is not None and id(target) in copies:
+                if target is None:
+                    continue
+                if id(target) in copies:
                     copy.set(feature.name, copies[id(target)][1])
+                elif feature.rangeType.name == "uima.cas.FSArray":
+                    # e.g. Constituent.children: a new array of the copies, when every
+                    # element was copied (a tree without some of its nodes is no tree)
+                    elements = list(target.elements or [])
+                    if all(id(e) in copies for e in elements):
+                        copy.set(
+                            feature.name,
+                            fs_array(elements=[copies[id(e)][1] for e in elements]),
+                        )
         view.add_all([copy for _, copy in copies.values()])
