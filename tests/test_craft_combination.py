@@ -1,4 +1,4 @@
-"""Both votes of workflows/craft-combination.yaml run from a fresh install.
+"""The votes of workflows/craft-combination.yaml run from a fresh install.
 
 Their members are shipped (casflow:craft_syntax and casflow:craft_syntax_members for the
 dependency votes, with the Stanza constituency parsers' trees converted by
@@ -6,7 +6,8 @@ casflow:craft_headrules; casflow:craft_constituency, its epoch26.pt and
 casflow:craft_opennlp for the constituent vote), so this runs the workflow's own steps,
 unchanged, over one CRAFT dev article: every member loads and parses, the combined trees
 are trees, and the votes beat their members there (the dependency votes in LAS, the
-constituent vote in precision). The README's figures are the whole workflow over the 7 dev articles.
+constituent vote in precision). The README's figures are the whole workflow over the 7
+dev articles.
 """
 
 from __future__ import annotations
