@@ -3,7 +3,7 @@
 Learns from gold views that hold both a treebank's constituency trees and its
 dependency trees over the same tokens (CRAFT: ``craft.reader.v1`` with layers
 ``pos``, ``constituents`` and ``dependencies``: the rules read the tags); see :mod:`casflow.components.headrules.rules`
-for what is learned. It takes about a minute for CRAFT's 60 training articles.
+for what is learned. Learning takes 1-1.5 min for CRAFT's 60 training articles, reading them about as long.
 
 Scores (percentages) convert the gold trees of the scored documents and compare with
 their gold dependencies (``uas``, ``las``, every token counted): how faithfully the
