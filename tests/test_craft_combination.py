@@ -63,6 +63,25 @@ def workflow_part(workflow: dict, layer: str, ids: list[str], output: Path) -> d
     return part
 
 
+def article_part(layer: str, tmp_path: Path) -> dict:
+    """The workflow's part for ``layer`` over ARTICLE, writing into tmp_path/out."""
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    return workflow_part(workflow, layer, [ARTICLE], tmp_path / "out")
+
+
+def run_part(part: dict, tmp_path: Path) -> dict:
+    """Run a part (it must succeed) and return its evaluation.json."""
+    path = tmp_path / "part.yaml"
+    path.write_text(yaml.safe_dump(part, sort_keys=False), encoding="utf-8")
+    assert main(["run", str(path), "--quiet"]) == 0
+    return json.loads((tmp_path / "out" / "evaluation.json").read_text(encoding="utf-8"))
+
+
+def shipped(step: dict) -> bool:
+    """A step's model is shipped: a casflow: name or the component's (shipped) default."""
+    return str(step.get("config", {}).get("model", "casflow:")).startswith("casflow:")
+
+
 def banded_sentences(counts: dict) -> int:
     """The sentences of an agreement evaluator's counts, summed over its bands."""
     return sum(v for k, v in counts.items() if k.endswith("/sentences") and "/all/" not in k)
@@ -83,26 +102,17 @@ def test_the_dependency_votes_run_on_shipped_members(
 ) -> None:
     pytest.importorskip("stanza", reason="the converted members need the stanza extra")
     monkeypatch.setenv("CASFLOW_CORPORA", str(craft_dir.parent))
-    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
-    part = workflow_part(workflow, "dependencies", [ARTICLE], tmp_path / "out")
+    part = article_part("dependencies", tmp_path)
     members = [c for c in part["components"] if c["component"] == "spacy.pipeline.v1"]
     assert len(members) == 10
     converted = [c for c in part["components"] if c["component"] == "convert.dependencies.v1"]
     assert len(converted) == 4
     parsers = [c for c in part["components"] if c["component"] == "parse.constituency.v1"]
-    # every member is shipped: a casflow: name or the component's (shipped) default
-    assert all(
-        c.get("config", {}).get("model", "casflow:").startswith("casflow:")
-        for c in members + converted + parsers
-    )
-    path = tmp_path / "dependencies.yaml"
-    path.write_text(yaml.safe_dump(part, sort_keys=False), encoding="utf-8")
+    assert all(shipped(c) for c in members + converted + parsers)
 
-    assert main(["run", str(path), "--quiet"]) == 0
+    results = run_part(part, tmp_path)
     report = json.loads((tmp_path / "out" / "run-report.json").read_text(encoding="utf-8"))
     assert report["counts"]["ok"] == 1 and report["total_documents"] == 1
-
-    results = json.loads((tmp_path / "out" / "evaluation.json").read_text(encoding="utf-8"))
     systems = results["eval.dependencies.v1"]["systems"]
 
     def las(view: str) -> float:
@@ -136,17 +146,12 @@ def test_the_constituent_vote_runs_on_shipped_members(
 ) -> None:
     pytest.importorskip("stanza", reason="the Stanza members need the stanza extra")
     monkeypatch.setenv("CASFLOW_CORPORA", str(craft_dir.parent))
-    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
-    part = workflow_part(workflow, "constituents", [ARTICLE], tmp_path / "out")
+    part = article_part("constituents", tmp_path)
     members = [c for c in part["components"] if c["component"] != "view.copy.v1"][:-1]
     assert [c["view"] for c in members] == part["components"][-1]["config"]["members"]
-    # every member is shipped: parse.constituency.v1's default or a casflow: name
-    assert all(c.get("config", {}).get("model", "casflow:").startswith("casflow:") for c in members)
-    path = tmp_path / "constituents.yaml"
-    path.write_text(yaml.safe_dump(part, sort_keys=False), encoding="utf-8")
+    assert all(shipped(c) for c in members)
 
-    assert main(["run", str(path), "--quiet"]) == 0
-    results = json.loads((tmp_path / "out" / "evaluation.json").read_text(encoding="utf-8"))
+    results = run_part(part, tmp_path)
     systems = results["eval.constituents.v1"]["systems"]
     scores = {view: systems[view]["scores"] for view in systems}
     # Keeping the brackets most members propose: more precise than every member.

@@ -12,7 +12,7 @@ import pytest
 from casflow.components.combine.reparse import check_tree
 from casflow.components.evaluators.adapters import CasInputError, dependency_sentences
 from casflow.components.formats.penn.alignment import TreeTypes, align_trees, build_tree_layers
-from casflow.components.formats.penn.parse import parse_tree
+from casflow.components.formats.penn.parse import leaves, parse_tree
 from casflow.components.headrules.component import (
     ConvertDependencies,
     ConvertDependenciesConfig,
@@ -59,7 +59,7 @@ TREEBANK = [
 
 
 def words(line: str) -> list[str]:
-    return [node.word or "" for node in parse_tree(line).preterminals() if node.label != "-NONE-"]
+    return [word for word, tag in leaves(parse_tree(line)) if tag != "-NONE-"]
 
 
 def trained() -> Converter:

@@ -15,12 +15,14 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import cassis
 from pydantic import Field
 
 from casflow.components.evaluators.adapters import CasInputError, constituent_trees, document_id
 from casflow.components.formats.cas_builders import dependency_annotation
+from casflow.components.formats.penn.parse import Tree
 from casflow.components.headrules.rules import ROOT, Converter, prepared
 from casflow.components.models import is_shipped, model_path, where_looked
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
@@ -93,14 +95,10 @@ class ConvertDependencies(Processor[ConvertDependenciesConfig]):
                 "a view of their own (view.copy.v1 the tokens and trees) so that no token "
                 "gets two heads"
             )
-        tokens = sorted(view.select(TOKEN), key=lambda t: (t.begin, t.end))
-        begins = [t.begin for t in tokens]
-        ends = [t.end for t in tokens]
         dep_type = view.typesystem.get_type(DEPENDENCY)
         root_type = view.typesystem.get_type(DEPENDENCY_ROOT)
-        # the rules read the tags: a token without one is an error naming it, not UNK
-        trees = constituent_trees(view, require_tags=True)
-        if tokens and not trees:
+        trees = trees_with_tokens(view)
+        if not trees and view.select(TOKEN):
             raise CasInputError(
                 f"document {doc}: the view has tokens but no constituency trees to convert; "
                 "run a constituency parser in this view first, or copy the trees with every "
@@ -108,19 +106,34 @@ class ConvertDependencies(Processor[ConvertDependenciesConfig]):
                 "constituent.ROOT, Constituent and casflow.syntax.TreebankConstituent)"
             )
         out = []
-        for (begin, end), tree in trees:
-            words = tokens[bisect_left(begins, begin) : bisect_right(ends, end)]
-            ready = prepared(tree)
-            if ready is None or not words:
-                continue
-            heads, labels, leaves = self.converter.convert(ready)
-            if len(leaves) != len(words):
-                raise CasInputError(
-                    f"document {doc}: the constituency tree at ({begin}, {end}) has "
-                    f"{len(leaves)} words but the view has {len(words)} tokens there; the "
-                    "trees must have the view's tokens as leaves"
-                )
+        for tree, words in trees:
+            heads, labels, _ = self.converter.convert(tree)
             for word, head, label in zip(words, heads, labels, strict=True):
                 governor = None if head == ROOT else words[head - 1]
                 out.append(dependency_annotation(dep_type, root_type, word, governor, label))
         view.add_all(out)
+
+
+def trees_with_tokens(view: cassis.Cas) -> list[tuple[Tree, list[Any]]]:
+    """Each constituency tree of the view, :func:`prepared`, with the Tokens it spans in
+    text order, one per leaf (else a CasInputError naming the tree); trees over no
+    tokens are left out. The tags are read: a token without one is an error naming it."""
+    doc = document_id(view)
+    tokens = sorted(view.select(TOKEN), key=lambda t: (t.begin, t.end))
+    begins = [t.begin for t in tokens]
+    ends = [t.end for t in tokens]
+    found = []
+    for (begin, end), tree in constituent_trees(view, require_tags=True):
+        words = tokens[bisect_left(begins, begin) : bisect_right(ends, end)]
+        ready = prepared(tree)
+        if ready is None or not words:
+            continue
+        leaves = sum(1 for _ in ready.preterminals())
+        if leaves != len(words):
+            raise CasInputError(
+                f"document {doc}: the constituency tree at ({begin}, {end}) has {leaves} "
+                f"words but the view has {len(words)} tokens there; the trees must have the "
+                "view's tokens as leaves"
+            )
+        found.append((ready, words))
+    return found

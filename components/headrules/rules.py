@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from casflow.components.formats.penn.parse import Tree, category, prune
+from casflow.components.formats.penn.parse import Tree, category, constituent_spans, leaves, prune
 
 ROOT = 0
 ROOT_CONTEXT = "ROOT"
@@ -178,27 +178,6 @@ def prepared(tree: Tree) -> Tree | None:
 
 
 @dataclass(frozen=True)
-class _Node:
-    label: str
-    children: list[_Node]
-    first: int  # word index of a preterminal, or of its first word
-    tag: str = ""
-
-
-def _nodes(tree: Tree) -> tuple[_Node, list[tuple[str, str]]]:
-    words: list[tuple[str, str]] = []
-
-    def build(node: Tree) -> _Node:
-        if node.word is not None:
-            words.append((node.word, node.label))
-            return _Node(node.label, [], len(words) - 1, node.label)
-        children = [build(child) for child in node.children]
-        return _Node(node.label, children, children[0].first if children else len(words))
-
-    return build(tree), words
-
-
-@dataclass(frozen=True)
 class ArcContext:
     """Where a word was attached: the constituent, its own and its head's child labels."""
 
@@ -210,12 +189,20 @@ class ArcContext:
 
 
 def _walk(
-    node: _Node, grandparent: str, rules: HeadRules, heads: list[int], contexts: list[Any]
+    node: Tree,
+    grandparent: str,
+    rules: HeadRules,
+    index: dict[int, int],
+    heads: list[int],
+    contexts: list[ArcContext | None],
 ) -> int:
-    """Attach the words under ``node``; return its head word (0-based)."""
-    if not node.children:
-        return node.first
-    head_words = [_walk(child, node.label, rules, heads, contexts) for child in node.children]
+    """Attach the words under ``node``; return its head word (0-based; ``index`` maps
+    each preterminal to its word's position)."""
+    if node.word is not None:
+        return index[id(node)]
+    head_words = [
+        _walk(child, node.label, rules, index, heads, contexts) for child in node.children
+    ]
     labels = [child.label for child in node.children]
     head = rules.head_child(node.label, labels)
     chained = coordination_head(labels) is not None
@@ -238,38 +225,34 @@ def attach(
 ) -> tuple[list[int], list[ArcContext | None], list[tuple[str, str]]]:
     """Heads (1-based, 0 for the root), each word's attachment context (None for the
     root) and the ``(word, tag)`` leaves of a :func:`prepared` tree."""
-    root, words = _nodes(tree)
-    heads = [ROOT] * len(words)
-    contexts: list[ArcContext | None] = [None] * len(words)
-    top = _walk(root, "TOP", rules, heads, contexts)
+    index = {id(node): i for i, node in enumerate(tree.preterminals())}
+    heads = [ROOT] * len(index)
+    contexts: list[ArcContext | None] = [None] * len(index)
+    top = _walk(tree, "TOP", rules, index, heads, contexts)
     heads[top] = ROOT
     contexts[top] = None
-    return heads, contexts, words
+    return heads, contexts, leaves(tree)
 
 
-def head_observations(tree: Tree, heads: Sequence[int]) -> Iterator[HeadObservation]:
+def head_observations(tree: Tree, heads: Sequence[int]) -> list[HeadObservation]:
     """Each constituent of a :func:`prepared` gold tree with the child holding its one
     word whose gold head is outside it; constituents with more or fewer such words
     (trees and dependencies made apart) teach nothing and are skipped."""
-
-    def visit(node: Tree, start: int) -> int:
+    spans = {id(node): (start, end) for node, start, end in constituent_spans(tree)}
+    found = []
+    for node in tree.subtrees():
         if node.word is not None:
-            return start + 1
-        bounds = []
-        end = start
-        for child in node.children:
-            child_end = visit(child, end)
-            bounds.append((end, child_end))
-            end = child_end
+            continue
+        start, end = spans[id(node)]
         outside = [w for w in range(start, end) if not start <= heads[w] - 1 < end]
         if len(outside) == 1:
-            head = next(i for i, (s, e) in enumerate(bounds) if s <= outside[0] < e)
+            head = next(
+                i
+                for i, child in enumerate(node.children)
+                if spans[id(child)][0] <= outside[0] < spans[id(child)][1]
+            )
             found.append(HeadObservation(node.label, tuple(c.label for c in node.children), head))
-        return end
-
-    found: list[HeadObservation] = []
-    visit(tree, 0)
-    return iter(found)
+    return found
 
 
 # -- labels --------------------------------------------------------------------------

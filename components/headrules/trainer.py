@@ -21,10 +21,10 @@ from typing import ClassVar
 
 import cassis
 
-from casflow.components.evaluators.adapters import constituent_trees, dependency_sentences
+from casflow.components.evaluators.adapters import dependency_sentences
 from casflow.components.formats.penn.parse import Tree
-from casflow.components.headrules.component import MODEL_FILE
-from casflow.components.headrules.rules import ROOT, Converter, learn_converter, prepared
+from casflow.components.headrules.component import MODEL_FILE, trees_with_tokens
+from casflow.components.headrules.rules import ROOT, Converter, learn_converter
 from casflow.pipeline.component import ComponentConfig, Trainer
 from casflow.typesystem import CONSTITUENT, DEPENDENCY, POS, TOKEN
 
@@ -64,19 +64,9 @@ class HeadRulesTrainer(Trainer[HeadRulesTrainerConfig]):
             for sentence in dependency_sentences(view)
             for word in sentence
         }
-        tokens = sorted((t.begin, t.end) for t in view.select(TOKEN))
         example = TreeDependencyExample(doc_id)
-        for (begin, end), tree in constituent_trees(view, require_tags=True):
-            ready = prepared(tree)
-            words = [span for span in tokens if begin <= span[0] and span[1] <= end]
-            if ready is None or not words:
-                continue
-            leaves = sum(1 for _ in ready.preterminals())
-            if leaves != len(words):
-                raise ValueError(
-                    f"document {doc_id}: the gold tree at ({begin}, {end}) has {leaves} words "
-                    f"but the view has {len(words)} tokens there"
-                )
+        for tree, tokens in trees_with_tokens(view):
+            words = [(t.begin, t.end) for t in tokens]
             number = {span: i for i, span in enumerate(words, start=1)}
             heads, labels = [], []
             for span in words:
@@ -88,7 +78,7 @@ class HeadRulesTrainer(Trainer[HeadRulesTrainerConfig]):
                 head, label = arcs[span]
                 heads.append(ROOT if head is None or head == span else number.get(head, ROOT))
                 labels.append(label)
-            example.sentences.append(ConvertedSentence(ready, heads, labels))
+            example.sentences.append(ConvertedSentence(tree, heads, labels))
         if not example.sentences:
             raise ValueError(f"document {doc_id}: the gold view has no constituent trees")
         return example
