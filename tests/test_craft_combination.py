@@ -63,8 +63,12 @@ def workflow_part(workflow: dict, layer: str, ids: list[str], output: Path) -> d
     return part
 
 
-def article_part(layer: str, tmp_path: Path) -> dict:
-    """The workflow's part for ``layer`` over ARTICLE, writing into tmp_path/out."""
+def article_part(
+    layer: str, craft_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict:
+    """The workflow's part for ``layer`` over ARTICLE of ``craft_dir``, writing into
+    tmp_path/out."""
+    monkeypatch.setenv("CASFLOW_CORPORA", str(craft_dir.parent))
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     return workflow_part(workflow, layer, [ARTICLE], tmp_path / "out")
 
@@ -101,8 +105,7 @@ def test_the_dependency_votes_run_on_shipped_members(
     craft_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("stanza", reason="the converted members need the stanza extra")
-    monkeypatch.setenv("CASFLOW_CORPORA", str(craft_dir.parent))
-    part = article_part("dependencies", tmp_path)
+    part = article_part("dependencies", craft_dir, tmp_path, monkeypatch)
     members = [c for c in part["components"] if c["component"] == "spacy.pipeline.v1"]
     assert len(members) == 10
     converted = [c for c in part["components"] if c["component"] == "convert.dependencies.v1"]
@@ -145,8 +148,7 @@ def test_the_constituent_vote_runs_on_shipped_members(
     craft_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("stanza", reason="the Stanza members need the stanza extra")
-    monkeypatch.setenv("CASFLOW_CORPORA", str(craft_dir.parent))
-    part = article_part("constituents", tmp_path)
+    part = article_part("constituents", craft_dir, tmp_path, monkeypatch)
     members = [c for c in part["components"] if c["component"] != "view.copy.v1"][:-1]
     assert [c["view"] for c in members] == part["components"][-1]["config"]["members"]
     assert all(shipped(c) for c in members)
