@@ -95,7 +95,7 @@ def _workflow(root: Path, output: Path, **changes: object) -> Path:
         types=["Sentence", "Token", "AnatomyMention"],
         layers=["anatomy"],
         trainer="train.stanza.ner.v1",
-        config=dict(TINY, vectors=str(root / "vectors.txt"), **changes),
+        config={**TINY, "vectors": str(root / "vectors.txt"), **changes},
         seed=3,
     )
 
@@ -197,6 +197,78 @@ def test_stanza_pipeline_tags_the_views_tokens_with_exact_offsets(tiny_ner_train
     for m in cas.select(ANATOMY_MENTION):
         assert m.begin in starts and m.end in ends
         assert m.get_covered_text() == text[m.begin : m.end]
+
+
+def _word2vec_text(root: Path) -> dict[str, object]:
+    """vectors: {word2vec: ...} over the training documents' Token texts and the one
+    definition of a hand-written UBERON file."""
+    ontologies = root / "ontologies"
+    (ontologies / "UBERON" / "UBERON").mkdir(parents=True, exist_ok=True)
+    (ontologies / "UBERON" / "UBERON" / "UBERON.obo").write_text(
+        "format-version: 1.2\n\n[Term]\nid: UBERON:0000948\nname: heart\n"
+        'def: "A hollow, muscular organ." []\n',
+        encoding="utf-8",
+    )
+    gold = {
+        "component": "xmi.reader.v1",
+        "view": "gold",
+        "config": {"views": {"gold": ["Sentence", "Token"]}, "input": str(root / "train")},
+        "units": "tokens",
+    }
+    return {
+        "word2vec": {
+            "text": [gold, {"definitions": ["UBERON"]}],
+            "ontologies": str(ontologies),
+            "dims": 8,
+            "min_count": 1,
+            "epochs": 2,
+        }
+    }
+
+
+@pytest.mark.slow
+def test_word2vec_vectors_trained_first_on_unlabelled_fine_tokens(
+    tiny_ner_corpus: Path, tmp_path: Path
+) -> None:
+    vectors = _word2vec_text(tiny_ner_corpus)
+    workflow = _workflow(tiny_ner_corpus, tmp_path / "w2v", vectors=vectors, epochs=2)
+    result, lines = train(workflow)
+    data = result.output_dir / "final" / "data"
+    header, *rows = (data / "word2vec.txt").read_text(encoding="utf-8").splitlines()
+    words = {row.split(" ")[0] for row in rows}
+    assert header == f"{len(rows)} 8"
+    # casflow's fine tokens, as the tagger reads them ("CD4+" is CD, 4, +), and the
+    # definition's words
+    assert {"CD", "4", "+", "hepatocytes", "muscular"} <= words and "CD4+" not in words
+    assert any("word2vec on" in line for line in lines)
+    # Stanza's pretrain is made from them and shipped with the model
+    assert (data / "vectors.txt").read_bytes() == (data / "word2vec.txt").read_bytes()
+    assert (result.model_dir / "pretrain.pt").exists()
+    assert "word2vec vectors trained first" in (result.output_dir / "MODEL_CARD.md").read_text()
+    assert result.report["final"]["dev_scores"]["f"] >= 0
+
+
+def test_word2vec_settings_are_checked_before_any_document(tmp_path: Path) -> None:
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    trainer = registry().get("train.stanza.ner.v1")
+    config = trainer.Config.model_validate(
+        {
+            "vectors": {
+                "word2vec": {
+                    "text": [
+                        {"component": "no.such.reader.v1"},
+                        {"definitions": ["UBERON"]},
+                    ],
+                    "ontologies": str(tmp_path),
+                }
+            }
+        }
+    )
+    problems = trainer.check_config(config, RunContext(output_dir=tmp_path))
+    assert any("word2vec text: no.such.reader.v1" in p for p in problems)
+    assert any(f"UBERON definitions need {tmp_path}" in p for p in problems)
+    with pytest.raises(ValueError, match="dimz"):
+        trainer.Config.model_validate({"vectors": {"word2vec": {"dimz": 8}}})
 
 
 def test_config_errors_before_any_document(tmp_path: Path) -> None:

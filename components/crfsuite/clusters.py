@@ -4,7 +4,7 @@ Words (lower-cased casflow tokens) are represented by their positive PMI with
 context words in a ±2 window, reduced by truncated SVD and clustered with
 k-means at several granularities; a token's features are its cluster ids (the
 "Brown cluster prefix" idea at coarse and fine levels). The text comes from gold
-views (:func:`view_texts`) and ontology definitions (:func:`definition_texts`), as
+views and ontology definitions (:mod:`casflow.components.unlabelled_text`), as
 the trainer's ``resources.cluster_text`` lists them: for the shipped anatomy
 tagger the CRAFT articles, the UBERON, CL and SO definitions, and the training
 portions of BC2GM and AnatEM.
@@ -18,39 +18,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import cassis
-
 from casflow.components.crfsuite.tokenize import Span, tokenize
-from casflow.components.formats.obo import read_obo
-from casflow.typesystem import TOKEN
 
 _DIGITS = re.compile(r"\d")
 
 
 def cluster_key(word: str) -> str:
     return _DIGITS.sub("0", word.lower())
-
-
-def view_texts(view: cassis.Cas, units: str) -> list[str]:
-    """A gold view's text as cluster sentences: ``lines`` (split at line breaks),
-    ``text`` (the whole text) or ``tokens`` (the Token texts joined by spaces)."""
-    text = view.sofa_string or ""
-    if units == "lines":
-        return text.split("\n")
-    if units == "tokens":
-        tokens = sorted(view.select(TOKEN), key=lambda t: (t.begin, t.end))
-        return [" ".join(text[t.begin : t.end] for t in tokens)]
-    return [text]
-
-
-def definition_texts(obo_file: Path) -> Iterator[str]:
-    """The definitions of an OBO ontology, in file order, as written."""
-    for stanza in read_obo(obo_file):
-        yield from stanza.definitions
 
 
 def build_clusters(

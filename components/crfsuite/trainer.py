@@ -23,14 +23,12 @@ import json
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import redirect_stdout
-from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
 import cassis
 
 from casflow.cas.sofa import set_sofa_text
-from casflow.components.corpora.locations import corpus_dir, craft_ontologies, ontology_file
 from casflow.components.crfsuite.crf import (
     META_FILE,
     DocumentContext,
@@ -65,6 +63,8 @@ from casflow.components.crfsuite.trainer_config import (
 from casflow.components.dictionary.features import CandidateFeatures
 from casflow.components.dictionary.tagger import DictionaryTagger
 from casflow.components.inputs import resolve_input
+from casflow.components.unlabelled_text import ontology_path as unlabelled_ontology_path
+from casflow.components.unlabelled_text import read_texts
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.fingerprints import Fingerprint, forget, mark_done, step_status
@@ -83,11 +83,7 @@ MENTION_ONTOLOGIES = frozenset({"GO_CC", "CL", "UBERON", "PR", "SO", "NCBITaxon"
 
 def ontology_path(resources: CrfResources, context: RunContext, ontology: str) -> Path:
     """The OBO file of ``ontology``: in resources.ontologies, else CRAFT's."""
-    if resources.ontologies is None:
-        folder = craft_ontologies(corpus_dir("craft"))
-    else:
-        folder = Path(resolve_input(resources.ontologies, context.workflow_dir))
-    return ontology_file(folder, ontology)
+    return unlabelled_ontology_path(resources.ontologies, context, ontology)
 
 
 def cache_path(name: str, context: RunContext) -> Path:
@@ -147,12 +143,6 @@ def resource_problems(
     return problems
 
 
-def _texts_of(view: cassis.Cas, doc_id: str, units: str) -> list[str]:
-    from casflow.components.crfsuite.clusters import view_texts
-
-    return view_texts(view, units)
-
-
 def _shipped_vectors_model() -> Path:
     """The spaCy pipeline whose word vectors the embedding clusters group."""
     from casflow.components import models
@@ -210,19 +200,7 @@ class Resources:
 
     def cluster_text(self, log: Log) -> Iterator[str]:
         """The sentences of resources.cluster_text, in order."""
-        from casflow.components.crfsuite.clusters import definition_texts
-
-        for item in self.settings.cluster_text:
-            if isinstance(item, DefinitionText):
-                for ontology in item.definitions:
-                    yield from definition_texts(
-                        ontology_path(self.settings, self.context, ontology)
-                    )
-            else:
-                log(f"reading unlabelled text with {item.component}")
-                convert = partial(_texts_of, units=item.units)
-                for texts in read_source(item, self.context, convert):
-                    yield from texts
+        return read_texts(self.settings.cluster_text, self.settings.ontologies, self.context, log)
 
     def clusters(self, name: str, log: Log) -> dict[str, tuple[int, ...]]:
         from casflow.components.crfsuite.clusters import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from casflow.components.crfsuite.postprocess import (
     DOCUMENT_POSTPROCESSORS,
@@ -19,6 +19,7 @@ from casflow.components.crfsuite.postprocess import (
     known_document_steps,
 )
 from casflow.components.dictionary.tagger import DictionaryTaggerConfig
+from casflow.components.unlabelled_text import DefinitionText, TextSource, default_text
 from casflow.pipeline.component import ComponentConfig
 from casflow.pipeline.gold_sources import GoldSource
 
@@ -118,47 +119,11 @@ class CrfOptions(ComponentConfig):
 _CRF_KEYS = ", ".join(CrfOptions.model_fields)
 
 
-class TextSource(GoldSource):
-    """A gold source whose text becomes cluster sentences."""
-
-    units: Literal["lines", "text", "tokens"] = Field(
-        "text",
-        description="Sentences from each view: lines (the text split at line breaks), text "
-        "(the whole text) or tokens (the Token texts joined by single spaces).",
-    )
-
-
-class DefinitionText(BaseModel):
-    """The definitions of ontologies (of resources.ontologies) as cluster sentences."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    definitions: list[str] = Field(
-        min_length=1, description="Ontologies (e.g. UBERON, CL, SO) whose definitions are read."
-    )
-
-
 def _craft_mentions() -> GoldSource:
     return GoldSource(
         component="craft.reader.v1",
         config={"split": "all", "layers": ["concepts"], "ontologies": ["GO_CC", "CL", "UBERON"]},
     )
-
-
-def _cluster_text() -> list[TextSource | DefinitionText]:
-    return [
-        TextSource(
-            component="craft.reader.v1",
-            config={"split": "all", "layers": []},
-            order="id",
-            units="lines",
-        ),
-        DefinitionText(definitions=["UBERON", "CL", "SO"]),
-        TextSource(component="bc2gm.reader.v1", config={"split": "train"}, units="text"),
-        TextSource(
-            component="anatem.reader.v1", config={"split": "train"}, order="id", units="tokens"
-        ),
-    ]
 
 
 def _pos_views() -> GoldSource:
@@ -176,7 +141,7 @@ class CrfResources(ComponentConfig):
         "an ontology feature, e.g. CRAFT's read by craft.reader.v1).",
     )
     cluster_text: list[TextSource | DefinitionText] = Field(
-        default_factory=_cluster_text,
+        default_factory=default_text,
         min_length=1,
         description="Unlabelled text of the word clusters, in order: gold sources (with units) "
         "and ontology definitions. Default: the CRAFT articles (all 67, lines), the UBERON, CL "

@@ -1,9 +1,11 @@
 """Static word vectors trained on unlabelled text with gensim's word2vec (skip-gram).
 
 The sentences come tokenised by the caller (the spaCy syntax trainer gives its
-tokenizer's tokens, so vector keys match the tokens its pipeline sees). The
-vectors are written as a spaCy ``Vectors`` table inside a blank pipeline folder,
-which a spaCy training config picks up through ``[initialize] vectors``. Needs
+tokenizer's tokens, the Stanza NER trainer casflow's fine tokens, so vector keys
+match the tokens the model sees). The vectors are written as a spaCy ``Vectors``
+table inside a blank pipeline folder, which a spaCy training config picks up
+through ``[initialize] vectors``, or as a word2vec text file (Stanza's pretrain
+reads it). Needs
 ``gensim`` (the ``vectors`` extra: ``pip install casflow[vectors]``).
 """
 
@@ -16,9 +18,8 @@ import numpy
 import spacy
 
 
-def train_word2vec(
+def fit_word2vec(
     sentences: Sequence[Sequence[str]],
-    output_dir: str | Path,
     *,
     dims: int = 100,
     window: int = 5,
@@ -26,9 +27,9 @@ def train_word2vec(
     max_words: int = 20000,
     epochs: int = 10,
     seed: int = 0,
-) -> Path:
-    """Train skip-gram word2vec (one worker thread: the same vectors for the same sentences
-    and seed) and save the ``max_words`` most frequent words as a blank spaCy pipeline."""
+) -> tuple[list[str], numpy.ndarray]:
+    """Skip-gram word2vec on one worker thread (the same vectors for the same sentences
+    and seed): the ``max_words`` most frequent words and their vectors, in that order."""
     try:
         from gensim.models import Word2Vec
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -47,12 +48,53 @@ def train_word2vec(
         seed=seed,
     )
     words = model.wv.index_to_key[:max_words]
+    return words, numpy.asarray([model.wv[word] for word in words], dtype="float32")
+
+
+def train_word2vec(
+    sentences: Sequence[Sequence[str]],
+    output_dir: str | Path,
+    *,
+    dims: int = 100,
+    window: int = 5,
+    min_count: int = 3,
+    max_words: int = 20000,
+    epochs: int = 10,
+    seed: int = 0,
+) -> Path:
+    """Train skip-gram word2vec (:func:`fit_word2vec`) and save the ``max_words`` most
+    frequent words as a blank spaCy pipeline."""
+    words, table = fit_word2vec(
+        sentences,
+        dims=dims,
+        window=window,
+        min_count=min_count,
+        max_words=max_words,
+        epochs=epochs,
+        seed=seed,
+    )
     nlp = spacy.blank("en")
-    table = numpy.asarray([model.wv[word] for word in words], dtype="float32")
     nlp.vocab.reset_vectors(width=dims)
     for word, row in zip(words, table, strict=True):
         nlp.vocab.set_vector(word, row)
     output = Path(output_dir)
     output.parent.mkdir(parents=True, exist_ok=True)
     nlp.to_disk(output)
+    return output
+
+
+def write_word2vec_text(words: Sequence[str], table: numpy.ndarray, path: str | Path) -> Path:
+    """``words`` and their vectors as a word2vec text file (a ``count dims`` header, then a
+    word and its values, 5 decimals, per line); words holding whitespace are left out,
+    since the format splits at spaces."""
+    rows = [
+        word + " " + " ".join(f"{x:.5f}" for x in row)
+        for word, row in zip(words, table, strict=True)
+        if not any(c.isspace() for c in word)
+    ]
+    output = Path(path)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(
+        f"{len(rows)} {table.shape[1]}\n" + "".join(r + "\n" for r in rows), encoding="utf-8"
+    )
     return output

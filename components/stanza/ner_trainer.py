@@ -76,6 +76,7 @@ from casflow.components.stanza.constituency import META_FILE, MODEL_FILE, PRETRA
 from casflow.components.stanza.model import ModelFiles, stanza_missing, torch_threads
 from casflow.components.stanza.shared_training import (
     OptionValue,
+    TrainedVectors,
     build_pretrain,
     library_versions,
     option_problems,
@@ -83,7 +84,10 @@ from casflow.components.stanza.shared_training import (
     threads_field,
     vectors_field,
     vectors_problems,
+    word2vec_file,
+    word2vec_problems,
 )
+from casflow.components.unlabelled_text import TextSource
 from casflow.pipeline.component import (
     ComponentConfig,
     Processor,
@@ -140,7 +144,12 @@ class NerDocument:
 
 
 class StanzaNerTrainerConfig(ComponentConfig):
-    vectors: str = vectors_field()
+    vectors: TrainedVectors | str = Field(
+        vectors_field().default,
+        description=vectors_field().description
+        + " Or {word2vec: {text: [...], ...}}: word2vec vectors trained first on unlabelled "
+        "text cut into casflow's fine tokens, as the tagger reads it (needs gensim).",
+    )
     label: str | None = Field(
         None,
         description="The class of every mention (e.g. GENE for BC2GM); null: each mention's "
@@ -214,7 +223,10 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             _OWN_OPTIONS,
             trainer="Stanza's NER tagger",
         )
-        problems += vectors_problems(config.vectors, context.workflow_dir)
+        if isinstance(config.vectors, TrainedVectors):
+            problems += word2vec_problems(config.vectors, context)
+        else:
+            problems += vectors_problems(config.vectors, context.workflow_dir)
         return [f"{cls.name}: {p}" for p in problems]
 
     def example(self, view: cassis.Cas, doc_id: str) -> NerDocument:
@@ -249,7 +261,10 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         # itself (without any, the last training document stands in).
         dev = list(dev) or list(train[-1:])
         dev_file.write_text(_stanza_json(dev, self.config.scheme), encoding="utf-8")
-        pretrain = build_pretrain(self.config.vectors, self.context.workflow_dir, data, log)
+        vectors = self.config.vectors
+        if isinstance(vectors, TrainedVectors):
+            vectors = str(word2vec_file(vectors, self.context, fine_words, data, log))
+        pretrain = build_pretrain(vectors, self.context.workflow_dir, data, log)
         args = self._arguments(train_file, dev_file, pretrain)
         model = output_dir / "model"
         marker = output_dir / "done.json"
@@ -411,8 +426,8 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             "Stanza's NER tagger (character LSTM, word BiLSTM, CRF output layer; no "
             "character language model, no transformer) trained by Stanza's Trainer in "
             "casflow's resumable epoch loop, on casflow's fine tokens of the gold "
-            f"sentences, {self.config.scheme.upper()} tags, casflow's word vectors "
-            f"({self.config.vectors}) as pretrain. The epoch kept is the best by strict "
+            f"sentences, {self.config.scheme.upper()} tags, {_vectors_said(self.config)} "
+            "as pretrain. The epoch kept is the best by strict "
             "mention F on the development documents. Scores tag each document from its "
             f"raw text ({sentences}, tokens.fine.v1, stanza.pipeline.v1) and count "
             "strict matches (exact span and class): p, r, f micro-averaged, macro_f the "
@@ -506,6 +521,27 @@ def _stanza_json(documents: Sequence[NerDocument], scheme: str) -> str:
 #: Settings added after models were trained with this trainer, left out of the
 #: fingerprints at their defaults so those runs' checkpoints stay valid.
 _LATER_SETTINGS = ("eval_sentences",)
+
+
+def _vectors_said(config: StanzaNerTrainerConfig) -> str:
+    if isinstance(config.vectors, TrainedVectors):
+        sources = [
+            item.component
+            if isinstance(item, TextSource)
+            else "definitions of " + "/".join(item.definitions)
+            for item in config.vectors.word2vec.text
+        ]
+        return (
+            "word2vec vectors trained first on the unlabelled text of "
+            + ", ".join(sources)
+            + " (casflow's fine tokens)"
+        )
+    return f"casflow's word vectors ({config.vectors})"
+
+
+def fine_words(text: str) -> list[str]:
+    """``text`` cut as ``tokens.fine.v1`` cuts it (the words the tagger reads)."""
+    return [text[b:e] for b, e in tokenize(text)]
 
 
 def _settings(config: StanzaNerTrainerConfig, exclude: set[str] | None = None) -> dict[str, Any]:

@@ -1,14 +1,15 @@
 """What casflow's Stanza trainers share: their ``vectors``, ``threads`` and pass-through
-option fields, Stanza's pretrain made from casflow's word vectors, checking the Stanza
-options a workflow passes through, the versions a checkpoint depends on, and saving a
-file so that a kill leaves the previous one."""
+option fields, Stanza's pretrain made from casflow's word vectors (or from word2vec
+vectors trained first on unlabelled text), checking the Stanza options a workflow
+passes through, the versions a checkpoint depends on, and saving a file so that a
+kill leaves the previous one."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import shutil
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,15 @@ from pydantic import Field
 
 from casflow.components.models import is_shipped, model_path, shipped_model_path
 from casflow.components.stanza.constituency import PRETRAIN_FILE
+from casflow.components.unlabelled_text import (
+    ONTOLOGIES_DESCRIPTION,
+    DefinitionText,
+    TextSource,
+    default_text,
+    read_texts,
+    text_problems,
+)
+from casflow.pipeline.component import ComponentConfig, RunContext
 from casflow.pipeline.fingerprints import fingerprint, mark_done, read_marker
 
 #: a value in a pass-through option field (true: a flag)
@@ -31,6 +41,88 @@ def vectors_field() -> Any:
         "(casflow:NAME or a folder), a word2vec text file (.txt/.vec), or a Stanza "
         "pretrain file (.pt).",
     )
+
+
+class Word2VecText(ComponentConfig):
+    """word2vec (skip-gram) on unlabelled text, for Stanza's pretrain."""
+
+    text: list[TextSource | DefinitionText] = Field(
+        default_factory=default_text,
+        min_length=1,
+        description="Unlabelled text, in order: gold sources (with units) and ontology "
+        "definitions. Default: the text of the anatomy CRF's word clusters (the CRAFT "
+        "articles, the UBERON, CL and SO definitions, BC2GM train, AnatEM train).",
+    )
+    ontologies: str | None = Field(None, description=ONTOLOGIES_DESCRIPTION)
+    dims: int = Field(100, gt=0, description="Vector width.")
+    window: int = Field(5, gt=0, description="Context words either side.")
+    min_count: int = Field(3, ge=1, description="Words seen fewer times get no vector.")
+    max_words: int = Field(
+        100000, gt=0, description="Keep the vectors of this many most frequent words."
+    )
+    epochs: int = Field(10, gt=0, description="Passes over the text.")
+    seed: int = Field(
+        0,
+        description="word2vec's seed (the vectors are a resource: the model's seed "
+        "does not change them).",
+    )
+
+
+class TrainedVectors(ComponentConfig):
+    word2vec: Word2VecText = Field(description="Train word2vec vectors (needs gensim).")
+
+
+def word2vec_problems(vectors: TrainedVectors, context: RunContext) -> list[str]:
+    """gensim is installed and the text can be read."""
+    import importlib.util
+
+    problems = []
+    if importlib.util.find_spec("gensim") is None:
+        problems.append("vectors: word2vec needs gensim: pip install 'casflow[vectors]'")
+    settings = vectors.word2vec
+    return problems + [
+        f"vectors: word2vec text: {p}"
+        for p in text_problems(settings.text, settings.ontologies, context)
+    ]
+
+
+def word2vec_file(
+    vectors: TrainedVectors,
+    context: RunContext,
+    tokenize: Callable[[str], Sequence[str]],
+    data: Path,
+    log: Callable[[str], None],
+) -> Path:
+    """word2vec vectors of ``vectors.word2vec`` as a text file in ``data`` (trained once
+    per settings; a finished file is kept), the sentences cut into tokens by
+    ``tokenize``, which must cut as the model's input is cut, or words miss their
+    vectors."""
+    from casflow.components.gensim.word2vec import fit_word2vec, write_word2vec_text
+
+    settings = vectors.word2vec
+    target = data / "word2vec.txt"
+    key = fingerprint(settings.model_dump(mode="json"))
+    if target.exists() and read_key(data / "word2vec.json") == key:
+        return target
+    sentences = [
+        tokens
+        for line in read_texts(settings.text, settings.ontologies, context, log)
+        if (tokens := list(tokenize(line)))
+    ]
+    log(f"word vectors: word2vec on {len(sentences)} sentences, {sum(map(len, sentences))} tokens")
+    words, table = fit_word2vec(
+        sentences,
+        dims=settings.dims,
+        window=settings.window,
+        min_count=settings.min_count,
+        max_words=settings.max_words,
+        epochs=settings.epochs,
+        seed=settings.seed,
+    )
+    write_word2vec_text(words, table, target)
+    mark_done(data / "word2vec.json", key)
+    log(f"word vectors: {len(words)} words -> {target}")
+    return target
 
 
 def threads_field() -> Any:
