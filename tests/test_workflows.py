@@ -23,6 +23,7 @@ CORPUS_WORKFLOWS = {
     "bc2gm-eval.yaml",
     "anatem-eval.yaml",
     "anatem-stanza-eval.yaml",
+    "anatem-stanza-w2v-eval.yaml",
     "craft-study.yaml",
     "craft-combination.yaml",
     "craft-combination-seeds.yaml",
@@ -34,6 +35,11 @@ CORPUS_WORKFLOWS = {
 #: rest of the study and runs it on the CRAFT fixture with tiny models
 NEEDS_TRAINED_MODEL = {
     "anatomy-stacking-eval.yaml": ["runs/anatomy-stacking/final/model/meta.json"],
+    "anatem-stanza-w2v-eval.yaml": [
+        "runs/anatomy-stacking/final/model/meta.json",
+        "runs/train-anatem-stanza-w2v/final/model/model.pt",
+        "runs/train-anatem-stanza-w2v-seed1/final/model/model.pt",
+    ],
     "craft-combination-seeds.yaml": [
         "runs/train-craft-syntax-seed1/final/model/meta.json",
         "runs/train-craft-syntax-seed2/final/model/meta.json",
