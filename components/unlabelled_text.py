@@ -136,11 +136,19 @@ def text_problems(
         p for item in items if isinstance(item, TextSource) for p in check_source(item, context)
     ]
     wanted = [o for item in items if isinstance(item, DefinitionText) for o in item.definitions]
-    for ontology in dict.fromkeys(wanted):
+    return problems + ontology_problems(wanted, ontologies, context)
+
+
+def ontology_problems(
+    names: Sequence[str], ontologies: str | None, context: RunContext, setting: str = "ontologies"
+) -> list[str]:
+    """The ontologies of ``names`` whose OBO file is missing, each with what to set."""
+    problems = []
+    for ontology in dict.fromkeys(names):
         path = ontology_path(ontologies, context, ontology)
         if not path.is_file():
             problems.append(
-                f"the {ontology} definitions need {path}, which does not exist; set "
-                "ontologies to the folder holding <ONT>/<ONT>/<ONT>.obo.zip"
+                f"the {ontology} ontology needs {path}, which does not exist; set "
+                f"{setting} to the folder holding <ONT>/<ONT>/<ONT>.obo.zip"
             )
     return problems

@@ -266,7 +266,7 @@ def test_word2vec_settings_are_checked_before_any_document(tmp_path: Path) -> No
     )
     problems = trainer.check_config(config, RunContext(output_dir=tmp_path))
     assert any("word2vec text: no.such.reader.v1" in p for p in problems)
-    assert any(f"UBERON definitions need {tmp_path}" in p for p in problems)
+    assert any(f"UBERON ontology needs {tmp_path}" in p for p in problems)
     with pytest.raises(ValueError, match="dimz"):
         trainer.Config.model_validate({"vectors": {"word2vec": {"dimz": 8}}})
 

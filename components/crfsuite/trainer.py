@@ -64,7 +64,7 @@ from casflow.components.dictionary.features import CandidateFeatures
 from casflow.components.dictionary.tagger import DictionaryTagger
 from casflow.components.inputs import resolve_input
 from casflow.components.unlabelled_text import ontology_path as unlabelled_ontology_path
-from casflow.components.unlabelled_text import read_texts
+from casflow.components.unlabelled_text import ontology_problems, read_texts
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.fingerprints import Fingerprint, forget, mark_done, step_status
@@ -133,14 +133,9 @@ def resource_problems(
             f"training the POS tagger {options.pos_model}: {p}"
             for p in check_source(resources.pos_tagger, context)
         ]
-    for ontology in dict.fromkeys(ontologies):
-        path = ontology_path(resources, context, ontology)
-        if not path.is_file():
-            problems.append(
-                f"the {ontology} ontology needs {path}, which does not exist; set "
-                "resources.ontologies to the folder holding <ONT>/<ONT>/<ONT>.obo.zip"
-            )
-    return problems
+    return problems + ontology_problems(
+        ontologies, resources.ontologies, context, "resources.ontologies"
+    )
 
 
 def _shipped_vectors_model() -> Path:

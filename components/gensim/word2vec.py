@@ -15,7 +15,30 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy
-import spacy
+from pydantic import Field
+
+from casflow.pipeline.component import ComponentConfig
+
+
+class Word2VecParameters(ComponentConfig):
+    """The settings of :func:`fit_word2vec` a trainer's config exposes."""
+
+    dims: int = Field(100, gt=0, description="Vector width.")
+    window: int = Field(5, gt=0, description="Context words either side.")
+    min_count: int = Field(3, ge=1, description="Words seen fewer times get no vector.")
+    max_words: int = Field(
+        30000, gt=0, description="Keep the vectors of this many most frequent words."
+    )
+    epochs: int = Field(10, gt=0, description="Passes over the text.")
+
+    def fit_arguments(self) -> dict[str, int]:
+        return {
+            "dims": self.dims,
+            "window": self.window,
+            "min_count": self.min_count,
+            "max_words": self.max_words,
+            "epochs": self.epochs,
+        }
 
 
 def fit_word2vec(
@@ -73,6 +96,8 @@ def train_word2vec(
         epochs=epochs,
         seed=seed,
     )
+    import spacy
+
     nlp = spacy.blank("en")
     nlp.vocab.reset_vectors(width=dims)
     for word, row in zip(words, table, strict=True):

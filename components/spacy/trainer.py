@@ -36,6 +36,7 @@ import cassis
 from pydantic import BaseModel, ConfigDict, Field
 from spacy.language import Language
 
+from casflow.components.gensim.word2vec import Word2VecParameters
 from casflow.components.models import SHIPPED_PREFIX, is_shipped, shipped_model_path
 from casflow.components.spacy.craft_tokenizer import blank_craft_english, craft_tokenizer
 from casflow.components.spacy.gold import GoldSyntaxDocument
@@ -75,7 +76,7 @@ def _default_stages() -> list[Stage]:
     ]
 
 
-class Word2VecSettings(ComponentConfig):
+class Word2VecSettings(Word2VecParameters):
     """Word2vec (skip-gram) vectors trained as the first step of the syntax trainer."""
 
     text: list[GoldSource] = Field(
@@ -83,13 +84,6 @@ class Word2VecSettings(ComponentConfig):
         description="Gold sources whose text the vectors learn from, in order (every "
         "non-empty line of each view's text is a sentence).",
     )
-    dims: int = Field(100, gt=0, description="Vector width.")
-    window: int = Field(5, gt=0, description="Context words either side.")
-    min_count: int = Field(3, ge=1, description="Words seen fewer times get no vector.")
-    max_words: int = Field(
-        30000, gt=0, description="Keep the vectors of this many most frequent words."
-    )
-    epochs: int = Field(10, gt=0, description="Passes over the text.")
 
 
 class VectorsStep(ComponentConfig):
@@ -380,16 +374,7 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
 
         if folder.exists():
             shutil.rmtree(folder)
-        train_word2vec(
-            sentences,
-            folder,
-            dims=settings.dims,
-            window=settings.window,
-            min_count=settings.min_count,
-            max_words=settings.max_words,
-            epochs=settings.epochs,
-            seed=self.seed,
-        )
+        train_word2vec(sentences, folder, **settings.fit_arguments(), seed=self.seed)
         mark_done(done, step)
         return folder
 

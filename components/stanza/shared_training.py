@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import Field
 
+from casflow.components.gensim.word2vec import Word2VecParameters
 from casflow.components.models import is_shipped, model_path, shipped_model_path
 from casflow.components.stanza.constituency import PRETRAIN_FILE
 from casflow.components.unlabelled_text import (
@@ -43,7 +44,7 @@ def vectors_field() -> Any:
     )
 
 
-class Word2VecText(ComponentConfig):
+class Word2VecText(Word2VecParameters):
     """word2vec (skip-gram) on unlabelled text, for Stanza's pretrain."""
 
     text: list[TextSource | DefinitionText] = Field(
@@ -54,13 +55,9 @@ class Word2VecText(ComponentConfig):
         "articles, the UBERON, CL and SO definitions, BC2GM train, AnatEM train).",
     )
     ontologies: str | None = Field(None, description=ONTOLOGIES_DESCRIPTION)
-    dims: int = Field(100, gt=0, description="Vector width.")
-    window: int = Field(5, gt=0, description="Context words either side.")
-    min_count: int = Field(3, ge=1, description="Words seen fewer times get no vector.")
     max_words: int = Field(
         100000, gt=0, description="Keep the vectors of this many most frequent words."
     )
-    epochs: int = Field(10, gt=0, description="Passes over the text.")
     seed: int = Field(
         0,
         description="word2vec's seed (the vectors are a resource: the model's seed "
@@ -110,15 +107,7 @@ def word2vec_file(
         if (tokens := list(tokenize(line)))
     ]
     log(f"word vectors: word2vec on {len(sentences)} sentences, {sum(map(len, sentences))} tokens")
-    words, table = fit_word2vec(
-        sentences,
-        dims=settings.dims,
-        window=settings.window,
-        min_count=settings.min_count,
-        max_words=settings.max_words,
-        epochs=settings.epochs,
-        seed=settings.seed,
-    )
+    words, table = fit_word2vec(sentences, **settings.fit_arguments(), seed=settings.seed)
     write_word2vec_text(words, table, target)
     mark_done(data / "word2vec.json", key)
     log(f"word vectors: {len(words)} words -> {target}")
