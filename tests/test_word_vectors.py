@@ -118,3 +118,14 @@ def test_bad_text_sources_are_reported_before_training(tmp_path: Path) -> None:
     problems = SpacySyntaxTrainer.check_config(config, TrainingContext(output_dir=tmp_path))
     assert any(p.startswith("vectors text: nope.reader.v1:") for p in problems), problems
     assert any("text.reader.v1 config: inptu" in p for p in problems), problems
+
+
+def test_text_too_small_for_min_count_is_a_clear_error() -> None:
+    from casflow.components.gensim.word2vec import fit_word2vec
+
+    with pytest.raises(
+        ValueError, match=r"no word occurs 3 times or more in the text \(2 sentences, 4 tokens\)"
+    ):
+        fit_word2vec([["the", "mice"], ["small", "mice"]], min_count=3)
+    words, table = fit_word2vec([["the", "mice"], ["small", "mice"]], min_count=2, dims=4)
+    assert words == ["mice"] and table.shape == (1, 4)

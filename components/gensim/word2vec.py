@@ -11,6 +11,7 @@ reads it). Needs
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -60,8 +61,17 @@ def fit_word2vec(
             "word vectors need gensim: pip install 'casflow[vectors]' (or pip install gensim)"
         ) from exc
 
+    lists = [list(s) for s in sentences]
+    counts = Counter(word for s in lists for word in s)
+    if not any(n >= min_count for n in counts.values()):
+        # gensim would stop with "you must first build vocabulary before training"
+        raise ValueError(
+            f"word2vec: no word occurs {min_count} times or more in the text "
+            f"({len(lists)} sentences, {sum(counts.values())} tokens); give more text "
+            "or a lower min_count"
+        )
     model = Word2Vec(
-        [list(s) for s in sentences],
+        lists,
         vector_size=dims,
         window=window,
         min_count=min_count,
