@@ -6,8 +6,10 @@ ontology definitions (:class:`DefinitionText`). The CRF trainer's word clusters
 (``resources.cluster_text``) and the Stanza NER trainer's word2vec vectors
 (``vectors: {word2vec: {text: ...}}``) read the same kind of list, so one
 workflow line says what both learned from. The default is the text of the
-shipped anatomy tagger's clusters: the CRAFT articles, the UBERON, CL and SO
-definitions, BC2GM train and AnatEM train; never a development or test portion.
+shipped anatomy tagger's clusters: all 67 CRAFT articles (its 7 development
+articles too, so a CRAFT model should not learn from this default), the UBERON,
+CL and SO definitions, BC2GM train and AnatEM train (no AnatEM or BC2GM
+development or test text).
 """
 
 from __future__ import annotations
