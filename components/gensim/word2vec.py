@@ -33,13 +33,17 @@ class Word2VecParameters(ComponentConfig):
     epochs: int = Field(10, gt=0, description="Passes over the text.")
 
     def fit_arguments(self) -> dict[str, int]:
-        return {
-            "dims": self.dims,
-            "window": self.window,
-            "min_count": self.min_count,
-            "max_words": self.max_words,
-            "epochs": self.epochs,
-        }
+        """These settings as :func:`fit_word2vec`'s keyword arguments."""
+        return self.model_dump(include=set(Word2VecParameters.model_fields))
+
+
+def gensim_missing() -> str | None:
+    """What to install when gensim is not there (checked before a run), else None."""
+    import importlib.util
+
+    if importlib.util.find_spec("gensim") is None:
+        return "word2vec needs gensim: pip install 'casflow[vectors]'"
+    return None
 
 
 def fit_word2vec(
@@ -84,32 +88,12 @@ def fit_word2vec(
     return words, numpy.asarray([model.wv[word] for word in words], dtype="float32")
 
 
-def train_word2vec(
-    sentences: Sequence[Sequence[str]],
-    output_dir: str | Path,
-    *,
-    dims: int = 100,
-    window: int = 5,
-    min_count: int = 3,
-    max_words: int = 20000,
-    epochs: int = 10,
-    seed: int = 0,
-) -> Path:
-    """Train skip-gram word2vec (:func:`fit_word2vec`) and save the ``max_words`` most
-    frequent words as a blank spaCy pipeline."""
-    words, table = fit_word2vec(
-        sentences,
-        dims=dims,
-        window=window,
-        min_count=min_count,
-        max_words=max_words,
-        epochs=epochs,
-        seed=seed,
-    )
+def write_spacy_vectors(words: Sequence[str], table: numpy.ndarray, output_dir: str | Path) -> Path:
+    """``words`` and their vectors as a blank spaCy pipeline's ``Vectors`` table."""
     import spacy
 
     nlp = spacy.blank("en")
-    nlp.vocab.reset_vectors(width=dims)
+    nlp.vocab.reset_vectors(width=table.shape[1])
     for word, row in zip(words, table, strict=True):
         nlp.vocab.set_vector(word, row)
     output = Path(output_dir)
@@ -118,14 +102,16 @@ def train_word2vec(
     return output
 
 
-def write_word2vec_text(words: Sequence[str], table: numpy.ndarray, path: str | Path) -> Path:
+def write_word2vec_text(
+    words: Sequence[str], table: numpy.ndarray, path: str | Path, decimals: int = 5
+) -> Path:
     """``words`` and their vectors as a word2vec text file (a ``count dims`` header, then a
-    word and its values, 5 decimals, per line); words holding whitespace are left out,
-    since the format splits at spaces."""
+    word and its values per line); empty words and words holding whitespace are left
+    out, since the format splits at spaces."""
     rows = [
-        word + " " + " ".join(f"{x:.5f}" for x in row)
+        word + " " + " ".join(f"{x:.{decimals}f}" for x in row)
         for word, row in zip(words, table, strict=True)
-        if not any(c.isspace() for c in word)
+        if word and not any(c.isspace() for c in word)
     ]
     output = Path(path)
     output.parent.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,6 @@ tokenizer rules, newline sentence starts, no training paths).
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import sys
 import time
@@ -36,7 +35,7 @@ import cassis
 from pydantic import BaseModel, ConfigDict, Field
 from spacy.language import Language
 
-from casflow.components.gensim.word2vec import Word2VecParameters
+from casflow.components.gensim.word2vec import Word2VecParameters, gensim_missing
 from casflow.components.models import SHIPPED_PREFIX, is_shipped, shipped_model_path
 from casflow.components.spacy.craft_tokenizer import blank_craft_english, craft_tokenizer
 from casflow.components.spacy.gold import GoldSyntaxDocument
@@ -194,8 +193,8 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         if isinstance(config.vectors, VectorsStep):
             for source in config.vectors.word2vec.text:
                 problems += [f"vectors text: {p}" for p in check_source(source, context)]
-            if importlib.util.find_spec("gensim") is None:
-                problems.append("vectors: word2vec needs gensim: pip install 'casflow[vectors]'")
+            if missing := gensim_missing():
+                problems.append(f"vectors: {missing}")
         elif config.vectors is not None:
             try:
                 vectors = resolve_vectors(config.vectors)
@@ -370,11 +369,12 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
             f"word vectors: word2vec on {len(sentences)} lines "
             f"({sum(map(len, sentences))} tokens) -> {folder}"
         )
-        from casflow.components.gensim.word2vec import train_word2vec
+        from casflow.components.gensim.word2vec import fit_word2vec, write_spacy_vectors
 
         if folder.exists():
             shutil.rmtree(folder)
-        train_word2vec(sentences, folder, **settings.fit_arguments(), seed=self.seed)
+        words, table = fit_word2vec(sentences, **settings.fit_arguments(), seed=self.seed)
+        write_spacy_vectors(words, table, folder)
         mark_done(done, step)
         return folder
 

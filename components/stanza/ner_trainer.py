@@ -144,11 +144,9 @@ class NerDocument:
 
 
 class StanzaNerTrainerConfig(ComponentConfig):
-    vectors: TrainedVectors | str = Field(
-        vectors_field().default,
-        description=vectors_field().description
-        + " Or {word2vec: {text: [...], ...}}: word2vec vectors trained first on unlabelled "
-        "text cut into casflow's fine tokens, as the tagger reads it (needs gensim).",
+    vectors: TrainedVectors | str = vectors_field(
+        " Or {word2vec: {text: [...], ...}}: word2vec vectors trained first on unlabelled "
+        "text cut into casflow's fine tokens, as the tagger reads it (needs gensim)."
     )
     label: str | None = Field(
         None,

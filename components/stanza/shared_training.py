@@ -15,7 +15,11 @@ from typing import Any
 
 from pydantic import Field
 
-from casflow.components.gensim.word2vec import Word2VecParameters
+from casflow.components.gensim.word2vec import (
+    Word2VecParameters,
+    gensim_missing,
+    write_word2vec_text,
+)
 from casflow.components.models import is_shipped, model_path, shipped_model_path
 from casflow.components.stanza.constituency import PRETRAIN_FILE
 from casflow.components.unlabelled_text import (
@@ -34,13 +38,14 @@ OptionValue = str | int | float | bool
 StanzaOptions = Mapping[str, OptionValue]
 
 
-def vectors_field() -> Any:
-    """The ``vectors`` config field (what :func:`build_pretrain` reads)."""
+def vectors_field(more: str = "") -> Any:
+    """The ``vectors`` config field (what :func:`build_pretrain` reads); ``more``: what
+    else a trainer's field takes."""
     return Field(
         "casflow:craft_syntax",
         description="Word vectors for Stanza's pretrain: a spaCy pipeline with vectors "
         "(casflow:NAME or a folder), a word2vec text file (.txt/.vec), or a Stanza "
-        "pretrain file (.pt).",
+        "pretrain file (.pt)." + more,
     )
 
 
@@ -71,11 +76,7 @@ class TrainedVectors(ComponentConfig):
 
 def word2vec_problems(vectors: TrainedVectors, context: RunContext) -> list[str]:
     """gensim is installed and the text can be read."""
-    import importlib.util
-
-    problems = []
-    if importlib.util.find_spec("gensim") is None:
-        problems.append("vectors: word2vec needs gensim: pip install 'casflow[vectors]'")
+    problems = [f"vectors: {missing}"] if (missing := gensim_missing()) else []
     settings = vectors.word2vec
     return problems + [
         f"vectors: word2vec text: {p}"
@@ -94,7 +95,7 @@ def word2vec_file(
     per settings; a finished file is kept), the sentences cut into tokens by
     ``tokenize``, which must cut as the model's input is cut, or words miss their
     vectors."""
-    from casflow.components.gensim.word2vec import fit_word2vec, write_word2vec_text
+    from casflow.components.gensim.word2vec import fit_word2vec
 
     settings = vectors.word2vec
     target = data / "word2vec.txt"
@@ -173,14 +174,9 @@ def spacy_vectors_text(source: str, workflow_dir: Path, target: Path) -> None:
     vectors = nlp.vocab.vectors
     if not vectors.shape[0]:
         raise ValueError(f"vectors: the spaCy pipeline {source} has no word vectors")
-    rows = []
-    for key, row in sorted(vectors.key2row.items(), key=lambda item: item[1]):
-        word = nlp.vocab.strings[key]
-        if word and not any(c.isspace() for c in word):
-            rows.append(word + " " + " ".join(f"{x:.6f}" for x in vectors.data[row]))
-    target.write_text(
-        f"{len(rows)} {vectors.shape[1]}\n" + "\n".join(rows) + "\n", encoding="utf-8"
-    )
+    rows = sorted(vectors.key2row.items(), key=lambda item: item[1])
+    words = [nlp.vocab.strings[key] for key, _ in rows]
+    write_word2vec_text(words, vectors.data[[row for _, row in rows]], target, decimals=6)
 
 
 def option_problems(
