@@ -1,9 +1,10 @@
 """The votes of workflows/craft-combination.yaml run from a fresh install.
 
 Their members are shipped (casflow:craft_syntax and casflow:craft_syntax_members for the
-dependency votes, with the Stanza constituency parsers' trees converted by
-casflow:craft_headrules; casflow:craft_constituency, its epoch26.pt and
-casflow:craft_opennlp for the constituent vote), so this runs the workflow's own steps,
+dependency votes, with the trees of the Stanza constituency parsers (casflow:
+craft_constituency, its epoch26.pt and seed1.pt) converted by casflow:craft_headrules;
+casflow:craft_constituency, its epoch26.pt and casflow:craft_opennlp for the
+constituent vote), so this runs the workflow's own steps,
 unchanged, over one CRAFT dev article: every member loads and parses, the combined trees
 are trees, and the votes beat their members there (the dependency votes in LAS, the
 constituent vote in precision). The README's figures are the whole workflow over the 7
@@ -109,7 +110,7 @@ def test_the_dependency_votes_run_on_shipped_members(
     members = [c for c in part["components"] if c["component"] == "spacy.pipeline.v1"]
     assert len(members) == 10
     converted = [c for c in part["components"] if c["component"] == "convert.dependencies.v1"]
-    assert len(converted) == 4
+    assert len(converted) == 6
     parsers = [c for c in part["components"] if c["component"] == "parse.constituency.v1"]
     assert all(shipped(c) for c in members + converted + parsers)
 

@@ -93,7 +93,13 @@ def test_craft_combination_needs_only_shipped_models(
     assert workflow.left_out == {}
     views = {step.spec.view for step in workflow.processors}
     assert {"stanza", "opennlp", "vote", "dep_vote_folds", "dep_vote_directions"} <= views
-    assert {"conv_stanza", "conv_stanza_vt", "dep_vote_all"} <= views
+    assert {
+        "conv_stanza",
+        "conv_stanza_vt",
+        "conv_stanza_s1",
+        "conv_stanza_s1_vt",
+        "dep_vote_all",
+    } <= views
 
 
 @pytest.mark.slow
