@@ -277,11 +277,12 @@ def test_config_errors_before_any_document(tmp_path: Path) -> None:
     problems = trainer.check_config(
         trainer.Config(
             vectors=str(tmp_path / "none.txt"),
-            stanza_options={"lr": 0.5, "no_such_option": 1, "char_emb_dim": 8},
+            stanza_options={"lr": 0.5, "no_such_option": 1, "char_emb_dim": 8, "charlm": True},
         ),
         RunContext(output_dir=Path(".")),
     )
     assert any("stanza_options.lr: set by casflow" in p for p in problems)
+    assert any("stanza_options.charlm: character language models are not" in p for p in problems)
     assert any("stanza_options.no_such_option: not an option" in p for p in problems)
     assert any("vectors: nothing at" in p for p in problems)
     assert not any("char_emb_dim" in p for p in problems)
