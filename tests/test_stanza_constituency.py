@@ -223,11 +223,15 @@ def test_requirements_and_model_problems_before_any_document(tmp_path: Path) -> 
     assert "no model at" in problem and "train.stanza.constituency.v1" in problem
     trainer = registry().get("train.stanza.constituency.v1")
     problems = trainer.check_config(
-        trainer.Config(stanza_options={"epochs": 3, "no_such_option": 1}),
+        trainer.Config(
+            stanza_options={"epochs": 3, "no_such_option": 1, "charlm_forward_file": "f.pt"}
+        ),
         RunContext(output_dir=Path(".")),
     )
     assert any("stanza_options.epochs: set by casflow" in p for p in problems)
     assert any("stanza_options.no_such_option: not an option" in p for p in problems)
+    # the model folder would not carry the character language model: refused before a run
+    assert any("charlm_forward_file: character language models are not" in p for p in problems)
 
 
 @pytest.mark.slow

@@ -58,12 +58,9 @@ def fit_word2vec(
 ) -> tuple[list[str], numpy.ndarray]:
     """Skip-gram word2vec on one worker thread (the same vectors for the same sentences
     and seed): the ``max_words`` most frequent words and their vectors, in that order."""
-    try:
-        from gensim.models import Word2Vec
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "word vectors need gensim: pip install 'casflow[vectors]' (or pip install gensim)"
-        ) from exc
+    if missing := gensim_missing():  # pragma: no cover - depends on the environment
+        raise ImportError(missing)
+    from gensim.models import Word2Vec
 
     lists = [list(s) for s in sentences]
     counts = Counter(word for s in lists for word in s)

@@ -35,7 +35,12 @@ import cassis
 from pydantic import BaseModel, ConfigDict, Field
 from spacy.language import Language
 
-from casflow.components.gensim.word2vec import Word2VecParameters, gensim_missing
+from casflow.components.gensim.word2vec import (
+    Word2VecParameters,
+    fit_word2vec,
+    gensim_missing,
+    write_spacy_vectors,
+)
 from casflow.components.models import SHIPPED_PREFIX, is_shipped, shipped_model_path
 from casflow.components.spacy.craft_tokenizer import blank_craft_english, craft_tokenizer
 from casflow.components.spacy.gold import GoldSyntaxDocument
@@ -369,8 +374,6 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
             f"word vectors: word2vec on {len(sentences)} lines "
             f"({sum(map(len, sentences))} tokens) -> {folder}"
         )
-        from casflow.components.gensim.word2vec import fit_word2vec, write_spacy_vectors
-
         if folder.exists():
             shutil.rmtree(folder)
         words, table = fit_word2vec(sentences, **settings.fit_arguments(), seed=self.seed)

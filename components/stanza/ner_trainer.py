@@ -221,16 +221,6 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             _OWN_OPTIONS,
             trainer="Stanza's NER tagger",
         )
-        if config.stanza_options.get("charlm"):
-            # Stanza's NER model file keeps only the paths of its character language
-            # models; the model folder this trainer writes would not carry them, so the
-            # final model could be neither scored nor run (found after a 100-minute
-            # training failed at its final scoring): refused before any document.
-            problems.append(
-                "stanza_options.charlm: character language models are not supported by "
-                "this trainer yet (the model folder would not carry them, so the final "
-                "model could not be scored or run); leave charlm out"
-            )
         if isinstance(config.vectors, TrainedVectors):
             problems += word2vec_problems(config.vectors, context)
         else:

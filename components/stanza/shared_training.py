@@ -17,6 +17,7 @@ from pydantic import Field
 
 from casflow.components.gensim.word2vec import (
     Word2VecParameters,
+    fit_word2vec,
     gensim_missing,
     write_word2vec_text,
 )
@@ -95,8 +96,6 @@ def word2vec_file(
     per settings; a finished file is kept), the sentences cut into tokens by
     ``tokenize``, which must cut as the model's input is cut, or words miss their
     vectors."""
-    from casflow.components.gensim.word2vec import fit_word2vec
-
     settings = vectors.word2vec
     target = data / "word2vec.txt"
     key = fingerprint(settings.model_dump(mode="json"))
@@ -179,6 +178,12 @@ def spacy_vectors_text(source: str, workflow_dir: Path, target: Path) -> None:
     write_word2vec_text(words, vectors.data[[row for _, row in rows]], target, decimals=6)
 
 
+#: Stanza options that make a model read character language models from other files:
+#: refused before any document (a 100-minute NER training with them failed at its
+#: final scoring, the model folder lacking the files)
+_CHARLM_OPTIONS = frozenset({"charlm", "charlm_forward_file", "charlm_backward_file"})
+
+
 def option_problems(
     options: StanzaOptions,
     parser: argparse.ArgumentParser,
@@ -186,16 +191,24 @@ def option_problems(
     key: str = "stanza_options",
     trainer: str = "Stanza's trainer",
 ) -> list[str]:
-    """Options that Stanza's argument ``parser`` does not know, or that casflow sets."""
+    """Options that Stanza's argument ``parser`` does not know, that casflow sets, or
+    that make the model need files its folder would not carry."""
     known = {action.dest for action in parser._actions} | {
         opt.lstrip("-") for action in parser._actions for opt in action.option_strings
     }
     problems = []
-    for name in options:
+    for name, value in options.items():
         if name in own:
             problems.append(f"{key}.{name}: set by casflow (use the config's own key)")
         elif name not in known:
             problems.append(f"{key}.{name}: not an option of {trainer}")
+        elif name in _CHARLM_OPTIONS and value is not False:
+            problems.append(
+                f"{key}.{name}: character language models are not supported by casflow's "
+                "trainers yet (Stanza's model file keeps only their paths and the model "
+                "folder would not carry them, so the final model could be neither scored "
+                f"nor run); leave {name} out"
+            )
     return problems
 
 
