@@ -147,7 +147,10 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
         from stanza.models import constituency_parser
 
         problems = option_problems(
-            config.stanza_options, constituency_parser.build_argparse(), _OWN_OPTIONS
+            config.stanza_options,
+            constituency_parser.build_argparse(),
+            _OWN_OPTIONS,
+            trainer="Stanza's constituency parser",
         )
         problems += vectors_problems(config.vectors, context.workflow_dir)
         return [f"{cls.name}: {p}" for p in problems]

@@ -33,11 +33,18 @@ the dev F, stop at the minimum learning rate) and three differences, each for a 
   is one sentence), and gold with BioCreative alternatives also gets alt_eval scores.
   ``evaluate`` then runs the model folder through ``stanza.pipeline.v1`` on CASes.
 
-Run the model folder (``model.pt``, ``pretrain.pt``, ``meta.json``) with
-``sentences.rules.v1``, ``tokens.fine.v1`` (``use_existing_sentences: true``) and
-``stanza.pipeline.v1`` (``processors: {ner: default}``, ``model_files: {ner: {model:
-FOLDER/model.pt, pretrain: FOLDER/pretrain.pt}}``, ``use_existing_sentences`` and
-``use_existing_tokens``, ``ner_preset: casflow_anatem`` or ``casflow_gene``).
+With ``charlm`` the tagger also reads each word through a forward and a backward
+character language model (given, or trained first on unlabelled text by
+:mod:`casflow.components.stanza.charlm`); the folder carries both.
+
+Run the model folder (``model.pt``, ``pretrain.pt``, ``meta.json``, with ``charlm``
+also ``forward_charlm.pt`` and ``backward_charlm.pt``) with ``sentences.rules.v1``,
+``tokens.fine.v1`` (``use_existing_sentences: true``) and ``stanza.pipeline.v1``
+(``processors: {ner: default}``, ``model_files: {ner: {model: FOLDER/model.pt,
+pretrain: FOLDER/pretrain.pt}}``, with ``charlm`` also ``forward_charlm:
+FOLDER/forward_charlm.pt, backward_charlm: FOLDER/backward_charlm.pt``,
+``use_existing_sentences`` and ``use_existing_tokens``, ``ner_preset: casflow_anatem``
+or ``casflow_gene``).
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ import os
 import random
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -72,6 +79,17 @@ from casflow.components.crfsuite.labels import encode, token_range
 from casflow.components.crfsuite.tokenize import Span, tokenize
 from casflow.components.metrics.mentions import score_mentions
 from casflow.components.rules.sentences import split_sentences
+from casflow.components.stanza.charlm import (
+    DIRECTIONS,
+    FILES,
+    Charlm,
+    CharlmFiles,
+    Direction,
+    charlm_field,
+    charlm_pair,
+    charlm_problems,
+    read_history,
+)
 from casflow.components.stanza.constituency import META_FILE, MODEL_FILE, PRETRAIN_FILE
 from casflow.components.stanza.model import ModelFiles, stanza_missing, torch_threads
 from casflow.components.stanza.shared_training import (
@@ -124,6 +142,10 @@ _OWN_OPTIONS = frozenset(
         "finetune",
         "max_steps",
         "eval_interval",
+        "charlm",
+        "charlm_shorthand",
+        "charlm_forward_file",
+        "charlm_backward_file",
     }
 )
 
@@ -154,6 +176,7 @@ class StanzaNerTrainerConfig(ComponentConfig):
         "value (the AnatEM class).",
     )
     scheme: Literal["bioes", "bio"] = Field("bioes", description="Tagging scheme.")
+    charlm: Charlm | None = charlm_field()
     epochs: int = Field(
         40,
         ge=1,
@@ -203,6 +226,8 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         self.layer = one_mention_layer(self.name, context.layers)
         self.mention_type = MENTION_LAYERS[self.layer]
         self.history: list[dict[str, Any]] = []
+        #: per direction, the curve of the character language models trained first
+        self.charlm_history: dict[str, list[dict[str, Any]]] = {}
 
     @classmethod
     def check_layers(cls, config: ComponentConfig, layers: Sequence[str]) -> list[str]:
@@ -225,6 +250,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             problems += word2vec_problems(config.vectors, context)
         else:
             problems += vectors_problems(config.vectors, context.workflow_dir)
+        problems += charlm_problems(config.charlm, context)
         return [f"{cls.name}: {p}" for p in problems]
 
     def example(self, view: cassis.Cas, doc_id: str) -> NerDocument:
@@ -263,7 +289,15 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         if isinstance(vectors, TrainedVectors):
             vectors = str(word2vec_file(vectors, self.context, fine_words, data, log))
         pretrain = build_pretrain(vectors, self.context.workflow_dir, data, log)
-        args = self._arguments(train_file, dev_file, pretrain)
+        charlm = (
+            charlm_pair(self.config.charlm, self.context, data, self.config.threads, log)
+            if self.config.charlm is not None
+            else {}
+        )
+        if self.config.charlm is not None and not isinstance(self.config.charlm, CharlmFiles):
+            self.charlm_history = {d: read_history(data / "charlm", d) for d in DIRECTIONS}
+        args = self._arguments(train_file, dev_file, pretrain, charlm)
+        inputs = [train_file, dev_file, pretrain, *charlm.values()]
         model = output_dir / "model"
         marker = output_dir / "done.json"
         key = fingerprint(
@@ -271,7 +305,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             args,
             self.seed,
             library_versions(),
-            files=[train_file, dev_file, pretrain],
+            files=inputs,
         )
         checkpoints = output_dir / "checkpoints"
         if step_status(marker, key, model / MODEL_FILE) == "done":
@@ -286,7 +320,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             args,
             self.seed,
             library_versions(),
-            files=[train_file, dev_file, pretrain],
+            files=inputs,
         )
         settings = checkpoints / "settings.json"
         if checkpoints.exists() and (read_marker(settings) or {}).get("fingerprint") != resumable:
@@ -317,6 +351,10 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         model.mkdir(parents=True)
         shutil.copyfile(best, model / MODEL_FILE)
         shutil.copyfile(pretrain, model / PRETRAIN_FILE)
+        # Stanza's model file keeps only the paths of its character language models: the
+        # folder carries them, so it can be moved, shipped and run anywhere
+        for direction, source in charlm.items():
+            shutil.copyfile(source, model / FILES[direction])
         labels = sorted({m.label for d in train for m in d.mentions})
         best_epoch = max(self.history, key=lambda h: h["f"])["epoch"] if self.history else None
         meta = {
@@ -328,13 +366,17 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             "scheme": self.config.scheme,
             "best_epoch": best_epoch,
         }
+        if charlm:
+            meta["charlm"] = {direction: FILES[direction] for direction in charlm}
         (model / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
         mark_done(marker, key)
-        size = (model / MODEL_FILE).stat().st_size + (model / PRETRAIN_FILE).stat().st_size
+        size = sum(f.stat().st_size for f in model.iterdir() if f.suffix == ".pt")
         log(f"Stanza NER model: {model} ({size / 1e6:.1f} MB), best epoch {best_epoch}")
         return model
 
-    def _arguments(self, train_file: Path, dev_file: Path, pretrain: Path) -> list[str]:
+    def _arguments(
+        self, train_file: Path, dev_file: Path, pretrain: Path, charlm: Mapping[Direction, Path]
+    ) -> list[str]:
         config = self.config
         args = [
             "--mode=train",
@@ -353,6 +395,13 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             f"--patience={config.patience}",
             "--cpu",
         ]
+        if charlm:
+            args += [
+                "--charlm",
+                "--charlm_shorthand=en_casflow",
+                f"--charlm_forward_file={charlm['forward']}",
+                f"--charlm_backward_file={charlm['backward']}",
+            ]
         for name, value in sorted(config.stanza_options.items()):
             if value is True:
                 args.append(f"--{name}")
@@ -421,9 +470,9 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             "the gold sentences" if self.config.eval_sentences == "gold" else "sentences.rules.v1"
         )
         lines = [
-            "Stanza's NER tagger (character LSTM, word BiLSTM, CRF output layer; no "
-            "character language model, no transformer) trained by Stanza's Trainer in "
-            "casflow's resumable epoch loop, on casflow's fine tokens of the gold "
+            "Stanza's NER tagger (character LSTM, word BiLSTM, CRF output layer; "
+            f"{_charlm_said(self.config.charlm)}, no transformer) trained by Stanza's "
+            "Trainer in casflow's resumable epoch loop, on casflow's fine tokens of the gold "
             f"sentences, {self.config.scheme.upper()} tags, {_vectors_said(self.config)} "
             "as pretrain. The epoch kept is the best by strict "
             "mention F on the development documents. Scores tag each document from its "
@@ -433,6 +482,20 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             "accepted alternatives where the gold has them (percentages). Run it with "
             "those components (see the module's documentation).",
         ]
+        for direction, history in self.charlm_history.items():
+            lines += [
+                "",
+                f"The {direction} character language model (perplexity per character; "
+                "lr at the epoch's start):",
+                "",
+                "| epoch | lr | train | dev | seconds |",
+                "| --- | --- | --- | --- | --- |",
+            ]
+            for h in history:
+                lines.append(
+                    f"| {h['epoch']} | {h['lr']:g} | {h['train_ppl']:.3f} | "
+                    f"{h['dev_ppl']:.3f} | {h['seconds']:.0f} |"
+                )
         if self.history:
             lines += [
                 "",
@@ -452,11 +515,17 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
 def run_config(model_dir: Path, config_class: Any, threads: int = 1) -> Any:
     """``stanza.pipeline.v1``'s config for a folder written by this trainer."""
     meta = json.loads((model_dir / META_FILE).read_text(encoding="utf-8"))
+    charlm = {
+        f"{direction}_charlm": str(model_dir / name)
+        for direction, name in meta.get("charlm", {}).items()
+    }
     return config_class(
         processors={"ner": "default"},
         model_files={
             "ner": ModelFiles(
-                model=str(model_dir / MODEL_FILE), pretrain=str(model_dir / PRETRAIN_FILE)
+                model=str(model_dir / MODEL_FILE),
+                pretrain=str(model_dir / PRETRAIN_FILE),
+                **charlm,
             )
         },
         use_existing_sentences=True,
@@ -518,7 +587,7 @@ def _stanza_json(documents: Sequence[NerDocument], scheme: str) -> str:
 
 #: Settings added after models were trained with this trainer, left out of the
 #: fingerprints at their defaults so those runs' checkpoints stay valid.
-_LATER_SETTINGS = ("eval_sentences",)
+_LATER_SETTINGS = ("eval_sentences", "charlm")
 
 
 def _vectors_said(config: StanzaNerTrainerConfig) -> str:
@@ -535,6 +604,18 @@ def _vectors_said(config: StanzaNerTrainerConfig) -> str:
             + " (casflow's fine tokens)"
         )
     return f"casflow's word vectors ({config.vectors})"
+
+
+def _charlm_said(charlm: Charlm | None) -> str:
+    if charlm is None:
+        return "no character language model"
+    if isinstance(charlm, CharlmFiles):
+        return f"character language models {charlm.forward} and {charlm.backward}"
+    settings = charlm.train
+    return (
+        f"character language models (hidden size {settings.hidden_dim}, {settings.epochs} "
+        "epochs) trained first on unlabelled text"
+    )
 
 
 def fine_words(text: str) -> list[str]:

@@ -7,7 +7,9 @@ kill leaves the previous one."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
+import random
 import shutil
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -179,8 +181,9 @@ def spacy_vectors_text(source: str, workflow_dir: Path, target: Path) -> None:
 
 
 #: Stanza options that make a model read character language models from other files:
-#: refused before any document (a 100-minute NER training with them failed at its
-#: final scoring, the model folder lacking the files)
+#: refused before any document by the trainers whose model folders would not carry them
+#: (a 100-minute NER training with them failed at its final scoring). The NER trainer
+#: sets them itself from its ``charlm`` key and copies the files into its folder.
 _CHARLM_OPTIONS = frozenset({"charlm", "charlm_forward_file", "charlm_backward_file"})
 
 
@@ -204,10 +207,10 @@ def option_problems(
             problems.append(f"{key}.{name}: not an option of {trainer}")
         elif name in _CHARLM_OPTIONS and value is not False:
             problems.append(
-                f"{key}.{name}: character language models are not supported by casflow's "
-                "trainers yet (Stanza's model file keeps only their paths and the model "
-                "folder would not carry them, so the final model could be neither scored "
-                f"nor run); leave {name} out"
+                f"{key}.{name}: {trainer} cannot use character language models in casflow "
+                "yet (Stanza's model file keeps only their paths and the model folder would "
+                "not carry them, so the final model could be neither scored nor run; only "
+                f"train.stanza.ner.v1 has a charlm key); leave {name} out"
             )
     return problems
 
@@ -239,3 +242,17 @@ def save_atomically(save: Callable[[str], object], filename: str | os.PathLike[s
     temporary = f"{filename}.partial"
     save(temporary)
     os.replace(temporary, filename)
+
+
+def seed_streams(seed: int, *where: object) -> None:
+    """Python's, NumPy's and torch's random streams seeded from ``seed`` and where in a
+    run they are (a step name, an epoch), so a resumed run draws what an unbroken one
+    would."""
+    import numpy as np
+    import torch
+
+    text = ":".join(str(w) for w in (seed, *where))
+    random.seed(text)
+    number = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+    torch.manual_seed(number)
+    np.random.seed(number)

@@ -49,9 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
-import random
 import shutil
 import time
 from abc import ABC, abstractmethod
@@ -92,6 +90,7 @@ from casflow.components.stanza.shared_training import (
     options_field,
     read_key,
     save_atomically,
+    seed_streams,
     threads_field,
     vectors_field,
     vectors_problems,
@@ -600,7 +599,7 @@ class _Stage:
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
         mark_done(settings, resumable)
-        _seed(self.seed, self.name, "setup")
+        seed_streams(self.seed, self.name, "setup")
         run.setup()
         done = 0
         if checkpoint.exists():
@@ -613,7 +612,7 @@ class _Stage:
             )
         for epoch in range(done + 1, self.epochs + 1):
             start = time.monotonic()
-            _seed(self.seed, self.name, epoch)
+            seed_streams(self.seed, self.name, epoch)
             steps = run.epoch(self._progress(epoch, start))
             scores = run.score(steps)
             point = {
@@ -842,17 +841,6 @@ class _ParserRun(_Run):
 
     def save(self, path: str) -> None:
         self.trainer.save(path)
-
-
-def _seed(seed: int, *where: object) -> None:
-    import numpy as np
-    import torch
-
-    text = ":".join(str(w) for w in (seed, *where))
-    random.seed(text)
-    number = int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
-    torch.manual_seed(number)
-    np.random.seed(number)
 
 
 @contextlib.contextmanager
