@@ -84,7 +84,8 @@ def test_the_pair_is_trained_first_and_carried_in_the_model_folder(
 
     workflow, result, lines = charlm_training
     model = result.model_dir
-    charlm = result.output_dir / "final" / "data" / "charlm"
+    # trained once beside the folds and the final model, which all read the pair
+    charlm = result.output_dir / "charlm"
     meta = json.loads((model / "meta.json").read_text())
     assert meta["charlm"] == {"forward": "forward_charlm.pt", "backward": "backward_charlm.pt"}
     for direction in ("forward", "backward"):
@@ -132,7 +133,7 @@ def test_an_interrupted_pair_resumes_to_the_same_files(
     whole, _ = train(workflow)
     interrupted = _charlm_workflow(tiny_ner_corpus, tmp_path / "interrupted")
     train_until(interrupted, "charlm: backward epoch 1")
-    charlm = tmp_path / "interrupted" / "final" / "data" / "charlm"
+    charlm = tmp_path / "interrupted" / "charlm"
     assert (charlm / "backward_checkpoint.pt").exists()
     resumed, lines = train(interrupted)
     assert any("charlm: the forward model is already trained" in line for line in lines)
@@ -207,4 +208,4 @@ def test_too_little_text_is_an_error_saying_so(tmp_path: Path) -> None:
         }
     )
     with pytest.raises(ValueError, match="1 non-empty line"):
-        charlm_pair(charlm, RunContext(output_dir=tmp_path), tmp_path / "data", 1, print)
+        charlm_pair(charlm, RunContext(output_dir=tmp_path), 1, print)

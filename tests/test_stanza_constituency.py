@@ -232,8 +232,7 @@ def test_requirements_and_model_problems_before_any_document(tmp_path: Path) -> 
     assert any("stanza_options.no_such_option: not an option" in p for p in problems)
     # the model folder would not carry the character language model: refused before a run
     assert any(
-        "charlm_forward_file: Stanza's constituency parser cannot use character language"
-        in p
+        "charlm_forward_file: Stanza's constituency parser cannot use character language" in p
         for p in problems
     )
 

@@ -142,18 +142,24 @@ def charlm_problems(charlm: Charlm | None, context: RunContext) -> list[str]:
     ]
 
 
+def charlm_folder(context: RunContext) -> Path:
+    """Where a training run keeps the pair it trains: beside its folds and final model,
+    which all read the same pair (the text does not depend on the folds)."""
+    return Path(context.output_dir).resolve() / "charlm"
+
+
 def charlm_pair(
-    charlm: Charlm, context: RunContext, data: Path, threads: int, log: Log
+    charlm: Charlm, context: RunContext, threads: int, log: Log
 ) -> dict[Direction, Path]:
     """The forward and backward files of ``charlm``: the given ones, or the pair trained
-    (or already trained with these settings) in ``data/charlm``."""
+    (or already trained with these settings) in :func:`charlm_folder`."""
     if isinstance(charlm, CharlmFiles):
         return {
             "forward": model_path(charlm.forward, context.workflow_dir),
             "backward": model_path(charlm.backward, context.workflow_dir),
         }
     settings = charlm.train
-    folder = data / "charlm"
+    folder = charlm_folder(context)
     train_file, dev_file = _text_files(settings, context, folder, log)
     from casflow.components.stanza.model import torch_threads
 

@@ -86,6 +86,7 @@ from casflow.components.stanza.charlm import (
     CharlmFiles,
     Direction,
     charlm_field,
+    charlm_folder,
     charlm_pair,
     charlm_problems,
     read_history,
@@ -290,12 +291,13 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
             vectors = str(word2vec_file(vectors, self.context, fine_words, data, log))
         pretrain = build_pretrain(vectors, self.context.workflow_dir, data, log)
         charlm = (
-            charlm_pair(self.config.charlm, self.context, data, self.config.threads, log)
+            charlm_pair(self.config.charlm, self.context, self.config.threads, log)
             if self.config.charlm is not None
             else {}
         )
         if self.config.charlm is not None and not isinstance(self.config.charlm, CharlmFiles):
-            self.charlm_history = {d: read_history(data / "charlm", d) for d in DIRECTIONS}
+            folder = charlm_folder(self.context)
+            self.charlm_history = {d: read_history(folder, d) for d in DIRECTIONS}
         args = self._arguments(train_file, dev_file, pretrain, charlm)
         inputs = [train_file, dev_file, pretrain, *charlm.values()]
         model = output_dir / "model"
