@@ -126,6 +126,32 @@ def test_the_pair_is_trained_first_and_carried_in_the_model_folder(
 
 
 @pytest.mark.slow
+def test_running_the_folder_without_its_pair_is_refused_before_any_document(
+    charlm_training,
+) -> None:
+    from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
+
+    model = charlm_training[1].model_dir
+    config = StanzaConfig.model_validate(
+        {
+            "processors": {"ner": "default"},
+            "model_files": {
+                "ner": {"model": str(model / "model.pt"), "pretrain": str(model / "pretrain.pt")}
+            },
+            "use_existing_sentences": True,
+            "use_existing_tokens": True,
+            "ner_preset": "casflow_anatem",
+        }
+    )
+    problems = StanzaPipeline.check_config(config, RunContext(output_dir=model))
+    assert any(
+        "model_files.ner.forward_charlm:" in p and f"give {model / 'forward_charlm.pt'}" in p
+        for p in problems
+    )
+    assert any("model_files.ner.backward_charlm:" in p for p in problems)
+
+
+@pytest.mark.slow
 def test_an_interrupted_pair_resumes_to_the_same_files(
     tiny_ner_corpus: Path, tmp_path: Path
 ) -> None:

@@ -116,6 +116,7 @@ def file_problems(
                 problems.append(
                     f"model_files.{name}.{role}: no file at {where_looked(value, workflow_dir)}"
                 )
+        problems += _charlm_problems(name, files, workflow_dir)
     # lemma: identity is Stanza's model-free lemmatizer (the word itself).
     from_resources = [
         p
@@ -151,6 +152,23 @@ def file_problems(
                 f"processors={{'{name}': '{package}'}}) on a machine with network"
             )
     return problems
+
+
+def _charlm_problems(name: str, files: ModelFiles, workflow_dir: Path) -> list[str]:
+    """A model from casflow's NER trainer whose folder names character language models
+    (its meta.json) needs them given: Stanza would otherwise look for them where they
+    were at training time, and fail at load time on any other machine."""
+    folder = model_path(files.model, workflow_dir).parent
+    try:
+        pair = json.loads((folder / "meta.json").read_text(encoding="utf-8")).get("charlm", {})
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [
+        f"model_files.{name}.{direction}_charlm: {files.model} was trained with character "
+        f"language models; give {folder / pair[direction]} (its folder carries it)"
+        for direction in ("forward", "backward")
+        if direction in pair and getattr(files, f"{direction}_charlm") is None
+    ]
 
 
 _EMPTY_RESOURCES: Path | None = None
