@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import cassis
 from pydantic import BaseModel, ConfigDict, Field
@@ -69,6 +69,18 @@ def default_text() -> UnlabelledText:
             component="anatem.reader.v1", config={"split": "train"}, order="id", units="tokens"
         ),
     ]
+
+
+def text_field(what: str = "Unlabelled text") -> Any:
+    """A config field holding a list of unlabelled-text items, by default
+    :func:`default_text`; ``what``: whose text it is."""
+    return Field(
+        default_factory=default_text,
+        min_length=1,
+        description=f"{what}, in order: gold sources (with units) and ontology definitions. "
+        "Default: the text of the anatomy CRF's word clusters (all 67 CRAFT articles by "
+        "lines, the UBERON, CL and SO definitions, BC2GM train, AnatEM train by tokens).",
+    )
 
 
 ONTOLOGIES_DESCRIPTION = (

@@ -19,7 +19,7 @@ from casflow.components.crfsuite.postprocess import (
     known_document_steps,
 )
 from casflow.components.dictionary.tagger import DictionaryTaggerConfig
-from casflow.components.unlabelled_text import DefinitionText, TextSource, default_text
+from casflow.components.unlabelled_text import DefinitionText, TextSource, text_field
 from casflow.pipeline.component import ComponentConfig
 from casflow.pipeline.gold_sources import GoldSource
 
@@ -140,12 +140,8 @@ class CrfResources(ComponentConfig):
         description="Gold views holding the concept mentions of craft_lexicon (mentions with "
         "an ontology feature, e.g. CRAFT's read by craft.reader.v1).",
     )
-    cluster_text: list[TextSource | DefinitionText] = Field(
-        default_factory=default_text,
-        min_length=1,
-        description="Unlabelled text of the word clusters, in order: gold sources (with units) "
-        "and ontology definitions. Default: the CRAFT articles (all 67, lines), the UBERON, CL "
-        "and SO definitions, BC2GM train, AnatEM train (tokens).",
+    cluster_text: list[TextSource | DefinitionText] = text_field(
+        "Unlabelled text of the word clusters"
     )
     pos_tagger: GoldSource = Field(
         default_factory=_pos_views,

@@ -41,8 +41,8 @@ from casflow.components.unlabelled_text import (
     ONTOLOGIES_DESCRIPTION,
     DefinitionText,
     TextSource,
-    default_text,
     read_texts,
+    text_field,
     text_problems,
 )
 from casflow.pipeline.component import ComponentConfig, RunContext
@@ -67,13 +67,7 @@ class CharlmSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    text: list[TextSource | DefinitionText] = Field(
-        default_factory=default_text,
-        min_length=1,
-        description="Unlabelled text, in order: gold sources (with units) and ontology "
-        "definitions. Default: the text of the anatomy CRF's word clusters (the CRAFT "
-        "articles, the UBERON, CL and SO definitions, BC2GM train, AnatEM train).",
-    )
+    text: list[TextSource | DefinitionText] = text_field()
     ontologies: str | None = Field(None, description=ONTOLOGIES_DESCRIPTION)
     dev_share: float = Field(
         0.01,

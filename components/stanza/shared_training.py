@@ -29,8 +29,8 @@ from casflow.components.unlabelled_text import (
     ONTOLOGIES_DESCRIPTION,
     DefinitionText,
     TextSource,
-    default_text,
     read_texts,
+    text_field,
     text_problems,
 )
 from casflow.pipeline.component import ComponentConfig, RunContext
@@ -55,13 +55,7 @@ def vectors_field(more: str = "") -> Any:
 class Word2VecText(Word2VecParameters):
     """word2vec (skip-gram) on unlabelled text, for Stanza's pretrain."""
 
-    text: list[TextSource | DefinitionText] = Field(
-        default_factory=default_text,
-        min_length=1,
-        description="Unlabelled text, in order: gold sources (with units) and ontology "
-        "definitions. Default: the text of the anatomy CRF's word clusters (the CRAFT "
-        "articles, the UBERON, CL and SO definitions, BC2GM train, AnatEM train).",
-    )
+    text: list[TextSource | DefinitionText] = text_field()
     ontologies: str | None = Field(None, description=ONTOLOGIES_DESCRIPTION)
     max_words: int = Field(
         100000, gt=0, description="Keep the vectors of this many most frequent words."
