@@ -175,6 +175,40 @@ def test_an_interrupted_pair_resumes_to_the_same_files(
 
 
 @pytest.mark.slow
+def test_two_processes_train_the_same_pair(
+    charlm_training, tiny_ner_corpus: Path, tmp_path: Path
+) -> None:
+    workflow = _charlm_workflow(tiny_ner_corpus, tmp_path / "jobs2", jobs=2)
+    result, lines = train(workflow)
+    # the second process's lines reach the log
+    assert sum("charlm: backward epoch" in line for line in lines) == 3
+    for name in ("forward_charlm.pt", "backward_charlm.pt"):
+        assert_same_weights(charlm_training[1].model_dir / name, result.model_dir / name, "model")
+    # jobs is not part of what the model is: the tagger is the same, and the finished
+    # pair is reused under jobs 1
+    assert_same_weights(
+        charlm_training[1].model_dir / "model.pt", result.model_dir / "model.pt", "model"
+    )
+    _, again = train(_charlm_workflow(tiny_ner_corpus, tmp_path / "jobs2"))
+    assert any("reused" in line for line in again)
+
+
+@pytest.mark.slow
+def test_a_failing_second_process_is_an_error_naming_it(
+    tiny_ner_corpus: Path, tmp_path: Path
+) -> None:
+    output = tmp_path / "broken"
+    train(_charlm_workflow(tiny_ner_corpus, output, epochs=1))
+    # the backward checkpoint damaged; more epochs make the second process load it
+    (output / "charlm" / "backward_checkpoint.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(RuntimeError, match="the backward model's process failed: .+"):
+        train(_charlm_workflow(tiny_ner_corpus, output, epochs=2, jobs=2))
+    # the forward model went on meanwhile, and its epoch is kept
+    history = json.loads((output / "charlm" / "forward_history.json").read_text())
+    assert [h["epoch"] for h in history] == [1, 2]
+
+
+@pytest.mark.slow
 def test_a_pair_given_as_files(charlm_training, tiny_ner_corpus: Path, tmp_path: Path) -> None:
     trained = charlm_training[1].model_dir
     pair = {

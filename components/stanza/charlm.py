@@ -98,6 +98,19 @@ class CharlmSettings(BaseModel):
         description="The language models' seed (a resource: the tagger's seed does not "
         "change them).",
     )
+    jobs: Literal[1, 2] = Field(
+        1,
+        description="2: the two directions side by side in two processes (twice the cores, "
+        "half the time); 1: one after the other. The files are the same.",
+    )
+
+    def identity(self, exclude: set[str] | None = None) -> dict[str, Any]:
+        """The settings that decide the files (not ``jobs``), for fingerprints."""
+        return self.model_dump(mode="json", exclude={*NOT_IDENTITY, *(exclude or ())})
+
+
+#: settings that change how the pair is trained, not what it is
+NOT_IDENTITY = frozenset({"jobs"})
 
 
 class TrainedCharlm(ComponentConfig):
@@ -157,11 +170,94 @@ def charlm_pair(
     train_file, dev_file = _text_files(settings, context, folder, log)
     from casflow.components.stanza.model import torch_threads
 
-    with torch_threads(threads):
-        return {
-            direction: train_direction(settings, direction, train_file, dev_file, folder, log)
-            for direction in DIRECTIONS
-        }
+    if settings.jobs == 1:
+        with torch_threads(threads):
+            return {
+                direction: train_direction(settings, direction, train_file, dev_file, folder, log)
+                for direction in DIRECTIONS
+            }
+    return _side_by_side(settings, train_file, dev_file, folder, threads, log)
+
+
+def _side_by_side(
+    settings: CharlmSettings,
+    train_file: Path,
+    dev_file: Path,
+    folder: Path,
+    threads: int,
+    log: Log,
+) -> dict[Direction, Path]:
+    """The backward model in a second process while this one trains the forward model;
+    the worker's lines are logged as they come (after each of this process's lines, then
+    while waiting for it). Each direction is seeded on its own, so the files are those
+    of one process."""
+    import multiprocessing
+    import queue as queues
+
+    from casflow.components.stanza.model import torch_threads
+
+    context = multiprocessing.get_context("spawn")
+    lines = context.Queue()
+    worker = context.Process(
+        target=_direction_worker,
+        args=(settings, "backward", train_file, dev_file, folder, threads, lines),
+        daemon=True,  # ends with this process (Ctrl-C, an error here)
+    )
+    worker.start()
+    failure: list[str] = []
+
+    def drain(wait: float = 0.0) -> None:
+        while True:
+            try:
+                kind, line = lines.get(timeout=wait) if wait else lines.get_nowait()
+            except queues.Empty:
+                return
+            (failure.append if kind == "error" else log)(line)
+            wait = 0.0
+
+    def log_both(line: str) -> None:
+        log(line)
+        drain()
+
+    try:
+        with torch_threads(threads):
+            forward = train_direction(settings, "forward", train_file, dev_file, folder, log_both)
+        while worker.is_alive():
+            drain(wait=5.0)
+        worker.join()
+        drain()
+    finally:
+        if worker.is_alive():
+            worker.terminate()
+    if worker.exitcode != 0:
+        raise RuntimeError(
+            "charlm: the backward model's process failed"
+            + (f": {failure[0]}" if failure else f" (exit code {worker.exitcode})")
+        )
+    return {"forward": forward, "backward": folder / FILES["backward"]}
+
+
+def _direction_worker(
+    settings: CharlmSettings,
+    direction: Direction,
+    train_file: Path,
+    dev_file: Path,
+    folder: Path,
+    threads: int,
+    lines: Any,
+) -> None:
+    import traceback
+
+    from casflow.components.stanza.model import torch_threads
+
+    try:
+        with torch_threads(threads):
+            train_direction(
+                settings, direction, train_file, dev_file, folder, lambda m: lines.put(("log", m))
+            )
+    except BaseException:
+        lines.put(("error", traceback.format_exc(limit=-3)))
+        raise SystemExit(1) from None
 
 
 def _text_files(
@@ -250,7 +346,7 @@ def train_direction(
 
     target = folder / FILES[direction]
     marker = folder / f"{direction}.json"
-    key = fingerprint(settings.model_dump(mode="json"), direction)
+    key = fingerprint(settings.identity(), direction)
     if read_key(marker) == key and target.is_file():
         log(f"charlm: the {direction} model is already trained with these settings")
         return target
@@ -258,7 +354,7 @@ def train_direction(
     checkpoint = folder / f"{direction}_checkpoint.pt"
     # The checkpoint stays valid when only the number of epochs changes (nothing in an
     # epoch depends on how many follow), so a finished run can be continued.
-    resumable = fingerprint(settings.model_dump(mode="json", exclude={"epochs"}), direction)
+    resumable = fingerprint(settings.identity(exclude={"epochs"}), direction)
     settings_file = folder / f"{direction}_settings.json"
     if read_key(settings_file) != resumable:
         for stale in (checkpoint, target, folder / f"{direction}_history.json"):

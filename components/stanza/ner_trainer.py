@@ -85,6 +85,7 @@ from casflow.components.stanza.charlm import (
     Charlm,
     CharlmFiles,
     Direction,
+    TrainedCharlm,
     charlm_field,
     charlm_folder,
     charlm_pair,
@@ -630,7 +631,11 @@ def _settings(config: StanzaNerTrainerConfig, exclude: set[str] | None = None) -
     skip = set(exclude or ()) | {
         name for name in _LATER_SETTINGS if getattr(config, name) == getattr(default, name)
     }
-    return config.model_dump(mode="json", exclude=skip)
+    settings = config.model_dump(mode="json", exclude=skip)
+    if isinstance(config.charlm, TrainedCharlm):
+        # how the pair is trained (jobs) does not change it
+        settings["charlm"] = {"train": config.charlm.train.identity()}
+    return settings
 
 
 # -- the training loop ------------------------------------------------------------------
