@@ -168,6 +168,7 @@ def charlm_pair(
     settings = charlm.train
     folder = charlm_folder(context)
     train_file, dev_file = _text_files(settings, context, folder, log)
+    _vocab_file(settings, train_file, folder)
     from casflow.components.stanza.model import torch_threads
 
     if settings.jobs == 1:
@@ -299,6 +300,19 @@ def _text_files(
     return train_file, dev_file
 
 
+def _vocab_file(settings: CharlmSettings, train_file: Path, folder: Path) -> Path:
+    """The characters both directions know (built once, before either starts: two
+    processes must not both write it)."""
+    import torch
+    from stanza.models.common.char_model import build_charlm_vocab
+
+    vocab_file = folder / "vocab.pt"
+    if not vocab_file.is_file():
+        char_vocab = build_charlm_vocab(str(train_file), cutoff=settings.cutoff)
+        save_atomically(functools.partial(torch.save, char_vocab.state_dict()), vocab_file)
+    return vocab_file
+
+
 def _stanza_args(settings: CharlmSettings, direction: Direction, folder: Path) -> dict[str, Any]:
     from stanza.models import charlm
 
@@ -339,10 +353,7 @@ def train_direction(
         load_file,
         repackage_hidden,
     )
-    from stanza.models.common.char_model import (
-        CharacterLanguageModelTrainer,
-        build_charlm_vocab,
-    )
+    from stanza.models.common.char_model import CharacterLanguageModelTrainer
 
     target = folder / FILES[direction]
     marker = folder / f"{direction}.json"
@@ -361,11 +372,7 @@ def train_direction(
             stale.unlink(missing_ok=True)
         mark_done(settings_file, resumable)
     args = _stanza_args(settings, direction, folder)
-    vocab_file = folder / "vocab.pt"
-    if not vocab_file.is_file():
-        char_vocab = build_charlm_vocab(str(train_file), cutoff=settings.cutoff)
-        save_atomically(functools.partial(torch.save, char_vocab.state_dict()), vocab_file)
-    vocab = load_char_vocab(str(vocab_file))
+    vocab = load_char_vocab(str(_vocab_file(settings, train_file, folder)))
     seed_streams(settings.seed, "charlm", direction, "setup")
     trainer = CharacterLanguageModelTrainer.from_new_model(args, vocab)
     history: list[dict[str, Any]] = []
