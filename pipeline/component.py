@@ -30,7 +30,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
 
 import cassis
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field
 
 from casflow.pipeline.counts import Counts, EvaluationResult
 
@@ -50,6 +50,17 @@ class ComponentConfig(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def mapping_is(model: str, other: str = "str") -> Discriminator:
+    """The discriminator of a field that takes a config model (tagged ``model``, its
+    class name) or a plain value (tagged ``other``): a mapping is the model. Without it
+    pydantic reports a mistake inside the mapping twice, once as "not a string"."""
+
+    def kind(value: Any) -> str:
+        return model if isinstance(value, Mapping) or type(value).__name__ == model else other
+
+    return Discriminator(kind)
 
 
 DEFAULT_SIGNIFICANCE_ITERATIONS = 10_000

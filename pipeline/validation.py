@@ -63,14 +63,15 @@ def pydantic_issues(
     located: LocatedYaml,
     model: type[BaseModel],
 ) -> list[WorkflowIssue]:
-    """One issue per pydantic error, at its YAML line, naming the closest known key."""
+    """One issue per pydantic error, at its YAML line, naming the closest known key.
+    Where a value may be one of several models, pydantic names the model in the error's
+    location; that name is not a key of the YAML and is left out of the path."""
     issues = []
     for err in exc.errors():
-        loc = tuple(err["loc"])
+        models, loc = _walk(model, tuple(err["loc"]))
         if err["type"] == "extra_forbidden":
             key = loc[-1]
-            parent_model = _model_at(model, loc[:-1])
-            known = sorted(parent_model.model_fields) if parent_model else []
+            known = sorted(models[0].model_fields) if models else []
             msg = f"unknown key {key!r}.{did_you_mean(str(key), known)} Known keys: {', '.join(known)}."
         elif err["type"] == "missing":
             msg = "required key is missing"
@@ -85,22 +86,34 @@ def did_you_mean(key: str, known: Sequence[str]) -> str:
     return f" Did you mean {close[0]!r}?" if close else ""
 
 
-def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    current: Any = model
-    for part in loc:
+def _walk(
+    model: type[BaseModel], loc: tuple[Any, ...]
+) -> tuple[list[type[BaseModel]], tuple[Any, ...]]:
+    """The models that may hold the last key of ``loc`` (its parent's), and ``loc``
+    without the parts that name one member of a union of models."""
+    options: list[type[BaseModel]] = [model]
+    path: list[Any] = []
+    for number, part in enumerate(loc):
         if isinstance(part, int):
+            path.append(part)
             continue
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            return None
-        fld = current.model_fields.get(str(part))
-        if fld is None:
-            return None
-        ann = fld.annotation
-        args = get_args(ann)
-        current = next(
-            (a for a in (ann, *args) if isinstance(a, type) and issubclass(a, BaseModel)), None
-        )
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+        named = [m for m in options if m.__name__ == part]
+        if named:
+            options = named
+            continue
+        path.append(part)
+        if number == len(loc) - 1:
+            break
+        fields = [m.model_fields[str(part)] for m in options if str(part) in m.model_fields]
+        options = [m for f in fields for m in _models_in(f.annotation)]
+    return options, tuple(path)
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation may hold (through unions, lists, dicts)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models_in(arg)]
 
 
 # ----------------------------------------------------------------------------- type names

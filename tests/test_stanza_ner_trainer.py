@@ -326,6 +326,53 @@ output: {tiny_ner_corpus_dirs / "out"}
     assert "Did you mean 'epochs'?" in message
 
 
+@pytest.mark.parametrize(
+    ("config", "line", "expected"),
+    [
+        # a union of a model and a string: pydantic names the model in the error's place
+        (
+            "vectors:\n      word2vec: {dimz: 8}",
+            9,
+            "model -> config -> vectors -> word2vec -> dimz: unknown key 'dimz'. Did you mean "
+            "'dims'? Known keys: ",
+        ),
+        # a union of two models told apart by a key: only the chosen one is reported
+        (
+            "charlm:\n      train:\n        hiden_dim: 64",
+            10,
+            "model -> config -> charlm -> train -> hiden_dim: unknown key 'hiden_dim'. Did you "
+            "mean 'hidden_dim'? Known keys: anneal, batch_size, bptt_size, cutoff, dev_share, "
+            "emb_dim, epochs, hidden_dim, jobs, lr, ontologies, seed, text.",
+        ),
+    ],
+)
+def test_unknown_keys_inside_a_union_are_named_at_their_line(
+    tiny_ner_corpus_dirs: Path, config: str, line: int, expected: str
+) -> None:
+    from casflow.pipeline.training import load_training_workflow
+
+    workflow = tiny_ner_corpus_dirs / "bad.yaml"
+    workflow.write_text(
+        f"""\
+gold:
+  reader: {{component: xmi.reader.v1, view: gold, config: {{views: {{gold: [Sentence, Token, AnatomyMention]}}}}}}
+  train: {{input: {tiny_ner_corpus_dirs}}}
+layers: [anatomy]
+model:
+  component: train.stanza.ner.v1
+  config:
+    {config}
+output: {tiny_ner_corpus_dirs / "out"}
+""",
+        encoding="utf-8",
+    )
+    with pytest.raises(Exception) as error:
+        load_training_workflow(workflow)
+    message = str(error.value)
+    assert message.startswith(f"1 problem in {workflow}:"), message
+    assert f"bad.yaml:{line}: {expected}" in message
+
+
 @pytest.fixture
 def tiny_ner_corpus_dirs(tmp_path: Path) -> Path:
     pytest.importorskip("stanza", reason="Stanza is the stanza extra")

@@ -225,6 +225,28 @@ def test_training_workflow_top_level_mistakes(tmp_path: Path, corpus: dict[str, 
         load_training_workflow(workflow_file(tmp_path, corpus, missing_dev))
 
 
+def test_a_mistake_in_the_vectors_mapping_is_reported_once_at_its_line(
+    tmp_path: Path, corpus: dict[str, Path]
+) -> None:
+    # vectors takes a mapping ({word2vec: ...}) or a string: a typo inside the mapping
+    # is reported there, not also as "not a valid string"
+    bad = WORKFLOW.replace("    vectors: null", "    vectors:\n      word2vec: {dimz: 8}")
+    with pytest.raises(WorkflowValidationError) as info:
+        load_training_workflow(workflow_file(tmp_path, corpus, bad))
+    errors = [issue.format("train.yaml") for issue in info.value.issues]
+    assert sorted(e.split(": ", 2)[1] for e in errors) == [
+        "model -> config -> vectors -> word2vec -> dimz",
+        "model -> config -> vectors -> word2vec -> text",  # required by this trainer
+    ], errors
+    assert any(
+        e.startswith(
+            "train.yaml:15: model -> config -> vectors -> word2vec -> dimz: unknown key 'dimz'. "
+            "Did you mean 'dims'?"
+        )
+        for e in errors
+    ), errors
+
+
 @pytest.mark.slow
 def test_cross_validation_then_final_model_report_card_and_resume(
     tmp_path: Path, corpus: dict[str, Path]

@@ -29,10 +29,10 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import cassis
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, Tag
 from spacy.language import Language
 
 from casflow.components.gensim.word2vec import (
@@ -52,7 +52,13 @@ from casflow.components.spacy.right_to_left import (
     evaluate_given_sentences,
     reverse_gold,
 )
-from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
+from casflow.pipeline.component import (
+    ComponentConfig,
+    RunContext,
+    Trainer,
+    TrainingContext,
+    mapping_is,
+)
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
 from casflow.pipeline.gold_sources import GoldSource, check_source, read_source
 from casflow.pipeline.training import LogLines
@@ -100,7 +106,13 @@ class SpacySyntaxTrainerConfig(ComponentConfig):
         description="spaCy training config (casflow:NAME: one of casflow's own, "
         "components/spacy/configs).",
     )
-    vectors: VectorsStep | str | None = Field(
+    vectors: (
+        Annotated[
+            Annotated[VectorsStep, Tag("VectorsStep")] | Annotated[str, Tag("str")],
+            mapping_is("VectorsStep"),
+        ]
+        | None
+    ) = Field(
         "casflow:craft_syntax",
         description="Static word vectors: {word2vec: {text: [gold sources], ...}} trains them "
         "first; a string names a spaCy pipeline whose vectors are used (casflow:NAME: a "

@@ -27,9 +27,9 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from casflow.components.models import model_path, where_looked
 from casflow.components.stanza.shared_training import (
@@ -117,7 +117,18 @@ class TrainedCharlm(ComponentConfig):
     train: CharlmSettings = Field(description="Train the pair first (on one thread).")
 
 
-Charlm = CharlmFiles | TrainedCharlm
+def _charlm_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "TrainedCharlm" if "train" in value else "CharlmFiles"
+    return type(value).__name__
+
+
+#: a given pair or one to train, told apart by the ``train`` key, so a mistake in one is
+#: reported against that one only
+Charlm = Annotated[
+    Annotated[CharlmFiles, Tag("CharlmFiles")] | Annotated[TrainedCharlm, Tag("TrainedCharlm")],
+    Discriminator(_charlm_kind),
+]
 #: the settings that make the text files (the rest make the models)
 _TEXT_SETTINGS = {"text", "ontologies", "dev_share", "seed"}
 

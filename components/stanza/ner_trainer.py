@@ -59,10 +59,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import cassis
-from pydantic import Field
+from pydantic import Field, Tag
 
 from casflow.cas.sofa import set_sofa_text
 from casflow.components.crfsuite.evaluate import unit_counts
@@ -114,6 +114,7 @@ from casflow.pipeline.component import (
     RunContext,
     Trainer,
     TrainingContext,
+    mapping_is,
 )
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, read_marker, step_status
@@ -168,7 +169,10 @@ class NerDocument:
 
 
 class StanzaNerTrainerConfig(ComponentConfig):
-    vectors: TrainedVectors | str = vectors_field(
+    vectors: Annotated[
+        Annotated[TrainedVectors, Tag("TrainedVectors")] | Annotated[str, Tag("str")],
+        mapping_is("TrainedVectors"),
+    ] = vectors_field(
         " Or {word2vec: {text: [...], ...}}: word2vec vectors trained first on unlabelled "
         "text cut into casflow's fine tokens, as the tagger reads it (needs gensim)."
     )
