@@ -407,6 +407,7 @@ def train_direction(
         total = 0.0
         steps = 0
         i = 0
+        reported = 0
         trainer.model.train()
         # Stanza's loop: sequence lengths drawn around bptt_size (half of it 5% of the
         # time), so the cut points differ between epochs
@@ -426,6 +427,15 @@ def train_direction(
             trainer.global_step += 1
             steps += 1
             i += seq_len
+            # an epoch over millions of characters takes minutes: say how far it is
+            quarter = 4 * i // batches.size(1)
+            if quarter > reported and quarter < 4:
+                reported = quarter
+                log(
+                    f"charlm: {direction} epoch {epoch}: {25 * quarter}% "
+                    f"({time.monotonic() - start:.0f} s, train perplexity "
+                    f"{math.exp(total / steps):.3f})"
+                )
         dev_loss = evaluate_epoch(args, vocab, dev_data, trainer.model, trainer.criterion)
         trainer.scheduler.step(dev_loss)
         improved = not history or dev_loss < min(h["dev_loss"] for h in history)
