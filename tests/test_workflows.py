@@ -24,6 +24,7 @@ CORPUS_WORKFLOWS = {
     "anatem-eval.yaml",
     "anatem-stanza-eval.yaml",
     "anatem-stanza-w2v-eval.yaml",
+    "anatem-stanza-charlm-eval.yaml",
     "craft-study.yaml",
     "craft-combination.yaml",
     "craft-combination-seeds.yaml",
@@ -39,6 +40,12 @@ NEEDS_TRAINED_MODEL = {
         "runs/anatomy-stacking/final/model/meta.json",
         "runs/train-anatem-stanza-w2v/final/model/model.pt",
         "runs/train-anatem-stanza-w2v-seed1/final/model/model.pt",
+    ],
+    "anatem-stanza-charlm-eval.yaml": [
+        "runs/anatomy-stacking/final/model/meta.json",
+        "runs/train-anatem-stanza-w2v/final/model/model.pt",
+        "runs/train-anatem-stanza-w2v-seed1/final/model/model.pt",
+        "runs/train-anatem-stanza-charlm/final/model/model.pt",
     ],
     "craft-combination-seeds.yaml": [
         "runs/train-craft-syntax-seed1/final/model/meta.json",
