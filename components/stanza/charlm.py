@@ -182,7 +182,7 @@ def charlm_pair(
     _vocab_file(settings, train_file, folder)
     from casflow.components.stanza.model import torch_threads
 
-    if settings.jobs == 1:
+    if settings.jobs == 1 or _trained(settings, "backward", folder):
         with torch_threads(threads):
             return {
                 direction: train_direction(settings, direction, train_file, dev_file, folder, log)
@@ -368,8 +368,7 @@ def train_direction(
 
     target = folder / FILES[direction]
     marker = folder / f"{direction}.json"
-    key = fingerprint(settings.identity(), direction)
-    if read_key(marker) == key and target.is_file():
+    if _trained(settings, direction, folder):
         log(f"charlm: the {direction} model is already trained with these settings")
         return target
     forget(marker)
@@ -468,8 +467,17 @@ def train_direction(
         )
     if not target.is_file():
         raise RuntimeError(f"charlm: training finished without a {direction} model at {target}")
-    mark_done(marker, key)
+    mark_done(marker, fingerprint(settings.identity(), direction))
     return target
+
+
+def _trained(settings: CharlmSettings, direction: Direction, folder: Path) -> bool:
+    """Whether ``direction``'s model is finished with these settings."""
+    marker = folder / f"{direction}.json"
+    return (
+        read_key(marker) == fingerprint(settings.identity(), direction)
+        and (folder / FILES[direction]).is_file()
+    )
 
 
 def read_history(folder: Path, direction: Direction) -> list[dict[str, Any]]:
