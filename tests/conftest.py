@@ -71,3 +71,12 @@ def tiny_spacy_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.spacy_fixtures import train_tiny_pipeline
 
     return train_tiny_pipeline(tmp_path_factory.mktemp("tiny_spacy_model"))
+
+
+@pytest.fixture(scope="session")
+def tiny_ner_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny NER corpus of tests/helpers/ner_corpus.py (Stanza's NER trainer tests)."""
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    from tests.helpers.ner_corpus import write_tiny_ner_corpus
+
+    return write_tiny_ner_corpus(tmp_path_factory.mktemp("tiny_ner"))

@@ -16,8 +16,8 @@ import pytest
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
 from casflow.typesystem import ANATOMY_MENTION
+from tests.helpers.ner_corpus import SENTENCES, gold_cas, ner_workflow
 from tests.helpers.training import assert_same_weights, train, train_until
-from tests.test_stanza_ner_trainer import SENTENCES, _gold_cas, _workflow, write_tiny_ner_corpus
 
 #: a pair small enough to train in seconds on the tiny corpus' text
 TINY_CHARLM = {
@@ -45,13 +45,7 @@ def _charlm_text(root: Path) -> list[dict[str, object]]:
 
 def _charlm_workflow(root: Path, output: Path, **charlm: object) -> Path:
     settings = {**TINY_CHARLM, "text": _charlm_text(root), **charlm}
-    return _workflow(root, output, epochs=4, charlm={"train": settings})
-
-
-@pytest.fixture(scope="session")
-def tiny_ner_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
-    return write_tiny_ner_corpus(tmp_path_factory.mktemp("tiny_ner_charlm"))
+    return ner_workflow(root, output, epochs=4, charlm={"train": settings})
 
 
 @pytest.fixture(scope="session")
@@ -65,7 +59,7 @@ def _tag(model: Path) -> list[tuple[int, int, str]]:
     from casflow.components.stanza.ner_trainer import run_config
     from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
 
-    gold = _gold_cas(SENTENCES[:4]).get_view("gold")
+    gold = gold_cas(SENTENCES[:4]).get_view("gold")
     cas = cassis.Cas(typesystem=gold.typesystem)
     cas.sofa_string = gold.sofa_string
     context = RunContext(output_dir=model)
@@ -218,7 +212,7 @@ def test_a_pair_given_as_files(charlm_training, tiny_ner_corpus: Path, tmp_path:
         "forward": str(trained / "forward_charlm.pt"),
         "backward": str(trained / "backward_charlm.pt"),
     }
-    workflow = _workflow(tiny_ner_corpus, tmp_path / "given", epochs=4, charlm=pair)
+    workflow = ner_workflow(tiny_ner_corpus, tmp_path / "given", epochs=4, charlm=pair)
     result, lines = train(workflow)
     assert not any("charlm:" in line for line in lines)
     for direction in ("forward", "backward"):

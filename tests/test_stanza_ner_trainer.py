@@ -15,109 +15,19 @@ from casflow.components.crfsuite.tokenize import tokenize
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
 from casflow.typesystem import ANATOMY_MENTION, SENTENCE, TOKEN, load_typesystem
+from tests.helpers.ner_corpus import SENTENCES, TINY, gold_cas, ner_vectors, ner_workflow
 from tests.helpers.training import (
     assert_same_weights,
     train,
     train_until,
     training_workflow,
     write_gold_splits,
-    write_vectors,
 )
-
-#: (text, [(mention text, AnatEM class), ...]) -- mention texts are found left to right.
-SENTENCES = [
-    ("Biopsies of the liver showed fibrosis.", [("liver", "Organ")]),
-    (
-        "CD4+ T cells were isolated from blood.",
-        [("CD4+ T cells", "Cell"), ("blood", "Organism_substance")],
-    ),
-    ("The tumour invaded the kidney.", [("tumour", "Cancer"), ("kidney", "Organ")]),
-    (
-        "Mitochondria in hepatocytes were swollen.",
-        [("Mitochondria", "Cellular_component"), ("hepatocytes", "Cell")],
-    ),
-    ("We measured glucose in plasma samples.", [("plasma", "Organism_substance")]),
-    ("Lung tissue was stained with eosin.", [("Lung tissue", "Tissue")]),
-    ("The patients received no treatment.", []),
-    (
-        "Neurons of the cortex express the gene.",
-        [("Neurons", "Cell"), ("cortex", "Multi-tissue_structure")],
-    ),
-]
-
-
-def _gold_cas(
-    rows: list[tuple[str, list[tuple[str, str]]]], mention_type: str = ANATOMY_MENTION
-) -> cassis.Cas:
-    """The sentences as one paragraph; gold sentences, tokens, mentions in view ``gold``."""
-    ts = load_typesystem()
-    document = cassis.Cas(typesystem=ts)
-    text = " ".join(t for t, _ in rows)
-    document.sofa_string = text
-    cas = document.create_view("gold")
-    cas.sofa_string = text
-    S, T, M = (ts.get_type(n) for n in (SENTENCE, TOKEN, mention_type))
-    position = 0
-    for sentence_text, mentions in rows:
-        begin = text.index(sentence_text, position)
-        end = begin + len(sentence_text)
-        cas.add(S(begin=begin, end=end))
-        cas.add_all([T(begin=b, end=e) for b, e in tokenize(text, begin, end)])
-        cursor = begin
-        for mention, label in mentions:
-            b = text.index(mention, cursor)
-            cas.add(M(begin=b, end=b + len(mention), value=label))
-            cursor = b + len(mention)
-        position = end
-    return document
-
-
-def _vectors(path: Path) -> Path:
-    words = {w.lower() for t, _ in SENTENCES for w in re.findall(r"[^\W\d_]+|\d+|\S", t)}
-    return write_vectors(path, sorted(words))
-
-
-TINY = {
-    "epochs": 12,
-    "hidden_dim": 16,
-    "char_hidden_dim": 8,
-    "batch_size": 4,
-    "optim": "adam",
-    "lr": 0.01,
-    "stanza_options": {"char_emb_dim": 8, "dropout": 0.1},
-}
-
-
-def _workflow(root: Path, output: Path, **changes: object) -> Path:
-    return training_workflow(
-        root,
-        output,
-        types=["Sentence", "Token", "AnatomyMention"],
-        layers=["anatomy"],
-        trainer="train.stanza.ner.v1",
-        config={**TINY, "vectors": str(root / "vectors.txt"), **changes},
-        seed=3,
-    )
-
-
-def write_tiny_ner_corpus(root: Path) -> Path:
-    """Six training documents (the sentences in rotated orders), one dev document and
-    vectors for their words, in ``root``."""
-    write_gold_splits(root, {"train": range(6)}, lambda k: _gold_cas(SENTENCES[k:] + SENTENCES[:k]))
-    write_gold_splits(root, {"dev": [0]}, lambda _: _gold_cas(SENTENCES[2:6]))
-    _vectors(root / "vectors.txt")
-    return root
-
-
-@pytest.fixture(scope="session")
-def tiny_ner_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
-    return write_tiny_ner_corpus(tmp_path_factory.mktemp("tiny_ner"))
 
 
 @pytest.fixture(scope="session")
 def tiny_ner_training(tiny_ner_corpus: Path):
-    workflow = _workflow(tiny_ner_corpus, tiny_ner_corpus / "out")
+    workflow = ner_workflow(tiny_ner_corpus, tiny_ner_corpus / "out")
     return (workflow, *train(workflow))
 
 
@@ -161,7 +71,7 @@ def test_training_writes_data_model_folder_card_and_is_reused(tiny_ner_training)
 def test_interrupted_and_resumed_training_ends_with_the_same_model(
     tiny_ner_corpus: Path, tiny_ner_training, tmp_path: Path
 ) -> None:
-    workflow = _workflow(tiny_ner_corpus, tmp_path / "interrupted")
+    workflow = ner_workflow(tiny_ner_corpus, tmp_path / "interrupted")
     train_until(workflow, "epoch 2 finished")
     assert (tmp_path / "interrupted" / "final" / "checkpoints" / "checkpoint.pt").exists()
     resumed, lines = train(workflow)
@@ -181,7 +91,7 @@ def test_stanza_pipeline_tags_the_views_tokens_with_exact_offsets(tiny_ner_train
     from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
 
     model = tiny_ner_training[1].model_dir
-    gold = _gold_cas(SENTENCES[:4]).get_view("gold")
+    gold = gold_cas(SENTENCES[:4]).get_view("gold")
     text = gold.sofa_string
     cas = cassis.Cas(typesystem=gold.typesystem)
     cas.sofa_string = text
@@ -235,7 +145,7 @@ def test_word2vec_vectors_trained_first_on_unlabelled_fine_tokens(
     tiny_ner_corpus: Path, tmp_path: Path
 ) -> None:
     vectors = _word2vec_text(tiny_ner_corpus)
-    workflow = _workflow(tiny_ner_corpus, tmp_path / "w2v", vectors=vectors, epochs=2)
+    workflow = ner_workflow(tiny_ner_corpus, tmp_path / "w2v", vectors=vectors, epochs=2)
     result, lines = train(workflow)
     data = result.output_dir / "final" / "data"
     header, *rows = (data / "word2vec.txt").read_text(encoding="utf-8").splitlines()
@@ -376,7 +286,7 @@ output: {tiny_ner_corpus_dirs / "out"}
 @pytest.fixture
 def tiny_ner_corpus_dirs(tmp_path: Path) -> Path:
     pytest.importorskip("stanza", reason="Stanza is the stanza extra")
-    (tmp_path / "a.xmi").write_text(_gold_cas(SENTENCES[:2]).to_xmi(), encoding="utf-8")
+    (tmp_path / "a.xmi").write_text(gold_cas(SENTENCES[:2]).to_xmi(), encoding="utf-8")
     return tmp_path
 
 
@@ -451,12 +361,12 @@ def test_genes_under_one_label_scored_on_gold_sentences(tmp_path: Path) -> None:
     from casflow.typesystem import GENE_MENTION
 
     def rotated(k: int) -> cassis.Cas:
-        return _gold_cas(GENE_SENTENCES[k:] + GENE_SENTENCES[:k], GENE_MENTION)
+        return gold_cas(GENE_SENTENCES[k:] + GENE_SENTENCES[:k], GENE_MENTION)
 
     write_gold_splits(tmp_path, {"train": range(4)}, rotated)
-    dev = _gold_cas(GENE_SENTENCES, GENE_MENTION)
+    dev = gold_cas(GENE_SENTENCES, GENE_MENTION)
     write_gold_splits(tmp_path, {"dev": [0]}, lambda _: dev)
-    config = dict(TINY, epochs=10, vectors=str(_vectors(tmp_path / "v.txt")))
+    config = dict(TINY, epochs=10, vectors=str(ner_vectors(tmp_path / "v.txt")))
     config.update(label="GENE", eval_sentences="gold")
     workflow = training_workflow(
         tmp_path,
