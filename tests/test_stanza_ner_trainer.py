@@ -210,35 +210,10 @@ def test_config_errors_before_any_document(tmp_path: Path) -> None:
     assert "one mention layer" in problem
 
 
-def test_validation_of_a_training_workflow_names_the_unknown_key(
-    tiny_ner_corpus_dirs: Path,
-) -> None:
-    from casflow.pipeline.training import load_training_workflow
-
-    workflow = tiny_ner_corpus_dirs / "bad.yaml"
-    workflow.write_text(
-        f"""\
-gold:
-  reader: {{component: xmi.reader.v1, view: gold, config: {{views: {{gold: [Sentence, Token, AnatomyMention]}}}}}}
-  train: {{input: {tiny_ner_corpus_dirs}}}
-layers: [anatomy]
-model:
-  component: train.stanza.ner.v1
-  config: {{epoch: 3}}
-output: {tiny_ner_corpus_dirs / "out"}
-""",
-        encoding="utf-8",
-    )
-    with pytest.raises(Exception) as error:
-        load_training_workflow(workflow)
-    message = str(error.value)
-    assert "bad.yaml:7: model -> config -> epoch: unknown key 'epoch'" in message
-    assert "Did you mean 'epochs'?" in message
-
-
 @pytest.mark.parametrize(
     ("config", "line", "expected"),
     [
+        ("epoch: 3", 8, "model -> config -> epoch: unknown key 'epoch'. Did you mean 'epochs'?"),
         # a union of a model and a string: pydantic names the model in the error's place
         (
             "vectors:\n      word2vec: {dimz: 8}",
@@ -256,7 +231,7 @@ output: {tiny_ner_corpus_dirs / "out"}
         ),
     ],
 )
-def test_unknown_keys_inside_a_union_are_named_at_their_line(
+def test_unknown_keys_are_named_at_their_line_inside_unions_too(
     tiny_ner_corpus_dirs: Path, config: str, line: int, expected: str
 ) -> None:
     from casflow.pipeline.training import load_training_workflow
