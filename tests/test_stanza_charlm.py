@@ -243,6 +243,9 @@ def test_charlm_settings_are_checked_before_any_document(tmp_path: Path) -> None
     assert any("charlm.train.text: no.such.reader.v1" in p for p in problems)
     with pytest.raises(ValueError, match="hiden_dim"):
         trainer.Config.model_validate({"charlm": {"train": {"hiden_dim": 64}}})
+    # one path is not a pair: the pair's member says what it wants
+    with pytest.raises(ValueError, match="valid dictionary or instance of CharlmFiles"):
+        trainer.Config.model_validate({"charlm": "forward.pt"})
     with pytest.raises(ValueError, match="dev_share"):
         trainer.Config.model_validate({"charlm": {"train": {"dev_share": 0.9}}})
 

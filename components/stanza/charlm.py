@@ -118,9 +118,10 @@ class TrainedCharlm(ComponentConfig):
 
 
 def _charlm_kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "TrainedCharlm" if "train" in value else "CharlmFiles"
-    return type(value).__name__
+    if isinstance(value, TrainedCharlm) or (isinstance(value, dict) and "train" in value):
+        return "TrainedCharlm"
+    # anything else must be the pair of files (a single path is reported as not a mapping)
+    return "CharlmFiles"
 
 
 #: a given pair or one to train, told apart by the ``train`` key, so a mistake in one is
