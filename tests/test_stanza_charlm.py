@@ -269,3 +269,23 @@ def test_too_little_text_is_an_error_saying_so(tmp_path: Path) -> None:
     )
     with pytest.raises(ValueError, match="1 non-empty line"):
         charlm_pair(charlm, RunContext(output_dir=tmp_path), 1, print)
+
+
+def test_the_character_vocabulary_follows_the_cutoff(tmp_path: Path) -> None:
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    import torch
+
+    from casflow.components.stanza.charlm import CharlmSettings, _vocab_file
+
+    text = tmp_path / "train.txt"
+    text.write_text("aaaa bbb cc d\n", encoding="utf-8")
+
+    def characters(cutoff: int) -> int:
+        vocab = _vocab_file(CharlmSettings(cutoff=cutoff), text, tmp_path)
+        return len(torch.load(vocab, weights_only=False)["_id2unit"])
+
+    every = characters(0)
+    # a character seen fewer times than the cutoff is unknown: "c", "d", the line break
+    assert characters(3) == every - 3
+    # and back: the file written for cutoff 3 is not kept for another cutoff
+    assert characters(0) == every

@@ -319,9 +319,12 @@ def _vocab_file(settings: CharlmSettings, train_file: Path, folder: Path) -> Pat
     from stanza.models.common.char_model import build_charlm_vocab
 
     vocab_file = folder / "vocab.pt"
-    if not vocab_file.is_file():
+    # the text (its files are rewritten when it changes) and the cutoff decide it
+    key = fingerprint(settings.model_dump(mode="json", include={*_TEXT_SETTINGS, "cutoff"}))
+    if not vocab_file.is_file() or read_key(folder / "vocab.json") != key:
         char_vocab = build_charlm_vocab(str(train_file), cutoff=settings.cutoff)
         save_atomically(functools.partial(torch.save, char_vocab.state_dict()), vocab_file)
+        mark_done(folder / "vocab.json", key)
     return vocab_file
 
 
