@@ -180,23 +180,23 @@ def charlm_pair(
     settings = charlm.train
     folder = charlm_folder(context)
     train_file, dev_file = _text_files(settings, context, folder, log)
-    _vocab_file(settings, train_file, folder)
+    vocab = _vocab_file(settings, train_file, folder)
     from casflow.components.stanza.model import torch_threads
 
     if settings.jobs == 1 or _trained(settings, "backward", folder):
         with torch_threads(threads):
             return {
-                direction: train_direction(settings, direction, train_file, dev_file, folder, log)
+                direction: train_direction(settings, direction, train_file, dev_file, vocab, log)
                 for direction in DIRECTIONS
             }
-    return _side_by_side(settings, train_file, dev_file, folder, threads, log)
+    return _side_by_side(settings, train_file, dev_file, vocab, threads, log)
 
 
 def _side_by_side(
     settings: CharlmSettings,
     train_file: Path,
     dev_file: Path,
-    folder: Path,
+    vocab: Path,
     threads: int,
     log: Log,
 ) -> dict[Direction, Path]:
@@ -213,7 +213,7 @@ def _side_by_side(
     lines = context.Queue()
     worker = context.Process(
         target=_direction_worker,
-        args=(settings, "backward", train_file, dev_file, folder, threads, lines),
+        args=(settings, "backward", train_file, dev_file, vocab, threads, lines),
         daemon=True,  # ends with this process (Ctrl-C, an error here)
     )
     worker.start()
@@ -234,7 +234,7 @@ def _side_by_side(
 
     try:
         with torch_threads(threads):
-            forward = train_direction(settings, "forward", train_file, dev_file, folder, log_both)
+            forward = train_direction(settings, "forward", train_file, dev_file, vocab, log_both)
         while worker.is_alive():
             drain(wait=5.0)
         worker.join()
@@ -247,7 +247,7 @@ def _side_by_side(
             "charlm: the backward model's process failed"
             + (f": {failure[0]}" if failure else f" (exit code {worker.exitcode})")
         )
-    return {"forward": forward, "backward": folder / FILES["backward"]}
+    return {"forward": forward, "backward": vocab.parent / FILES["backward"]}
 
 
 def _direction_worker(
@@ -255,7 +255,7 @@ def _direction_worker(
     direction: Direction,
     train_file: Path,
     dev_file: Path,
-    folder: Path,
+    vocab: Path,
     threads: int,
     lines: Any,
 ) -> None:
@@ -266,7 +266,7 @@ def _direction_worker(
     try:
         with torch_threads(threads):
             train_direction(
-                settings, direction, train_file, dev_file, folder, lambda m: lines.put(("log", m))
+                settings, direction, train_file, dev_file, vocab, lambda m: lines.put(("log", m))
             )
     except BaseException:
         lines.put(("error", traceback.format_exc(limit=-3)))
@@ -353,11 +353,12 @@ def train_direction(
     direction: Direction,
     train_file: Path,
     dev_file: Path,
-    folder: Path,
+    vocab_file: Path,
     log: Log,
 ) -> Path:
-    """One direction's model in ``folder`` (``FILES[direction]``), resumed from its
-    checkpoint; the epoch with the lowest development perplexity is kept."""
+    """One direction's model (``FILES[direction]``) beside the character vocabulary
+    ``vocab_file`` (:func:`_vocab_file`), resumed from its checkpoint; the epoch with the
+    lowest development perplexity is kept."""
     import numpy as np
     import torch
     from stanza.models.charlm import (
@@ -370,6 +371,7 @@ def train_direction(
     )
     from stanza.models.common.char_model import CharacterLanguageModelTrainer
 
+    folder = vocab_file.parent
     target = folder / FILES[direction]
     marker = folder / f"{direction}.json"
     if _trained(settings, direction, folder):
@@ -386,7 +388,7 @@ def train_direction(
             stale.unlink(missing_ok=True)
         mark_done(settings_file, resumable)
     args = _stanza_args(settings, direction, folder)
-    vocab = load_char_vocab(str(_vocab_file(settings, train_file, folder)))
+    vocab = load_char_vocab(str(vocab_file))
     seed_streams(settings.seed, "charlm", direction, "setup")
     trainer = CharacterLanguageModelTrainer.from_new_model(args, vocab)
     history: list[dict[str, Any]] = []

@@ -50,9 +50,9 @@ or ``casflow_gene``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
-import os
 import random
 import shutil
 import time
@@ -101,6 +101,7 @@ from casflow.components.stanza.shared_training import (
     library_versions,
     option_problems,
     options_field,
+    save_atomically,
     threads_field,
     vectors_field,
     vectors_problems,
@@ -703,6 +704,8 @@ def _dev_counts(trainer: Any, args: dict[str, Any], dev: Sequence[_DevDocument])
     return total
 
 
+# Not shared_training.seed_streams: other numbers from the same seed, and the checkpoints
+# and models trained with these (casflow:anatem_stanza among them) would not resume alike.
 def _reseed(seed: int, epoch: int) -> None:
     import numpy as np
     import torch
@@ -710,14 +713,6 @@ def _reseed(seed: int, epoch: int) -> None:
     random.seed(f"{seed}:{epoch}")
     np.random.seed((seed * 100_003 + epoch) % 2**32)
     torch.manual_seed(seed * 100_003 + epoch)
-
-
-def _atomic_save(value: Any, path: Path) -> None:
-    import torch
-
-    temporary = path.with_name(path.name + ".partial")
-    torch.save(value, temporary)
-    os.replace(temporary, path)
 
 
 def _read_history(checkpoints: Path) -> list[dict[str, Any]]:
@@ -798,23 +793,20 @@ def _train_loop(
         scores = strict_scores(_dev_counts(trainer, args, dev))
         improved = not history or scores["f"] > max(h["f"] for h in history)
         if improved:
-            trainer.save(str(best.with_name(best.name + ".partial")))
-            os.replace(best.with_name(best.name + ".partial"), best)
+            save_atomically(trainer.save, best)
         scheduler.step(scores["f"])
         seconds = round(time.monotonic() - start, 1)
         history.append(
             {"epoch": epoch, "steps": steps, "loss": loss, "lr": lr, **scores, "seconds": seconds}
         )
-        _atomic_save(
-            {
-                "model": trainer.model.state_dict(),
-                "optimizer": trainer.optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(),
-                "history": history,
-                "steps": steps,
-            },
-            checkpoint,
-        )
+        state = {
+            "model": trainer.model.state_dict(),
+            "optimizer": trainer.optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "history": history,
+            "steps": steps,
+        }
+        save_atomically(functools.partial(torch.save, state), checkpoint)
         (checkpoints / "history.json").write_text(json.dumps(history, indent=1) + "\n")
         best_h = max(history, key=lambda h: h["f"])
         log(
