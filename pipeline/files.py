@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
@@ -127,6 +128,14 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def save_atomically(save: Callable[[str], object], filename: str | os.PathLike[str]) -> None:
+    """``save(path)`` into a temporary name, then renamed: a kill while saving keeps the
+    previous file."""
+    temporary = f"{filename}.partial"
+    save(temporary)
+    os.replace(temporary, filename)
 
 
 def is_casflow_temporary(name: str) -> bool:

@@ -11,13 +11,9 @@ says ``ok`` and every output it lists still exists.
 
 from __future__ import annotations
 
-import datetime
-import fcntl
 import hashlib
 import json
 import os
-import socket
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,67 +105,6 @@ def _show(value: Any) -> str:
         return "(absent)"
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-class OutputFolderBusy(Exception):
-    """Another casflow run holds the output folder's lock."""
-
-
-class OutputLock:
-    """One run per output folder: an exclusive ``flock`` on ``.casflow/lock``.
-
-    The kernel releases the lock when the holding process ends, however it ends
-    (kill -9 included), so a stale lock never blocks a resume. The file names the
-    holder (pid, host, start, command) for the message a second run prints.
-    """
-
-    def __init__(self, output_dir: Path) -> None:
-        self.path = Path(output_dir) / STATE_DIR / "lock"
-        self._fd: int | None = None
-
-    def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _read_holder(fd)
-            os.close(fd)
-            raise OutputFolderBusy(
-                f"{self.path.parent.parent} is in use by another casflow run ({holder}); "
-                "wait for it to end (running the same command afterwards resumes), or use "
-                "another --output folder"
-            ) from None
-        except BaseException:
-            os.close(fd)
-            raise
-        record = {
-            "pid": os.getpid(),
-            "host": socket.gethostname(),
-            "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "command": " ".join(sys.argv),
-        }
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(record).encode("utf-8"), 0)
-        self._fd = fd
-
-    def release(self) -> None:
-        # The file stays: removing it would let a third run lock a new file while
-        # a second still waits on the old one.
-        if self._fd is not None:
-            os.close(self._fd)  # closing releases the flock
-            self._fd = None
-
-
-def _read_holder(fd: int) -> str:
-    try:
-        holder = json.loads(os.pread(fd, 4096, 0).decode("utf-8"))
-        return (
-            f"pid {holder['pid']} on {holder['host']}, started {holder['started']}: "
-            f"{holder['command']}"
-        )
-    except (OSError, ValueError, KeyError, TypeError):
-        return "a process that has not yet written its name"
 
 
 class Journal:

@@ -61,11 +61,10 @@ from casflow.pipeline.files import (
 from casflow.pipeline.journal import (
     STATE_DIR,
     Journal,
-    OutputFolderBusy,
-    OutputLock,
     is_complete,
     resume_identity,
 )
+from casflow.pipeline.locks import OutputFolderBusy, OutputLock
 from casflow.pipeline.progress import Progress
 from casflow.pipeline.registry import registry
 from casflow.pipeline.run_report import RunReport, RunTally, write_run_outputs

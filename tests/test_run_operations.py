@@ -14,7 +14,7 @@ import pytest
 
 from casflow.pipeline import files
 from casflow.pipeline.cli import main
-from casflow.pipeline.journal import OutputLock
+from casflow.pipeline.locks import OutputLock
 
 
 @pytest.fixture()

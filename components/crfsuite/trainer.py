@@ -67,8 +67,10 @@ from casflow.components.unlabelled_text import ontology_path as unlabelled_ontol
 from casflow.components.unlabelled_text import ontology_problems, read_texts
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
+from casflow.pipeline.files import save_atomically
 from casflow.pipeline.fingerprints import Fingerprint, forget, mark_done, step_status
 from casflow.pipeline.gold_sources import check_source, read_source
+from casflow.pipeline.locks import building
 from casflow.pipeline.training import LogLines
 from casflow.typesystem import SENTENCE, load_typesystem
 
@@ -206,11 +208,12 @@ class Resources:
 
         path = cache_path(name, self.context)
         if path not in self._clusters:
-            if not path.is_file():
+
+            def build(target: str) -> None:
                 log(f"building word clusters -> {path}")
-                path.parent.mkdir(parents=True, exist_ok=True)
-                built = build_clusters(self.cluster_text(log), seed=self.seed)
-                save_clusters(built, path)
+                save_clusters(build_clusters(self.cluster_text(log), seed=self.seed), Path(target))
+
+            built_once(path, build, log)
             self._clusters[path] = load_clusters(path)
         return self._clusters[path]
 
@@ -223,11 +226,13 @@ class Resources:
 
         path = cache_path(name, self.context)
         if path not in self._clusters:
-            if not path.is_file():
+
+            def build(target: str) -> None:
                 model = _shipped_vectors_model()
                 log(f"clustering the word vectors of {model} -> {path}")
-                path.parent.mkdir(parents=True, exist_ok=True)
-                save_clusters(spacy_vector_clusters(model, seed=self.seed), path)
+                save_clusters(spacy_vector_clusters(model, seed=self.seed), Path(target))
+
+            built_once(path, build, log)
             self._clusters[path] = load_clusters(path)
         return self._clusters[path]
 
@@ -235,13 +240,27 @@ class Resources:
         from casflow.components.crfsuite.pos_features import pos_sequences, train_pos_tagger
 
         path = cache_path(name, self.context)
-        if not path.is_file():
+
+        def build(target: str) -> None:
             source = self.settings.pos_tagger
             log(f"training the POS tagger on the views of {source.component} -> {path}")
             per_document = read_source(source, self.context, lambda view, _: pos_sequences(view))
-            path.parent.mkdir(parents=True, exist_ok=True)
-            train_pos_tagger((seq for seqs in per_document for seq in seqs), path)
-        return path
+            train_pos_tagger((seq for seqs in per_document for seq in seqs), Path(target))
+
+        return built_once(path, build, log)
+
+
+def built_once(path: Path, build: Callable[[str], object], log: Log) -> Path:
+    """``path``, built by ``build(temporary name)`` when it is not there, then renamed:
+    a build that is killed leaves no partial file for later runs to read, and a process
+    building it at the same time (another ``--fold K`` run, another training sharing
+    the cache) is waited for, then its file is read."""
+    if not path.is_file():
+        with building(path, log):
+            if not path.is_file():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                save_atomically(build, path)
+    return path
 
 
 def training_fingerprint(

@@ -61,6 +61,7 @@ from casflow.pipeline.component import (
 )
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
 from casflow.pipeline.gold_sources import GoldSource, check_source, read_source
+from casflow.pipeline.locks import building
 from casflow.pipeline.training import LogLines
 from casflow.typesystem import DEPENDENCY, POS, SENTENCE, TOKEN
 
@@ -378,20 +379,22 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         folder = Path(self.context.output_dir) / "vectors"
         done = folder.parent / "vectors.done.json"
         step = fingerprint(settings.model_dump(mode="json"), self.seed, sentences)
-        if step_status(done, step, folder) == "done":
-            log(f"word vectors: already trained ({folder}); skipped")
+        # the --fold K runs of one training may start together: one trains the vectors
+        with building(folder, lambda line: log(f"word vectors: {line}")):
+            if step_status(done, step, folder) == "done":
+                log(f"word vectors: already trained ({folder}); skipped")
+                return folder
+            forget(done)
+            log(
+                f"word vectors: word2vec on {len(sentences)} lines "
+                f"({sum(map(len, sentences))} tokens) -> {folder}"
+            )
+            if folder.exists():
+                shutil.rmtree(folder)
+            words, table = fit_word2vec(sentences, **settings.fit_arguments(), seed=self.seed)
+            write_spacy_vectors(words, table, folder)
+            mark_done(done, step)
             return folder
-        forget(done)
-        log(
-            f"word vectors: word2vec on {len(sentences)} lines "
-            f"({sum(map(len, sentences))} tokens) -> {folder}"
-        )
-        if folder.exists():
-            shutil.rmtree(folder)
-        words, table = fit_word2vec(sentences, **settings.fit_arguments(), seed=self.seed)
-        write_spacy_vectors(words, table, folder)
-        mark_done(done, step)
-        return folder
 
     def _fingerprint(self, stage: int, corpus: Path) -> str:
         """What a finished stage depends on: settings up to it, seed, layers, data."""

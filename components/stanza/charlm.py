@@ -34,7 +34,6 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from casflow.components.models import model_path, where_looked
 from casflow.components.stanza.shared_training import (
     read_key,
-    save_atomically,
     seed_streams,
 )
 from casflow.components.unlabelled_text import (
@@ -46,7 +45,9 @@ from casflow.components.unlabelled_text import (
     text_problems,
 )
 from casflow.pipeline.component import ComponentConfig, RunContext
+from casflow.pipeline.files import save_atomically
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done
+from casflow.pipeline.locks import building
 
 Log = Callable[[str], None]
 Direction = Literal["forward", "backward"]
@@ -179,17 +180,21 @@ def charlm_pair(
         }
     settings = charlm.train
     folder = charlm_folder(context)
-    train_file, dev_file = _text_files(settings, context, folder, log)
-    vocab = _vocab_file(settings, train_file, folder)
-    from casflow.components.stanza.model import torch_threads
+    # the --fold K runs of one training may start together: one trains the pair
+    with building(folder, lambda line: log(f"charlm: {line}")):
+        train_file, dev_file = _text_files(settings, context, folder, log)
+        vocab = _vocab_file(settings, train_file, folder)
+        from casflow.components.stanza.model import torch_threads
 
-    if settings.jobs == 1 or _trained(settings, "backward", folder):
-        with torch_threads(threads):
-            return {
-                direction: train_direction(settings, direction, train_file, dev_file, vocab, log)
-                for direction in DIRECTIONS
-            }
-    return _side_by_side(settings, train_file, dev_file, vocab, threads, log)
+        if settings.jobs == 1 or _trained(settings, "backward", folder):
+            with torch_threads(threads):
+                return {
+                    direction: train_direction(
+                        settings, direction, train_file, dev_file, vocab, log
+                    )
+                    for direction in DIRECTIONS
+                }
+        return _side_by_side(settings, train_file, dev_file, vocab, threads, log)
 
 
 def _side_by_side(

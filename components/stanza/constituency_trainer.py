@@ -69,13 +69,13 @@ from casflow.components.stanza.shared_training import (
     option_problems,
     options_field,
     read_key,
-    save_atomically,
     threads_field,
     vectors_field,
     vectors_problems,
 )
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
+from casflow.pipeline.files import save_atomically
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
 from casflow.typesystem import CONSTITUENT, POS, TOKEN
 

@@ -101,7 +101,6 @@ from casflow.components.stanza.shared_training import (
     library_versions,
     option_problems,
     options_field,
-    save_atomically,
     threads_field,
     vectors_field,
     vectors_problems,
@@ -118,6 +117,7 @@ from casflow.pipeline.component import (
     mapping_is,
 )
 from casflow.pipeline.counts import Counts, add_counts
+from casflow.pipeline.files import save_atomically
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, read_marker, step_status
 from casflow.typesystem import SENTENCE, load_typesystem
 

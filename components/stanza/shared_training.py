@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import random
 import shutil
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -228,14 +227,6 @@ def library_versions() -> dict[str, str]:
     from importlib.metadata import version
 
     return {name: version(name) for name in ("stanza", "torch")}
-
-
-def save_atomically(save: Callable[[str], object], filename: str | os.PathLike[str]) -> None:
-    """``save(path)`` into a temporary name, then renamed: a kill while saving keeps the
-    previous file."""
-    temporary = f"{filename}.partial"
-    save(temporary)
-    os.replace(temporary, filename)
 
 
 def seed_streams(seed: int, *where: object) -> None:

@@ -89,7 +89,6 @@ from casflow.components.stanza.shared_training import (
     option_problems,
     options_field,
     read_key,
-    save_atomically,
     seed_streams,
     threads_field,
     vectors_field,
@@ -97,6 +96,7 @@ from casflow.components.stanza.shared_training import (
 )
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
+from casflow.pipeline.files import save_atomically
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
 from casflow.typesystem import DEPENDENCY, POS, SENTENCE, TOKEN
 
