@@ -49,6 +49,7 @@ from casflow.pipeline.chain import read_document
 from casflow.pipeline.component import Reader, Trainer, TrainingContext
 from casflow.pipeline.files import atomic_write_text
 from casflow.pipeline.fingerprints import fingerprint, mark_done, read_marker, step_status
+from casflow.pipeline.locks import building
 from casflow.pipeline.registry import registry
 from casflow.pipeline.validation import (
     WorkflowIssue,
@@ -519,6 +520,22 @@ def _run_fold(
     scores on disk when nothing it depends on has changed."""
     folds = loaded.spec.cross_validation.folds
     fold_dir = Path(loaded.spec.output) / "folds" / f"fold-{k}"
+    # a --fold K run (or a second full run) training this fold: wait, then reuse it
+    with building(fold_dir, lambda line: say(f"fold {k}/{folds}: {line}")):
+        return _fold_once(k, held_out, trainer, data, workflow, loaded, say, fold_dir)
+
+
+def _fold_once(
+    k: int,
+    held_out: list[str],
+    trainer: Trainer[Any],
+    data: _GoldData,
+    workflow: Mapping[str, Any],
+    loaded: LoadedTraining,
+    say: _Clock,
+    fold_dir: Path,
+) -> dict[str, Any]:
+    folds = loaded.spec.cross_validation.folds
     done = fold_dir / "scores.json"
     fold_fingerprint = fingerprint(workflow, data.train_ids, held_out)
     status = step_status(done, fold_fingerprint)
@@ -593,7 +610,11 @@ def _train_final(
     seed_everything(loaded.spec.seed)
     final_start = time.monotonic()
     output = Path(loaded.spec.output)
-    model_dir = trainer.train([e for _, e in data.train], data.dev_examples, output / "final", say)
+    # another run of the same workflow training it: wait, then the trainer finds it done
+    with building(output / "final", lambda line: say(f"final model: {line}")):
+        model_dir = trainer.train(
+            [e for _, e in data.train], data.dev_examples, output / "final", say
+        )
     final: dict[str, Any] = {
         "model": str(model_dir),
         "seconds": round(time.monotonic() - final_start, 1),

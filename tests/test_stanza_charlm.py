@@ -17,6 +17,7 @@ from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
 from casflow.typesystem import ANATOMY_MENTION
 from tests.helpers.ner_corpus import SENTENCES, gold_cas, ner_workflow
+from tests.helpers.processes import finish, start_casflow, wait_until_all_logged
 from tests.helpers.training import assert_same_weights, train, train_until
 
 #: a pair small enough to train in seconds on the tiny corpus' text
@@ -299,55 +300,27 @@ def test_fold_runs_started_together_train_the_pair_once(
     README suggests, one process per core): one trains the pair, the other waits for
     it, then both folds read it."""
     import os
-    import subprocess
-    import sys
-    import time
+
+    import torch
 
     from casflow.pipeline.locks import building
 
     output = tmp_path / "folds"
     workflow = _charlm_workflow(tiny_ner_corpus, output)
-    cli = "import sys; from casflow.pipeline.cli import main; sys.exit(main(sys.argv[1:]))"
     logs = [tmp_path / f"fold{k}.log" for k in (1, 2)]
-    repo = Path(__file__).resolve().parent.parent
     # the test holds the pair's lock until both runs wait for it, so they start together
     with building(output / "charlm", print):
         runs = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-c",
-                    cli,
-                    "train",
-                    str(workflow),
-                    "--folds",
-                    "2",
-                    "--fold",
-                    str(k),
-                ],
-                cwd=repo,
-                stdout=log.open("w"),
-                stderr=subprocess.STDOUT,
-            )
+            start_casflow(["train", str(workflow), "--folds", "2", "--fold", str(k)], log)
             for k, log in zip((1, 2), logs, strict=True)
         ]
-        deadline = time.monotonic() + 240
-        while not all("charlm: waiting for" in log.read_text() for log in logs):
-            assert all(run.poll() is None for run in runs), [log.read_text() for log in logs]
-            assert time.monotonic() < deadline, [log.read_text() for log in logs]
-            time.sleep(0.5)
-    assert [run.wait(timeout=300) for run in runs] == [0, 0], [log.read_text() for log in logs]
-    texts = [log.read_text() for log in logs]
+        wait_until_all_logged(runs, logs, "charlm: waiting for", timeout=240)
+    texts = finish(runs, logs)
     assert all(f"charlm: waiting for pid {os.getpid()}" in text for text in texts)
     # trained once: three forward epochs in all, and the other run found them done
     assert sum(len(re.findall(r"charlm: forward epoch \d in", text)) for text in texts) == 3
     assert sum("the forward model is already trained" in text for text in texts) == 1
     for k in (1, 2):
-        args = _model_args(output / "folds" / f"fold-{k}" / "model" / "model.pt")
+        model = output / "folds" / f"fold-{k}" / "model" / "model.pt"
+        args = torch.load(model, weights_only=False)["config"]
         assert args["charlm_forward_file"] == str(output / "charlm" / "forward_charlm.pt")
-
-
-def _model_args(path: Path) -> dict[str, object]:
-    import torch
-
-    return torch.load(path, weights_only=False)["config"]

@@ -20,6 +20,7 @@ from casflow.pipeline.training import (
 )
 from casflow.pipeline.validation import WorkflowValidationError
 from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, POS, SENTENCE, TOKEN, load_typesystem
+from tests.helpers.processes import finish, start_casflow, wait_until_all_logged
 
 # (form, XPOS, head within the sentence (1-based, 0 = root), label)
 SENTENCES = [
@@ -321,6 +322,27 @@ def test_folds_trained_alone_are_reused_by_the_full_run(
     assert [f["held_out"] for f in folds] == [["doc1", "doc2"], ["doc3", "doc10"]]
     assert folds[0]["scores"] == fold1["scores"]
     assert (result.model_dir / "MODEL_CARD.md").exists()
+
+
+def test_a_fold_another_run_is_training_is_waited_for_and_reused(
+    tmp_path: Path, corpus: dict[str, Path]
+) -> None:
+    """The same ``--fold 1`` command twice at the same time (or a full run reaching a
+    fold a ``--fold`` run is training): one trains it, the other waits, then reuses it."""
+    import os
+
+    from casflow.pipeline.locks import building
+
+    path = str(workflow_file(tmp_path, corpus))
+    logs = [tmp_path / f"run{n}.log" for n in (1, 2)]
+    # the test holds the fold's lock until both runs wait for it, so they start together
+    with building(corpus["out"] / "folds" / "fold-1", print):
+        runs = [start_casflow(["train", path, "--fold", "1"], log) for log in logs]
+        wait_until_all_logged(runs, logs, "fold 1/2: waiting for", timeout=120)
+    texts = finish(runs, logs)
+    assert all(f"fold 1/2: waiting for pid {os.getpid()}" in text for text in texts)
+    assert sum("fold 1/2: training on" in text for text in texts) == 1
+    assert sum("fold 1/2: already done" in text for text in texts) == 1
 
 
 @pytest.mark.slow
