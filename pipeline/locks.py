@@ -76,15 +76,29 @@ def building(target: Path, waiting: Callable[[str], None]) -> Iterator[None]:
     finished; the block must then check again whether ``target`` is built."""
     fd = _open(lock_file(target))
     try:
+        if _wait_for_lock(fd, target, waiting):
+            _write_holder(fd)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _wait_for_lock(fd: int, target: Path, waiting: Callable[[str], None]) -> bool:
+    """Lock ``fd``, waiting for its holder; False where the file system has no locks."""
+    try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             waiting(f"waiting for {_read_holder(fd)}, which is building {target}")
             fcntl.flock(fd, fcntl.LOCK_EX)
-        _write_holder(fd)
-        yield
-    finally:
-        os.close(fd)
+        return True
+    except OSError as error:
+        # some network file systems have no flock (ENOLCK): one run alone still works
+        waiting(
+            f"cannot lock {lock_file(target)} ({error.strerror}); building {target} "
+            "without a lock: do not start runs that build it at the same time here"
+        )
+        return False
 
 
 def _open(path: Path) -> int:

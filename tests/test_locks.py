@@ -115,3 +115,21 @@ def test_a_cache_another_process_is_building_is_waited_for_and_read(tmp_path: Pa
     assert target.read_text() == "theirs"
     assert any(f"waiting for pid {holder.pid}" in line for line in lines)
     holder.wait(timeout=10)
+
+
+def test_a_file_system_without_flock_builds_without_the_lock_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import fcntl
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    lines: list[str] = []
+    with building(tmp_path / "vectors", lines.append):
+        (tmp_path / "vectors").mkdir()
+    assert (tmp_path / "vectors").is_dir()
+    assert len(lines) == 1
+    assert "No locks available" in lines[0] and "without a lock" in lines[0]
