@@ -3,10 +3,10 @@ the holding process ends, however it ends (kill -9 included), so a stale lock ne
 blocks a resume.
 
 - :class:`OutputLock`: one run per output folder; a second run is refused.
-- :func:`building`: one process builds a file or folder that several runs share
-  (the word clusters of every CRF member, the character language models of every
-  ``--fold K`` run of a training, started at the same time); the others wait for it,
-  then find it built.
+- :func:`building`: one process builds a file or folder that several runs may need
+  at the same time (a training's folds and final model; what its ``--fold K`` runs
+  share: the character language models, the word vectors, the CRF trainer's word
+  clusters and POS tagger); the others wait for it, then find it built.
 
 Each lock file names its holder (pid, host, start, command) for the message the
 others print. The files stay: removing one would let a third process lock a new
