@@ -520,22 +520,6 @@ def _run_fold(
     scores on disk when nothing it depends on has changed."""
     folds = loaded.spec.cross_validation.folds
     fold_dir = Path(loaded.spec.output) / "folds" / f"fold-{k}"
-    # a --fold K run (or a second full run) training this fold: wait, then reuse it
-    with building(fold_dir, lambda line: say(f"fold {k}/{folds}: {line}")):
-        return _fold_once(k, held_out, trainer, data, workflow, loaded, say, fold_dir)
-
-
-def _fold_once(
-    k: int,
-    held_out: list[str],
-    trainer: Trainer[Any],
-    data: _GoldData,
-    workflow: Mapping[str, Any],
-    loaded: LoadedTraining,
-    say: _Clock,
-    fold_dir: Path,
-) -> dict[str, Any]:
-    folds = loaded.spec.cross_validation.folds
     done = fold_dir / "scores.json"
     fold_fingerprint = fingerprint(workflow, data.train_ids, held_out)
     status = step_status(done, fold_fingerprint)
@@ -569,6 +553,10 @@ def _fold_once(
     return fold_report
 
 
+def _prefixed(say: Callable[[str], None], prefix: str) -> Callable[[str], None]:
+    return lambda line: say(prefix + line)
+
+
 def _train_folds(
     loaded: LoadedTraining,
     trainer: Trainer[Any],
@@ -585,7 +573,10 @@ def _train_folds(
     for k, held_out in enumerate(contiguous_folds(data.train_ids, folds), start=1):
         if only is not None and k != only:
             continue
-        fold_report = _run_fold(k, held_out, trainer, data, workflow, loaded, say)
+        # a --fold K run (or a second full run) training this fold: wait, then reuse it
+        fold_dir = Path(loaded.spec.output) / "folds" / f"fold-{k}"
+        with building(fold_dir, _prefixed(say, f"fold {k}/{folds}: ")):
+            fold_report = _run_fold(k, held_out, trainer, data, workflow, loaded, say)
         say(f"fold {k}/{folds}: {_format_scores(fold_report['scores'])}")
         fold_reports.append(fold_report)
     return fold_reports
@@ -611,7 +602,7 @@ def _train_final(
     final_start = time.monotonic()
     output = Path(loaded.spec.output)
     # another run of the same workflow training it: wait, then the trainer finds it done
-    with building(output / "final", lambda line: say(f"final model: {line}")):
+    with building(output / "final", _prefixed(say, "final model: ")):
         model_dir = trainer.train(
             [e for _, e in data.train], data.dev_examples, output / "final", say
         )
