@@ -519,7 +519,7 @@ def _run_fold(
     """Train without the held-out documents and score on them, or reuse the fold's
     scores on disk when nothing it depends on has changed."""
     folds = loaded.spec.cross_validation.folds
-    fold_dir = Path(loaded.spec.output) / "folds" / f"fold-{k}"
+    fold_dir = fold_folder(loaded, k)
     done = fold_dir / "scores.json"
     fold_fingerprint = fingerprint(workflow, data.train_ids, held_out)
     status = step_status(done, fold_fingerprint)
@@ -553,6 +553,11 @@ def _run_fold(
     return fold_report
 
 
+def fold_folder(loaded: LoadedTraining, k: int) -> Path:
+    """Where fold ``k`` of a training keeps its model and scores."""
+    return Path(loaded.spec.output) / "folds" / f"fold-{k}"
+
+
 def _prefixed(say: Callable[[str], None], prefix: str) -> Callable[[str], None]:
     return lambda line: say(prefix + line)
 
@@ -574,7 +579,7 @@ def _train_folds(
         if only is not None and k != only:
             continue
         # a --fold K run (or a second full run) training this fold: wait, then reuse it
-        fold_dir = Path(loaded.spec.output) / "folds" / f"fold-{k}"
+        fold_dir = fold_folder(loaded, k)
         with building(fold_dir, _prefixed(say, f"fold {k}/{folds}: ")):
             fold_report = _run_fold(k, held_out, trainer, data, workflow, loaded, say)
         say(f"fold {k}/{folds}: {_format_scores(fold_report['scores'])}")
@@ -655,7 +660,7 @@ def run_training(
     }
     if only_fold is not None:
         (fold_report,) = _train_folds(loaded, trainer, data, say, only=only_fold)
-        model = Path(fold_report.get("model") or output / "folds" / f"fold-{only_fold}")
+        model = Path(fold_report.get("model") or fold_folder(loaded, only_fold))
         say(
             f"fold {only_fold} done; the run without --fold reuses it and trains the other "
             "folds and the final model"
