@@ -147,6 +147,21 @@ def test_running_the_folder_without_its_pair_is_refused_before_any_document(
         for p in problems
     )
     assert any("model_files.ner.backward_charlm:" in p for p in problems)
+    # given swapped, they would load and tag without an error, only worse
+    files = config.model_files["ner"].model_copy(
+        update={
+            "forward_charlm": str(model / "backward_charlm.pt"),
+            "backward_charlm": str(model / "forward_charlm.pt"),
+        }
+    )
+    swapped = config.model_copy(update={"model_files": {"ner": files}})
+    problems = StanzaPipeline.check_config(swapped, RunContext(output_dir=model))
+    assert any(
+        "model_files.ner.forward_charlm:" in p
+        and "is a backward character language model: swap forward and backward" in p
+        for p in problems
+    ), problems
+    assert any("model_files.ner.backward_charlm: " in p and "swap" in p for p in problems)
 
 
 @pytest.mark.slow
@@ -225,6 +240,31 @@ def test_a_pair_given_as_files(charlm_training, tiny_ner_corpus: Path, tmp_path:
         "character language models " + pair["forward"]
         in (result.output_dir / "MODEL_CARD.md").read_text()
     )
+    # a swapped pair, or a file that is not a character language model, is refused
+    # before any document
+    trainer = registry().get("train.stanza.ner.v1")
+    context = RunContext(output_dir=tmp_path)
+    swapped = trainer.Config.model_validate(
+        {"charlm": {"forward": pair["backward"], "backward": pair["forward"]}}
+    )
+    problems = trainer.check_config(swapped, context)
+    assert any(
+        "charlm.forward:" in p and "is a backward character language model: swap" in p
+        for p in problems
+    ), problems
+    assert any("charlm.backward:" in p and "is a forward" in p for p in problems)
+    (tmp_path / "notes.pt").write_text("not a model", encoding="utf-8")
+    other = trainer.Config.model_validate(
+        {"charlm": {"forward": str(trained / "model.pt"), "backward": str(tmp_path / "notes.pt")}}
+    )
+    problems = trainer.check_config(other, context)
+    assert any(
+        "charlm.forward:" in p and "is not a Stanza character language model" in p for p in problems
+    ), problems
+    assert any(
+        "charlm.backward:" in p and "is not a Stanza character language model" in p
+        for p in problems
+    ), problems
 
 
 def test_charlm_settings_are_checked_before_any_document(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from casflow.components.models import model_path, where_looked
+from casflow.components.stanza.model import charlm_file_problem
 from casflow.components.stanza.shared_training import (
     read_key,
     seed_streams,
@@ -150,11 +151,15 @@ def charlm_problems(charlm: Charlm | None, context: RunContext) -> list[str]:
     if charlm is None:
         return []
     if isinstance(charlm, CharlmFiles):
-        return [
-            f"charlm.{direction}: no file at {where_looked(value, context.workflow_dir)}"
-            for direction, value in (("forward", charlm.forward), ("backward", charlm.backward))
-            if not model_path(value, context.workflow_dir).is_file()
-        ]
+        problems = []
+        for direction, value in (("forward", charlm.forward), ("backward", charlm.backward)):
+            path = model_path(value, context.workflow_dir)
+            if not path.is_file():
+                where = where_looked(value, context.workflow_dir)
+                problems.append(f"charlm.{direction}: no file at {where}")
+            elif (problem := charlm_file_problem(path, direction)) is not None:
+                problems.append(f"charlm.{direction}: {problem}")
+        return problems
     settings = charlm.train
     return [
         f"charlm.train.text: {p}"

@@ -163,12 +163,43 @@ def _charlm_problems(name: str, files: ModelFiles, workflow_dir: Path) -> list[s
         pair = json.loads((folder / "meta.json").read_text(encoding="utf-8")).get("charlm", {})
     except (OSError, ValueError, AttributeError):
         return []
-    return [
+    missing = [
         f"model_files.{name}.{direction}_charlm: {files.model} was trained with character "
         f"language models; give {folder / pair[direction]} (its folder carries it)"
         for direction in ("forward", "backward")
         if direction in pair and getattr(files, f"{direction}_charlm") is None
     ]
+    wrong = []
+    for direction in ("forward", "backward"):
+        value = getattr(files, f"{direction}_charlm")
+        path = model_path(value, workflow_dir) if value is not None else None
+        if path is not None and path.is_file():
+            problem = charlm_file_problem(path, direction)
+            if problem is not None:
+                wrong.append(f"model_files.{name}.{direction}_charlm: {problem}")
+    return missing + wrong
+
+
+def charlm_file_problem(path: Path, direction: str) -> str | None:
+    """What is wrong with ``path`` as the ``direction`` character language model, or
+    None. A swapped pair loads and tags without an error, only worse, so the direction
+    each file was trained in (Stanza keeps it in the file) is checked before the run."""
+    try:
+        import torch
+    except ImportError:
+        return None  # the missing stanza extra is reported on its own
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        # Stanza's own files hold the model's state at the top (older ones) or under
+        # "model" (what its trainer and casflow's save)
+        model = state if "state_dict" in state else state["model"]
+        forward = bool(model["is_forward_lm"])
+    except Exception as error:  # torch raises many kinds for a file that is not its own
+        return f"{path} is not a Stanza character language model ({type(error).__name__}: {error})"
+    if forward != (direction == "forward"):
+        trained = "forward" if forward else "backward"
+        return f"{path} is a {trained} character language model: swap forward and backward"
+    return None
 
 
 _EMPTY_RESOURCES: Path | None = None
