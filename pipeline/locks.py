@@ -7,6 +7,7 @@ blocks a resume.
   at the same time (a training's folds and final model; what its ``--fold K`` runs
   share: the character language models, the word vectors, the CRF trainer's word
   clusters and POS tagger); the others wait for it, then find it built.
+  :func:`built_once` is that for one file, written under a temporary name.
 
 Each lock file names its holder (pid, host, start, command) for the message the
 others print. The files stay: removing one would let a third process lock a new
@@ -25,6 +26,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from casflow.pipeline.files import save_atomically
 from casflow.pipeline.journal import STATE_DIR
 
 
@@ -81,6 +83,19 @@ def building(target: Path, waiting: Callable[[str], None]) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def built_once(path: Path, build: Callable[[str], object], log: Callable[[str], None]) -> Path:
+    """``path``, built by ``build(temporary name)`` when it is not there, then renamed:
+    a build that is killed leaves no partial file for later runs to read, and a process
+    building it at the same time (another ``--fold K`` run, another training sharing
+    the cache) is waited for, then its file is read."""
+    if not path.is_file():
+        with building(path, log):
+            if not path.is_file():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                save_atomically(build, path)
+    return path
 
 
 def _wait_for_lock(fd: int, target: Path, waiting: Callable[[str], None]) -> bool:

@@ -1,5 +1,5 @@
 """``casflow.pipeline.locks.building``: one process builds what several share, the others
-wait for it and then find it built; and the CRF trainer's caches built that way."""
+wait for it and then find it built; and ``built_once``, which the CRF trainer's caches use."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from casflow.components.crfsuite.trainer import built_once
-from casflow.pipeline.locks import building, lock_file
+from casflow.pipeline.locks import building, built_once, lock_file
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -67,10 +67,9 @@ from casflow.components.unlabelled_text import ontology_path as unlabelled_ontol
 from casflow.components.unlabelled_text import ontology_problems, read_texts
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
-from casflow.pipeline.files import save_atomically
 from casflow.pipeline.fingerprints import Fingerprint, forget, mark_done, step_status
 from casflow.pipeline.gold_sources import check_source, read_source
-from casflow.pipeline.locks import building
+from casflow.pipeline.locks import built_once
 from casflow.pipeline.training import LogLines
 from casflow.typesystem import SENTENCE, load_typesystem
 
@@ -248,19 +247,6 @@ class Resources:
             train_pos_tagger((seq for seqs in per_document for seq in seqs), Path(target))
 
         return built_once(path, build, log)
-
-
-def built_once(path: Path, build: Callable[[str], object], log: Log) -> Path:
-    """``path``, built by ``build(temporary name)`` when it is not there, then renamed:
-    a build that is killed leaves no partial file for later runs to read, and a process
-    building it at the same time (another ``--fold K`` run, another training sharing
-    the cache) is waited for, then its file is read."""
-    if not path.is_file():
-        with building(path, log):
-            if not path.is_file():
-                path.parent.mkdir(parents=True, exist_ok=True)
-                save_atomically(build, path)
-    return path
 
 
 def training_fingerprint(

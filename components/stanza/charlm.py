@@ -32,7 +32,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from casflow.components.models import model_path, where_looked
-from casflow.components.stanza.model import charlm_file_problem
+from casflow.components.stanza.model import given_charlm_problems, torch_threads
 from casflow.components.stanza.shared_training import (
     read_key,
     seed_streams,
@@ -151,15 +151,15 @@ def charlm_problems(charlm: Charlm | None, context: RunContext) -> list[str]:
     if charlm is None:
         return []
     if isinstance(charlm, CharlmFiles):
-        problems = []
-        for direction, value in (("forward", charlm.forward), ("backward", charlm.backward)):
-            path = model_path(value, context.workflow_dir)
-            if not path.is_file():
-                where = where_looked(value, context.workflow_dir)
-                problems.append(f"charlm.{direction}: no file at {where}")
-            elif (problem := charlm_file_problem(path, direction)) is not None:
-                problems.append(f"charlm.{direction}: {problem}")
-        return problems
+        given = {"forward": charlm.forward, "backward": charlm.backward}
+        missing = [
+            f"charlm.{direction}: no file at {where_looked(value, context.workflow_dir)}"
+            for direction, value in given.items()
+            if not model_path(value, context.workflow_dir).is_file()
+        ]
+        return missing + given_charlm_problems(
+            given, context.workflow_dir, lambda direction: f"charlm.{direction}"
+        )
     settings = charlm.train
     return [
         f"charlm.train.text: {p}"
@@ -189,8 +189,6 @@ def charlm_pair(
     with building(folder, lambda line: log(f"charlm: {line}")):
         train_file, dev_file = _text_files(settings, context, folder, log)
         vocab = _vocab_file(settings, train_file, folder)
-        from casflow.components.stanza.model import torch_threads
-
         if settings.jobs == 1 or _trained(settings, "backward", folder):
             with torch_threads(threads):
                 return {
@@ -216,8 +214,6 @@ def _side_by_side(
     of one process."""
     import multiprocessing
     import queue as queues
-
-    from casflow.components.stanza.model import torch_threads
 
     context = multiprocessing.get_context("spawn")
     lines = context.Queue()
@@ -270,8 +266,6 @@ def _direction_worker(
     lines: Any,
 ) -> None:
     import traceback
-
-    from casflow.components.stanza.model import torch_threads
 
     try:
         with torch_threads(threads):

@@ -19,7 +19,7 @@ import importlib.util
 import json
 import logging
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -163,21 +163,31 @@ def _charlm_problems(name: str, files: ModelFiles, workflow_dir: Path) -> list[s
         pair = json.loads((folder / "meta.json").read_text(encoding="utf-8")).get("charlm", {})
     except (OSError, ValueError, AttributeError):
         return []
+    given = {d: getattr(files, f"{d}_charlm") for d in ("forward", "backward")}
     missing = [
         f"model_files.{name}.{direction}_charlm: {files.model} was trained with character "
         f"language models; give {folder / pair[direction]} (its folder carries it)"
         for direction in ("forward", "backward")
-        if direction in pair and getattr(files, f"{direction}_charlm") is None
+        if direction in pair and given[direction] is None
     ]
-    wrong = []
-    for direction in ("forward", "backward"):
-        value = getattr(files, f"{direction}_charlm")
+    return missing + given_charlm_problems(
+        given, workflow_dir, lambda direction: f"model_files.{name}.{direction}_charlm"
+    )
+
+
+def given_charlm_problems(
+    given: Mapping[str, str | None], workflow_dir: Path, key: Callable[[str], str]
+) -> list[str]:
+    """:func:`charlm_file_problem` of each given file that exists (direction -> path as
+    written), each after its config ``key``; a missing file is reported elsewhere."""
+    problems = []
+    for direction, value in given.items():
         path = model_path(value, workflow_dir) if value is not None else None
         if path is not None and path.is_file():
             problem = charlm_file_problem(path, direction)
             if problem is not None:
-                wrong.append(f"model_files.{name}.{direction}_charlm: {problem}")
-    return missing + wrong
+                problems.append(f"{key(direction)}: {problem}")
+    return problems
 
 
 def charlm_file_problem(path: Path, direction: str) -> str | None:
