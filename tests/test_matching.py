@@ -50,6 +50,12 @@ def test_each_criterion_on_one_pair(system_span, expected):
     assert got == expected
 
 
+def test_overlap_is_never_stricter_than_strict_even_for_zero_length_mentions():
+    gold, system = [m(3, 3), m(5, 5)], [m(3, 3), m(6, 6)]
+    for criterion in (STRICT, LEFT_BOUNDARY, RIGHT_BOUNDARY, OVERLAP):
+        assert matched(gold, system, criterion) == [(m(3, 3), m(3, 3))], criterion.name
+
+
 def test_a_gold_mention_is_matched_once():
     result = match_mentions([m(0, 5)], [m(0, 5), m(0, 5)], STRICT)
     assert len(result.pairs) == 1
