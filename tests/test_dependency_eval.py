@@ -51,6 +51,22 @@ def test_hand_worked_same_tokenisation():
     assert s["words"]["f1"] == 1.0
 
 
+def test_an_unattached_system_word_is_scored_and_wrong():
+    # conll18_ud_eval scores every system word; a "_" head is wrong, not absent.
+    system = [list(GOLD[0][:3]) + [DepWord(14, 15, None, "", "PUNCT", ".", attached=False)]]
+    result = dependency_counts(GOLD, system)
+    s = score_dependencies(result.counts)
+    for metric in ("uas", "las", "ls"):
+        m = s[metric]
+        assert m["precision"] == m["recall"] == m["aligned_accuracy"] == pytest.approx(3 / 4)
+    assert [e["type"] for e in result.errors] == ["unattached"]
+    assert "system_head" not in result.errors[0]
+    # Excluded as punctuation like the gold word it is aligned to.
+    assert scores(GOLD, system, punctuation=ExcludeUpos())["las"]["f1"] == 1.0
+    with pytest.raises(ValueError, match="gold words must all be attached"):
+        dependency_counts(system, GOLD)
+
+
 def test_excluding_punctuation_by_upos_or_xpos():
     for policy in (ExcludeUpos(), ExcludeXpos()):
         s = scores(GOLD, SYSTEM, punctuation=policy)

@@ -272,6 +272,18 @@ def test_pos_accuracy_over_aligned_tokens_and_span_tag_prf() -> None:
     ]
 
 
+def test_pos_a_token_the_system_left_untagged_counts_as_wrong() -> None:
+    cas = _linguistic_cas()
+    gold, system = cas.get_view("gold"), cas.get_view("system")
+    evaluator = _evaluator("eval.pos.v1", tagsets=["xpos"])
+    before = evaluator.score(evaluator.evaluate(gold, system).counts)["xpos"]
+    untagged = next(p for p in system.select(POS) if p.PosValue == "NN")
+    untagged.PosValue = None
+    after = evaluator.score(evaluator.evaluate(gold, system).counts)["xpos"]
+    assert after["aligned"] == before["aligned"] == 11
+    assert after["accuracy"] == pytest.approx(before["accuracy"] - 1 / 11)
+
+
 def test_pos_tag_maps_and_one_tagset() -> None:
     cas = _linguistic_cas()
     gold, system = cas.get_view("gold"), cas.get_view("system")
@@ -345,6 +357,20 @@ def test_dependencies_las_uas_ls_micro_and_macro() -> None:
     summary = evaluator.summary(scores)
     assert list(summary) == ["UAS", "LAS", "LS", "UAS macro", "LAS macro", "LS macro"]
     assert summary["LAS"] == pytest.approx(1600 / 26)
+
+
+def test_dependencies_a_token_the_parser_left_out_counts_as_wrong() -> None:
+    cas = _linguistic_cas()
+    gold, system = cas.get_view("gold"), cas.get_view("system")
+    evaluator = _evaluator("eval.dependencies.v1")
+    before = evaluator.score(evaluator.evaluate(gold, system).counts)
+    binds = next(d for d in system.select(DEPENDENCY) if d.Dependent.get_covered_text() == "binds")
+    system.remove(binds)
+    after = evaluator.score(evaluator.evaluate(gold, system).counts)
+    # "binds" was right (the root); it stays a system word, now a wrong one.
+    assert after["uas"]["system"] == before["uas"]["system"] == 14
+    assert after["uas"]["correct"] == before["uas"]["correct"] - 1
+    assert after["las"]["aligned_accuracy"] < before["las"]["aligned_accuracy"]
 
 
 def test_dependencies_without_ptb_punctuation() -> None:

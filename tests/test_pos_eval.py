@@ -44,6 +44,25 @@ def test_hand_worked_accuracy_and_prf():
     ]
 
 
+def test_a_token_the_system_left_untagged_counts_as_wrong():
+    # CoNLL 2018 scores a "_" tag as wrong; dropping the token would raise the accuracy.
+    system = [TaggedToken(t.begin, t.end, t.tag if t.begin == 0 else None) for t in GOLD]
+    result = pos_counts(GOLD, system, text=TEXT)
+    scores = score_pos(result.counts)
+    assert scores["aligned"] == 5
+    assert scores["accuracy"] == scores["precision"] == scores["recall"] == pytest.approx(1 / 5)
+    assert set(scores["tag"]) == {"NNS", "VBG", "NN", "VBP", "."}
+    assert scores["tag"]["VBG"]["fn"] == 1 and scores["tag"]["NNS"]["tp"] == 1
+    assert result.errors[0] == {
+        "type": "TAG",
+        "begin": 5,
+        "end": 12,
+        "gold": "VBG",
+        "system": None,
+        "text": "lacking",
+    }
+
+
 def test_tag_map_applies_to_both_sides():
     coarse = {"NN": "N", "NNS": "N", "VBG": "V", "VBP": "V"}
     system = [TaggedToken(t.begin, t.end, "NNS" if t.tag == "NN" else t.tag) for t in GOLD]

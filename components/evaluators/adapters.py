@@ -100,10 +100,15 @@ def _token_pos(token: Any, fallback: dict[Span, Any] | None) -> Any:
     return pos
 
 
-def tagged_tokens(view: cassis.Cas, feature: str = "PosValue") -> list[TaggedToken]:
+def tagged_tokens(
+    view: cassis.Cas, feature: str = "PosValue", *, keep_untagged: bool = False
+) -> list[TaggedToken]:
     """One TaggedToken per Token with a tag in ``feature`` (``PosValue`` or ``coarseValue``).
 
-    Without any Token, the POS annotations themselves are the tagged units.
+    ``keep_untagged`` keeps Tokens without a tag too, with ``tag=None``: the system side
+    is scored that way, so a token the tagger left untagged counts as wrong (as the CoNLL
+    2018 scorer counts a ``_`` tag) instead of vanishing from the accuracy. Without any
+    Token, the POS annotations themselves are the tagged units.
     """
     if feature not in POS_FEATURES:
         raise ValueError(f"POS feature must be one of {POS_FEATURES}, got {feature!r}")
@@ -119,7 +124,7 @@ def tagged_tokens(view: cassis.Cas, feature: str = "PosValue") -> list[TaggedTok
     for token in tokens:
         pos = _token_pos(token, fallback)
         tag = pos.get(feature) if pos is not None else None
-        if tag is not None:
+        if tag is not None or keep_untagged:
             tagged.append(TaggedToken(token.begin, token.end, tag))
     return tagged
 
@@ -131,8 +136,14 @@ def _is_root_relation(dependency: Any, root_type: Any, typesystem: cassis.TypeSy
     return governor is None or (governor.begin == dependent.begin and governor.end == dependent.end)
 
 
-def dependency_sentences(view: cassis.Cas) -> list[list[DepWord]]:
-    """Dependency words grouped by sentence, in text order."""
+def dependency_sentences(view: cassis.Cas, *, keep_unattached: bool = False) -> list[list[DepWord]]:
+    """Dependency words grouped by sentence, in text order.
+
+    ``keep_unattached`` adds a word with ``attached=False`` for each Token that is the
+    Dependent of no basic relation: the system side is read that way, so a token the
+    parser left out counts as wrong (as conll18_ud_eval scores every system word)
+    instead of vanishing, which would raise precision and aligned accuracy.
+    """
     doc = document_id(view)
     typesystem = view.typesystem
     root_type = typesystem.get_type(DEPENDENCY_ROOT)
@@ -153,7 +164,12 @@ def dependency_sentences(view: cassis.Cas) -> list[list[DepWord]]:
                 "relations; a token has one head (mark extra relations with flavor 'enhanced')"
             )
         relation_of[span] = dependency
-    if not relation_of:
+    unattached = (
+        [t for t in view.select(TOKEN) if (t.begin, t.end) not in relation_of]
+        if keep_unattached
+        else []
+    )
+    if not relation_of and not unattached:
         return []
     fallback = None
     sentence_starts = sorted(begin for begin, _ in sentence_spans(view))
@@ -181,7 +197,22 @@ def dependency_sentences(view: cassis.Cas) -> list[list[DepWord]]:
         )
         number = max(0, bisect.bisect_right(sentence_starts, span[0]) - 1)
         grouped.setdefault(number, []).append(word)
-    return [grouped[number] for number in sorted(grouped)]
+    if unattached and fallback is None:
+        fallback = _pos_by_span(view)
+    for token in unattached:
+        pos = _token_pos(token, fallback)
+        word = DepWord(
+            token.begin,
+            token.end,
+            None,
+            "",
+            upos=(pos.get("coarseValue") or "") if pos is not None else "",
+            xpos=(pos.get("PosValue") or "") if pos is not None else "",
+            attached=False,
+        )
+        number = max(0, bisect.bisect_right(sentence_starts, token.begin) - 1)
+        grouped.setdefault(number, []).append(word)
+    return [sorted(grouped[number], key=lambda w: w.span) for number in sorted(grouped)]
 
 
 def _feature_fs(fs: Any, name: str) -> list[Any]:

@@ -172,7 +172,7 @@ class AgreementEvaluator(CasEvaluator[AgreementEvaluatorConfig]):
         gold_sentences = dependency_sentences(gold)
         result = dependency_counts(
             gold_sentences,
-            dependency_sentences(system),
+            dependency_sentences(system, keep_unattached=True),
             label_key=full_deprel if self.config.labels == "full" else universal_deprel,
         )
         metric = self.config.metric

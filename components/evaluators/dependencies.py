@@ -82,7 +82,7 @@ class DependencyEvaluator(CasEvaluator[DependencyEvaluatorConfig]):
         gold_sentences = dependency_sentences(gold)
         result = dependency_counts(
             gold_sentences,
-            dependency_sentences(system),
+            dependency_sentences(system, keep_unattached=True),
             punctuation=self.punctuation,
             label_key=self.label_key,
             text=text,

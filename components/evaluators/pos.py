@@ -72,7 +72,7 @@ class PosEvaluator(CasEvaluator[PosEvaluatorConfig]):
             fine = tagset == "xpos"
             found = pos_counts(
                 tagged_tokens(gold, feature),
-                tagged_tokens(system, feature),
+                tagged_tokens(system, feature, keep_untagged=True),
                 tag_map=self.config.tag_map if fine else None,
                 system_tag_map=self.config.system_tag_map if fine else None,
                 text=text,

@@ -28,8 +28,10 @@ aligned to a dropped gold word, or, when unaligned, when its own tag is in the s
 Input: one ``DepWord`` per token, grouped by sentence. ``head`` is the governor's
 character span; the root has ``head=None`` or its own span, which is how the DKPro
 convention (a ROOT dependency whose Governor is its Dependent) comes out when a CAS
-wrapper copies Governor/Dependent begin and end. ``sentence_from_heads`` builds a
-sentence from CoNLL-style 1-based head indices.
+wrapper copies Governor/Dependent begin and end. A system word with
+``attached=False`` (a token the parser gave no relation) is scored and always wrong,
+like a ``_`` head in CoNLL-U; gold words must all be attached. ``sentence_from_heads``
+builds a sentence from CoNLL-style 1-based head indices.
 """
 
 from __future__ import annotations
@@ -56,6 +58,9 @@ class DepWord:
     deprel: str
     upos: str = ""
     xpos: str = ""
+    # False for a system token the parser gave no relation: its head and label are
+    # always wrong (``head`` and ``deprel`` are then ignored).
+    attached: bool = True
 
     @property
     def span(self) -> Span:
@@ -150,7 +155,7 @@ class _Indexed:
 
     words: list[DepWord]
     sentence_of: list[int]
-    head_of: list[int | None]  # index of the head word, None for the root
+    head_of: list[int | None]  # index of the head word, None for the root, -1 unattached
     index_of: dict[Span, int]
 
 
@@ -170,6 +175,9 @@ def _index(sentences: Sequence[Sequence[DepWord]], side: str) -> _Indexed:
             sentence_of.append(number)
     head_of: list[int | None] = []
     for i, word in enumerate(words):
+        if not word.attached:
+            head_of.append(-1)
+            continue
         governor = word.governor
         if governor is None:
             head_of.append(None)
@@ -201,6 +209,8 @@ def dependency_counts(
     """Counts for one document; ``units`` holds the same counts per gold sentence."""
     g = _index(gold, "gold")
     s = _index(system, "system")
+    if -1 in g.head_of:
+        raise ValueError("gold words must all be attached; only system words may be unattached")
     gold_of_system = [g.index_of.get(word.span) for word in s.words]
     system_of_gold: dict[int, int] = {
         gi: si for si, gi in enumerate(gold_of_system) if gi is not None
@@ -227,13 +237,16 @@ def dependency_counts(
             errors.append(_dep_error("unaligned", word, None, text))
             continue
         guess = s.words[si]
-        system_head = s.head_of[si]
-        # The system head, seen as a gold word: None = root, -1 = not aligned.
-        head_as_gold = None if system_head is None else gold_of_system[system_head]
-        if system_head is not None and head_as_gold is None:
-            head_as_gold = -1
-        head_ok = head_as_gold == g.head_of[gi]
-        label_ok = label_key(word.deprel) == label_key(guess.deprel)
+        if guess.attached:
+            system_head = s.head_of[si]
+            # The system head, seen as a gold word: None = root, -1 = not aligned.
+            head_as_gold = None if system_head is None else gold_of_system[system_head]
+            if system_head is not None and head_as_gold is None:
+                head_as_gold = -1
+            head_ok = head_as_gold == g.head_of[gi]
+            label_ok = label_key(word.deprel) == label_key(guess.deprel)
+        else:
+            head_ok = label_ok = False
         for metric, ok in (
             ("words", True),
             ("uas", head_ok),
@@ -244,7 +257,11 @@ def dependency_counts(
             unit[f"{metric}/correct"] += int(ok)
         if not (head_ok and label_ok):
             kind = (
-                "head+label" if not (head_ok or label_ok) else ("head" if not head_ok else "label")
+                "unattached"
+                if not guess.attached
+                else "head+label"
+                if not (head_ok or label_ok)
+                else ("head" if not head_ok else "label")
             )
             errors.append(_dep_error(kind, word, guess, text))
 
@@ -296,7 +313,7 @@ def _dep_error(
     error: dict[str, Any] = {"type": kind, "side": side, "begin": word.begin, "end": word.end}
     if side == "gold":
         error.update(gold_head=word.governor, gold_deprel=word.deprel)
-    if guess is not None:
+    if guess is not None and guess.attached:
         error.update(
             system_head=guess.governor,
             system_deprel=guess.deprel,

@@ -5,6 +5,10 @@ whose span exists on both sides (``pos/aligned``), as the CoNLL 2018 scorer's
 AlignedAccuracy does; P/R/F treat every (span, tag) pair as an item, so tokenisation
 errors lower them (with identical tokenisation P = R = F = accuracy).
 
+A system token whose tag is None (the tagger left it untagged) is aligned and
+counted like any other, and is always wrong, as CoNLL 2018 scores a ``_`` tag; it has
+no per-tag row.
+
 Tag mapping: ``tag_map`` is applied to both sides (e.g. to coarsen tags) and
 ``system_tag_map`` to system tags only, before ``tag_map`` (e.g. to translate a
 system's tag set into the gold one). Tags a map does not name are kept.
@@ -29,18 +33,20 @@ POS_KEY = "pos"
 class TaggedToken:
     begin: int
     end: int
-    tag: str
+    tag: str | None  # None: a system token left untagged
 
 
-def _map_tag(tag: str, *maps: Mapping[str, str] | None) -> str:
+def _map_tag(tag: str | None, *maps: Mapping[str, str] | None) -> str | None:
+    if tag is None:
+        return None
     for tag_map in maps:
         if tag_map is not None:
             tag = tag_map.get(tag, tag)
     return tag
 
 
-def _by_span(tokens: Sequence[TaggedToken], side: str) -> dict[tuple[int, int], str]:
-    spans: dict[tuple[int, int], str] = {}
+def _by_span(tokens: Sequence[TaggedToken], side: str) -> dict[tuple[int, int], str | None]:
+    spans: dict[tuple[int, int], str | None] = {}
     for token in tokens:
         span = (token.begin, token.end)
         if span in spans:
@@ -68,7 +74,11 @@ def pos_counts(
         for span, tag in _by_span(system, "system").items()
     }
     aligned = gold_tags.keys() & system_tags.keys()
-    correct = sum(1 for span in aligned if gold_tags[span] == system_tags[span])
+    correct = sum(
+        1
+        for span in aligned
+        if system_tags[span] is not None and gold_tags[span] == system_tags[span]
+    )
 
     counts: Counts = {
         f"{key}/gold": len(gold_tags),
@@ -80,7 +90,7 @@ def pos_counts(
         f"{key}/fn": len(gold_tags) - correct,
     }
     # Spans are unique on each side, so (span, tag) items are sets.
-    gold_items = set(gold_tags.items())
+    gold_items = {(span, tag) for span, tag in gold_tags.items() if tag is not None}
     system_items = set(system_tags.items())
     per_tag: Counter[str] = Counter()
     for kind, items in (
@@ -89,12 +99,13 @@ def pos_counts(
         ("fn", gold_items - system_items),
     ):
         for _, tag in items:
-            per_tag[f"{key}/tag/{tag}/{kind}"] += 1
+            if tag is not None:
+                per_tag[f"{key}/tag/{tag}/{kind}"] += 1
     counts.update(per_tag)
 
     errors: list[dict[str, Any]] = []
     for span in sorted(aligned):
-        if gold_tags[span] != system_tags[span]:
+        if system_tags[span] is None or gold_tags[span] != system_tags[span]:
             error: dict[str, Any] = {
                 "type": "TAG",
                 "begin": span[0],
