@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, get_
 import cassis
 from pydantic import BaseModel, ConfigDict, Discriminator, Field
 
-from casflow.pipeline.counts import Counts, EvaluationResult
+from casflow.pipeline.counts import Counts, EvaluationResult, nothing_scored
 
 if TYPE_CHECKING:
     from casflow.pipeline.significance import Metric
@@ -407,8 +407,13 @@ class Evaluator(Component[EvaluatorConfigT]):
         the headline first (e.g. ``{"strict": {...}, "overlap": {...}}``).
 
         Default: the scores' own top-level ``precision``, ``recall`` and ``f1``, if any.
+        Leave out a point with nothing to score on either side (no gold and no system
+        items): its F is undefined, and a 0 would pull down the per-document spread of
+        a corpus with many empty documents (BC2GM sentences without genes).
         """
         if all(isinstance(scores.get(k), (int, float)) for k in ("precision", "recall", "f1")):
+            if nothing_scored(scores):
+                return {}
             return {"": {k: float(scores[k]) for k in ("precision", "recall", "f1")}}
         return {}
 

@@ -41,6 +41,12 @@ def prf(tp: float, fp: float, fn: float) -> dict[str, float]:
     return {"precision": precision, "recall": recall, "f1": f1, "tp": tp, "fp": fp, "fn": fn}
 
 
+def nothing_scored(scores: Mapping[str, Any]) -> bool:
+    """True when a ``prf`` result had no gold and no system items (tp = fp = fn = 0),
+    so that its P/R/F are 0 only by convention, not by error."""
+    return all(scores.get(k) == 0 for k in ("tp", "fp", "fn"))
+
+
 @dataclass
 class EvaluationResult:
     """What an evaluator returns for one document.

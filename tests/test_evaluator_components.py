@@ -973,3 +973,18 @@ def test_evaluator_reading_a_view_nothing_writes_is_a_validation_error(
         and "requires POS in view 'system'" in m
         for m in messages
     ), messages
+
+
+def test_a_document_with_nothing_to_score_has_no_report_point() -> None:
+    # 0 gold and 0 system items: F is undefined, not 0, so the report's per-document
+    # spread leaves the document out (a 0 would drag it down on BC2GM-like corpora).
+    cas = _cas()
+    gold, system = cas.get_view("gold"), cas.get_view("system")
+    for name in ("eval.mentions.v1", "eval.tokens.v1"):
+        evaluator = _evaluator(name)
+        assert evaluator.prf_points(evaluator.score(evaluator.evaluate(gold, system).counts)) == {}
+    _tokens(gold, GOLD_TOKENS, GOLD_TAGS)
+    tokens = _evaluator("eval.tokens.v1")
+    assert tokens.prf_points(tokens.score(tokens.evaluate(gold, system).counts)) == {
+        "": {"precision": 0.0, "recall": 0.0, "f1": 0.0}
+    }

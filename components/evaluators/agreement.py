@@ -230,7 +230,10 @@ class AgreementEvaluator(CasEvaluator[AgreementEvaluatorConfig]):
         return score_bands(counts, self.config.bands)
 
     def prf_points(self, scores: dict[str, Any]) -> dict[str, dict[str, float]]:
-        return {"all": {k: scores["all"][k] for k in ("precision", "recall", "f1")}}
+        everything = scores["all"]
+        if not (everything["gold"] or everything["system"]):
+            return {}  # nothing to score: no F (see Evaluator.prf_points)
+        return {"all": {k: everything[k] for k in ("precision", "recall", "f1")}}
 
     def band_scores(self, scores: dict[str, Any]) -> dict[str, BandScores]:
         bands = {

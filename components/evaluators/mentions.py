@@ -42,7 +42,7 @@ from casflow.components.metrics.mentions import (
     score_mentions,
 )
 from casflow.pipeline.component import ComponentConfig, ErrorExample, EvaluatorConfig, RunContext
-from casflow.pipeline.counts import Counts, EvaluationResult
+from casflow.pipeline.counts import Counts, EvaluationResult, nothing_scored
 from casflow.pipeline.significance import Metric
 from casflow.typesystem import ALTERNATIVE, NAMED_ENTITY, load_typesystem, short_name
 
@@ -185,10 +185,11 @@ class MentionEvaluator(CasEvaluator[MentionEvaluatorConfig]):
 
     def prf_points(self, scores: dict[str, Any]) -> dict[str, dict[str, float]]:
         names = [*self.config.criteria, *([ALT_EVAL_KEY] if self.config.alt_eval else [])]
+        # A document with no mention on either side has no F (see Evaluator.prf_points).
         return {
             name: {k: scores[name]["micro"][k] for k in ("precision", "recall", "f1")}
             for name in names
-            if name in scores
+            if name in scores and not nothing_scored(scores[name]["micro"])
         }
 
     def error_examples(self, errors: Sequence[dict[str, Any]]) -> list[ErrorExample]:
