@@ -182,3 +182,49 @@ def test_three_copies_of_a_craft_treebank_article_vote_back_to_it(
     combined = scores["parseval"]["systems"]["combined"]["scores"]
     assert combined["f1"] == 1.0 and combined["complete_match"] == 1.0
     assert combined["error_sentences"] + combined["skip_sentences"] == 0
+
+
+def test_one_member_of_two_empty_leaves_the_other_to_vote(tmp_path: Path) -> None:
+    cas = make_cas(tmp_path, {"c1": MEMBERS["c1"]})
+    empty = cas.create_view("c2")  # the second parser failed on this document
+    empty.sofa_string = TEXT
+    target = combine(cas, tmp_path, members=["c1", "c2"])
+    trees = [format_tree(tree) for _, tree in constituent_trees(target)]
+    assert trees == [f"( {line[2:-2]} )" for line in MEMBERS["c1"]]
+    agreement = target.select(SENTENCE_AGREEMENT)[0]
+    assert (agreement.members, agreement.majorityShare, agreement.membersAgreeing) == (1, 1.0, 1)
+
+
+def test_two_agreeing_members_of_four_are_kept_when_two_abstain(tmp_path: Path) -> None:
+    cas = make_cas(tmp_path, {"c1": MEMBERS["c1"], "c2": MEMBERS["c1"]})
+    for name in ("c3", "c4"):
+        cas.create_view(name).sofa_string = TEXT
+    target = combine(cas, tmp_path, members=["c1", "c2", "c3", "c4"])
+    assert [format_tree(t) for _, t in constituent_trees(target)][0] == (
+        "( (S (NP-SBJ (NN Pax6)) (VP (VBZ binds) (NP (NN DNA))) (. .)) )"
+    )
+
+
+def test_tokens_outside_every_sentence_get_a_tree_of_their_own(tmp_path: Path) -> None:
+    cas = make_cas(tmp_path, {"c1": MEMBERS["c1"], "c2": MEMBERS["c1"]})
+    target = cas.get_view("combined")
+    ts = target.typesystem
+    tokens = cas.get_view("c1").select(TOKEN)
+    target.add_all(ts.get_type(TOKEN)(begin=t.begin, end=t.end) for t in tokens)
+    # the view's own sentences leave "Pax6 binds DNA." out
+    target.add(ts.get_type(SENTENCE)(begin=16, end=27))
+    combine(cas, tmp_path, members=["c1", "c2"])
+    trees = [format_tree(tree) for _, tree in constituent_trees(target)]
+    assert trees == [f"( {line[2:-2]} )" for line in MEMBERS["c1"]]
+    assert [(s.begin, s.end) for s in target.select(SENTENCE)] == [(0, 15), (16, 27)]
+
+
+def test_a_sentence_no_member_parses_gets_no_tree(tmp_path: Path) -> None:
+    cas = make_cas(tmp_path, {"c1": MEMBERS["c1"]})
+    tokens = [(t.begin, t.end) for t in cas.get_view("c1").select(TOKEN)]
+    for name in ("t1", "t2"):  # tokens, but no tree: both parsers failed
+        view = cas.create_view(name)
+        view.sofa_string = TEXT
+        view.add_all(view.typesystem.get_type(TOKEN)(begin=b, end=e) for b, e in tokens)
+    target = combine(cas, tmp_path, members=["t1", "t2"])
+    assert target.select(CONSTITUENT) == [] and target.select(SENTENCE_AGREEMENT) == []

@@ -172,6 +172,62 @@ def test_random_members_always_give_the_best_single_rooted_tree() -> None:
         check_tree(combine_parses(n, partial).heads)
 
 
+def test_a_first_token_no_member_attaches_hangs_on_a_neighbour_not_the_root() -> None:
+    # the members agree on 3 <- 2 and the root at 3; token 1 has no head
+    members = [MemberParse([None, 3, 0], ["", "amod", "ROOT"])] * 2
+    result = combine_parses(3, members)
+    assert result.heads[1:] == [3, 0]
+    assert result.labels[1:] == ["amod", "ROOT"]
+    assert result.fallback_arcs == 1
+
+
+def test_fallback_arcs_never_displace_the_members_root() -> None:
+    # no member tree is complete and the majority arcs cycle (2 <-> 3): the spanning
+    # tree must keep b's root at 2 and attach token 1 by a fallback arc from 2
+    a = MemberParse([None, 3, 2], ["", "x", "y"], weight=2.0)
+    b = MemberParse([None, 0, 2], ["", "ROOT", "y"])
+    assert combine_parses(3, [a, b]).heads == [2, 0, 2]
+
+
+def test_without_a_complete_member_the_best_tree_over_any_arcs_is_found() -> None:
+    # fallback arcs (weight 0) may join any two tokens: the result scores as well as
+    # the best of all trees, so a missing fallback arc never costs a member arc
+    rng = random.Random(3)
+    for _ in range(300):
+        n = rng.randint(1, 5)
+        members = [
+            MemberParse(
+                [rng.choice([None, *(h for h in range(n + 1) if h != d)]) for d in range(1, n + 1)],
+                ["a"] * n,
+                weight=rng.choice([1.0, 2.0]),
+            )
+            for _ in range(rng.randint(2, 4))
+        ]
+        result = combine_parses(n, members)
+        check_tree(result.heads)
+        assert tree_score(result.heads, members) == pytest.approx(
+            max(tree_score(t, members) for t in all_trees(n))
+        )
+
+
+def test_tied_arc_scores_do_not_depend_on_the_members_order() -> None:
+    # 0.1 + 0.2 + 0.3 for head 3 ties with 0.6 for head 2 (the lower head wins)
+    a, b, c = (MemberParse([3, 0, 2], ["x", "ROOT", "y"], weight=w) for w in (0.1, 0.2, 0.3))
+    d = MemberParse([2, 0, 2], ["z", "ROOT", "y"], weight=0.6)
+    assert combine_parses(3, [a, b, c, d]).heads == [2, 0, 2]
+    assert combine_parses(3, [c, b, a, d]).heads == [2, 0, 2]
+
+
+def test_a_sentence_no_member_parses_is_not_trusted() -> None:
+    silent = combine_parses(3, [MemberParse([None] * 3, [""] * 3)] * 2)
+    check_tree(silent.heads)
+    assert silent.fallback_arcs == 3
+    assert (silent.agreement.majority_share, silent.agreement.support) == (0.0, 0.0)
+    assert silent.agreement.members_agreeing == 0
+    nobody = combine_parses(3, [])
+    assert (nobody.agreement.members, nobody.agreement.majority_share) == (0, 0.0)
+
+
 def test_long_random_sentences_give_valid_trees() -> None:
     rng = random.Random(7)
     for _ in range(10):
@@ -375,7 +431,8 @@ def test_a_member_with_no_output_abstains(tmp_path: Path) -> None:
     spans = [w.span for w in words]
     assert [0 if w.governor is None else spans.index(w.governor) + 1 for w in words] == GOLD_HEADS
     agreement = target.select(SENTENCE_AGREEMENT)[0]
-    assert (agreement.members, agreement.membersAgreeing, agreement.majorityShare) == (3, 2, 1.0)
+    # p3 abstains: left out of the count, as of the vote
+    assert (agreement.members, agreement.membersAgreeing, agreement.majorityShare) == (2, 2, 1.0)
 
 
 def first_label(cas: cassis.Cas, tmp_path: Path, view: str, members: list) -> str:
@@ -409,3 +466,55 @@ def test_vote_labels_false_in_the_config(tmp_path: Path) -> None:
     # p1 alone labels; p2 and p3 outvote it when they vote labels too
     assert first_label(cas, tmp_path, "combined", ["p1", *arcs_only]) == "nsubj"
     assert first_label(cas, tmp_path, "combined_all", ["p1", "p2", "p3"]) == "dep"
+
+
+def test_with_one_of_two_members_empty_the_other_is_trusted(tmp_path: Path) -> None:
+    cas = new_cas()
+    add_parse(cas, "p1", GOLD_HEADS, LABELS)
+    empty = cas.create_view("p2")  # the second parser failed on this document
+    empty.sofa_string = TEXT
+    target = cas.create_view("combined")
+    target.sofa_string = TEXT
+    combiner(tmp_path, members=["p1", "p2"]).process(target)
+    agreement = target.select(SENTENCE_AGREEMENT)[0]
+    # p2 is no vote against p1's arcs
+    assert (agreement.members, agreement.majorityShare, agreement.support) == (1, 1.0, 1.0)
+    assert agreement.membersAgreeing == 1
+
+
+def tokens_only(cas: cassis.Cas, name: str) -> None:
+    """A member view with the tokens and sentences but no parse."""
+    view = cas.create_view(name)
+    view.sofa_string = TEXT
+    ts = view.typesystem
+    view.add_all(ts.get_type(TOKEN)(begin=b, end=e) for b, e in TOKENS)
+    view.add_all(ts.get_type(SENTENCE)(begin=b, end=e) for b, e in SENTENCES)
+
+
+def test_a_sentence_every_member_abstains_on_gets_no_tree(tmp_path: Path) -> None:
+    cas = new_cas()
+    tokens_only(cas, "p1")
+    tokens_only(cas, "p2")
+    target = cas.create_view("combined")
+    target.sofa_string = TEXT
+    combiner(tmp_path, members=["p1", "p2"]).process(target)
+    # no invented chain, and no agreement that would rate it
+    assert target.select(DEPENDENCY) == [] and target.select(SENTENCE_AGREEMENT) == []
+    assert len(target.select(TOKEN)) == len(TOKENS)
+
+
+def test_tokens_outside_every_sentence_are_combined_as_a_sentence(tmp_path: Path) -> None:
+    cas = new_cas()
+    add_parse(cas, "p1", GOLD_HEADS, LABELS)
+    add_parse(cas, "p2", GOLD_HEADS, LABELS)
+    target = cas.create_view("combined")
+    target.sofa_string = TEXT
+    # the view's own sentences leave "Pax6 binds DNA." out
+    target.add(target.typesystem.get_type(SENTENCE)(begin=16, end=25))
+    combiner(tmp_path, members=["p1", "p2"]).process(target)
+    words = [w for s in dependency_sentences(target) for w in s]
+    assert [w.span for w in words] == TOKENS
+    spans = [w.span for w in words]
+    assert [0 if w.governor is None else spans.index(w.governor) + 1 for w in words] == GOLD_HEADS
+    assert [(s.begin, s.end) for s in target.select(SENTENCE)] == SENTENCES
+    assert [(a.begin, a.end) for a in target.select(SENTENCE_AGREEMENT)] == SENTENCES

@@ -183,3 +183,18 @@ def test_unknown_document_step_is_a_config_error() -> None:
         match="unknown document post-processing propagate_names; known: propagate_abbreviations",
     ):
         CombineMentionsConfig(members=["m1", "m2"], document_postprocess=["propagate_names"])
+
+
+def test_weighted_agreement_uses_the_class_weights_of_the_vote(tmp_path: Path) -> None:
+    # m1 alone proposes "lens" as Organ, but counts 3 for Organ: kept with 3 of 5
+    cas = run(
+        tmp_path,
+        type="AnatomyMention",
+        method="weighted",
+        members=[{"view": "m1", "label_weights": {"Organ": 3}}, "m2", "m3"],
+    )
+    assert [(t, v) for t, v, _ in found(cas)] == [("lens", "Organ"), ("lens", "Tissue")]
+    lens = cas.select(SENTENCE_AGREEMENT)[1]
+    # both proposed units have a majority of their class's weight, as the vote says
+    assert lens.majorityShare == 1.0
+    assert lens.support == pytest.approx((3 / 5 + 2 / 3) / 2)

@@ -178,3 +178,34 @@ def test_agreement_of_members() -> None:
     assert result.members_agreeing == 2
     empty = agreement([set(), set()], [1.0, 1.0], set())
     assert (empty.majority_share, empty.support, empty.members_agreeing) == (1.0, 1.0, 2)
+
+
+def test_ties_at_half_do_not_depend_on_the_members_order() -> None:
+    # 0.1 + 0.2 is exactly half of 0.6 as written: no majority, in either order
+    a = tree([(0, 3, "S"), (0, 2, "NP")], ["x"] * 3, weight=0.1)
+    b = tree([(0, 3, "S"), (0, 2, "NP")], ["x"] * 3, weight=0.2)
+    c = tree([(0, 3, "S")], ["x"] * 3, weight=0.3)
+    for members in ([a, b, c], [c, b, a]):
+        assert [(x.start, x.end) for x in vote_brackets(3, members).brackets] == [(0, 3)]
+    unit = (0, 4, "CELL")
+    voters = [MemberMentions({unit}, 0.1), MemberMentions({unit}, 0.2), MemberMentions((), 0.3)]
+    assert vote_mentions(voters, "weighted") == vote_mentions(voters[::-1], "weighted") == []
+    # a label tie goes to the first vote, however the other's weights add up
+    assert weighted_choice([("b", 0.3), ("a", 0.1), ("a", 0.2)]) == "b"
+    result = agreement([{1}, {1}, set()], [0.1, 0.2, 0.3], {1})
+    assert result.majority_share == 0.0 and result.support == pytest.approx(0.5)
+
+
+def test_agreement_without_votes_and_with_weights_per_unit() -> None:
+    nobody = agreement([], [], set())
+    assert (nobody.members, nobody.majority_share, nobody.support) == (0, 0.0, 0.0)
+    # members proposing nothing while the result holds units (a fallback tree)
+    invented = agreement([set(), set()], [1.0, 1.0], {1})
+    assert (invented.majority_share, invented.support, invented.members_agreeing) == (0, 0, 0)
+    # weights per unit, as the weighted mention vote weighs classes
+    by_class = agreement(
+        [{"cell"}, set(), set()],
+        [lambda unit: 3.0 if unit == "cell" else 1.0, 1.0, 1.0],
+        {"cell"},
+    )
+    assert by_class.majority_share == 1.0 and by_class.support == pytest.approx(3 / 5)

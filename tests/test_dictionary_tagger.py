@@ -261,3 +261,42 @@ def test_anatem_devel_workflow(
 def test_mention_type_may_be_a_short_name(obo: Path) -> None:
     config = DictionaryTagger.Config(ontologies=[str(obo)], mention_type="GeneMention", cache=False)
     assert config.mention_type == "casflow.ner.GeneMention"
+
+
+def test_a_longer_entry_with_the_same_key_keeps_short_entries_case(tmp_path: Path) -> None:
+    # "gums" reduces to the key of "gum": it must not make "GUM" (an acronym) match
+    path = tmp_path / "gum.obo"
+    path.write_text(
+        'format-version: 1.2\n\n[Term]\nid: FX:1\nname: gum\nsynonym: "gums" EXACT []\n',
+        encoding="utf-8",
+    )
+    text = "GUM gum Gum gums GUMS Gums"
+    for phrases in ("in file order", "whichever comes first"):
+        found = [f[0] for f in tag(path, text)]
+        assert found == ["gum", "Gum", "gums", "GUMS", "Gums"], phrases
+        path.write_text(
+            'format-version: 1.2\n\n[Term]\nid: FX:1\nname: gums\nsynonym: "gum" EXACT []\n',
+            encoding="utf-8",
+        )
+
+
+def test_latin_plurals_in_es_meet_their_singulars_in_is() -> None:
+    same = [
+        ("testis", "testes"),
+        ("pelvis", "pelves"),
+        ("diaphysis", "diaphyses"),
+        ("naris", "nares"),
+        ("lateralis", "laterales"),
+        # English plurals in -es, and words in -ises, as before
+        ("bone", "bones"),
+        ("premise", "premises"),
+        ("arise", "arises"),
+        ("gloss", "glosses"),
+        ("branch", "branches"),
+        ("artery", "arteries"),
+    ]
+    for singular, plural in same:
+        assert stem(singular) == stem(plural), (singular, plural)
+    # four letters stay as they are: "this" is not "the"
+    assert [stem(w) for w in ("this", "axis", "iris")] == ["this", "axis", "iris"]
+    assert phrase_key("Testes") == phrase_key("testis")

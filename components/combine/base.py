@@ -164,7 +164,8 @@ class Combiner(Processor[CombineConfigT]):
 
         A member without any token produced nothing for this document (a tool that
         failed on it, an import with ``missing: empty``): it abstains, and the others
-        are combined."""
+        are combined (see :meth:`SyntaxCombiner.voting_inputs` for abstaining on one
+        sentence)."""
         doc = self.document(view)
         tokens = list(view.select(TOKEN))
         source = view_name(view)
@@ -255,7 +256,18 @@ class SyntaxCombiner(Combiner[SyntaxConfigT]):
 
     def voting_inputs(self, view: cassis.Cas) -> tuple[str, list[Member], list[Any], list[Span]]:
         """The document id, the members, the shared tokens and the sentence spans (copied
-        into the view when it has none) of a document to combine."""
+        into the view when it has none) of a document to combine.
+
+        Every token is in a sentence: each stretch of tokens outside every sentence
+        (a title the splitter left out, tokens between a view's own sentences) is
+        added to the view as a sentence of its own and combined like the others.
+
+        A member abstains on a sentence where it has none of the layer (no basic
+        dependency of a token there, no constituent over its tokens): it produced
+        nothing there, so it is left out of that sentence's vote and agreement
+        instead of voting against everything. A sentence every member abstains on
+        gets nothing: no tree, no agreement.
+        """
         doc = self.document(view)
         if view.select(self.layer_type):
             raise CombineInputError(
@@ -264,7 +276,13 @@ class SyntaxCombiner(Combiner[SyntaxConfigT]):
             )
         members = self.members(view)
         tokens = self.shared_tokens(view, members)
-        return doc, members, tokens, self.sentence_spans(view, members, copy=True)
+        sentences = self.sentence_spans(view, members, copy=True)
+        stretches = uncovered_stretches([(t.begin, t.end) for t in tokens], sentences)
+        if stretches:
+            sentence_type = view.typesystem.get_type(SENTENCE)
+            view.add_all(sentence_type(begin=b, end=e) for b, e in stretches)
+            sentences = sorted(sentences + stretches)
+        return doc, members, tokens, sentences
 
 
 def _describe_token(view: cassis.Cas, spans: Sequence[Span], index: int) -> str:
@@ -272,6 +290,27 @@ def _describe_token(view: cassis.Cas, spans: Sequence[Span], index: int) -> str:
         return "missing"
     begin, end = spans[index]
     return f"{(view.sofa_string or '')[begin:end]!r} at ({begin}, {end})"
+
+
+def uncovered_stretches(tokens: Sequence[Span], sentences: Sequence[Span]) -> list[Span]:
+    """Spans of the runs of ``tokens`` (ascending) that no sentence holds (as
+    :func:`group_by_sentence` assigns them); a run ends where a sentence begins."""
+    begins = [b for b, _ in sentences]
+    stretches: list[Span] = []
+    run: list[Span] = []
+    run_after = -2  # the sentence the current run follows
+    for begin, end in tokens:
+        number = bisect.bisect_right(begins, begin) - 1
+        covered = 0 <= number < len(sentences) and begin < sentences[number][1]
+        if run and (covered or number != run_after):
+            stretches.append((run[0][0], run[-1][1]))
+            run = []
+        if not covered:
+            run.append((begin, end))
+            run_after = number
+    if run:
+        stretches.append((run[0][0], run[-1][1]))
+    return stretches
 
 
 def group_by_sentence(starts: Sequence[int], sentences: Sequence[Span]) -> list[list[int]]:

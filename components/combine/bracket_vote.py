@@ -13,6 +13,13 @@ level: a span keeps ``k`` brackets when more than half of the weight proposes
 at least ``k`` there, and the label of each level is voted among the members'
 lowest ``k`` labels on the span (the lowest is the phrase nearest the words, on
 which members agree most). POS tags are voted token by token.
+
+``members`` are the members that vote on the sentence: leave out those that
+abstain (that produced nothing there), so that their weight is no vote against
+every bracket; with none, nothing is kept and every agreement figure is 0. A
+member without brackets votes (for a flat tree). Weights are summed by
+:func:`~casflow.components.combine.voting.weight_sum`, so that a bracket with
+exactly half of the weight is never kept, in any order of the members.
 """
 
 from __future__ import annotations
@@ -20,7 +27,14 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from casflow.components.combine.voting import Agreement, agreement, is_majority, weighted_choice
+from casflow.components.combine.voting import (
+    NO_VOTE,
+    Agreement,
+    agreement,
+    is_majority,
+    weight_sum,
+    weighted_choice,
+)
 
 Span = tuple[int, int]
 
@@ -101,9 +115,10 @@ def _chains(member: MemberTree) -> dict[Span, list[Label]]:
 
 
 def vote_brackets(n: int, members: Sequence[MemberTree]) -> CombinedTree:
-    """The brackets and tags most of the member weight agrees on, over ``n`` tokens."""
+    """The brackets and tags most of the voting members' weight agrees on, over ``n``
+    tokens."""
     if not members:
-        raise ValueError("combine at least one member tree")
+        return CombinedTree([], [None] * n, NO_VOTE)
     chains = []
     for number, member in enumerate(members, start=1):
         if len(member.tags) != n:
@@ -118,14 +133,14 @@ def vote_brackets(n: int, members: Sequence[MemberTree]) -> CombinedTree:
                 )
         check_nested([b.span for b in member.brackets], f"member {number}")
         chains.append(_chains(member))
-    total = float(sum(m.weight for m in members))
+    total = weight_sum(m.weight for m in members)
 
     kept: list[tuple[Span, int, Label]] = []  # (span, level from the top, label)
     spans = sorted({span for chain in chains for span in chain}, key=lambda s: (s[0], -s[1]))
     for span in spans:
         lengths = [(len(chain.get(span, ())), m) for chain, m in zip(chains, members, strict=True)]
         depth = 0
-        while is_majority(sum(m.weight for length, m in lengths if length > depth), total):
+        while is_majority(weight_sum(m.weight for length, m in lengths if length > depth), total):
             depth += 1
         for level in range(depth):
             # Level 0 is the top of the kept chain; member labels are aligned at the bottom.

@@ -6,7 +6,10 @@ constituents down the ``children`` arrays; without ROOTs, from the constituents
 no other one contains) become brackets over token positions; constituents over
 empty elements only are left out. Brackets are voted sentence by sentence (a
 bracket belongs to the sentence of its first token and is no vote when it
-leaves that sentence).
+leaves that sentence). A member with no constituent (ROOT included) over a
+sentence's tokens produced nothing there and abstains; a sentence no member
+parses gets no tree and no agreement. Tokens outside every sentence make
+sentences of their own.
 
 The result is written as the Penn importer writes trees: per sentence a DKPro
 ``ROOT`` over the sentence's tokens and a ``Constituent`` per kept bracket
@@ -73,13 +76,24 @@ class CombineConstituents(SyntaxCombiner[CombineConstituentsConfig]):
         _, members, tokens, sentences = self.voting_inputs(view)
         begins = [t.begin for t in tokens]
         ends = [t.end for t in tokens]
-        brackets = [self._brackets(view, member, begins, ends) for member in members]
-        tags = [self._tags(member) or [None] * len(tokens) for member in members]
         sentence_of = [-1] * len(tokens)
         groups = group_by_sentence(begins, sentences)
         for number, indices in enumerate(groups):
             for i in indices:
                 sentence_of[i] = number
+        brackets = []
+        parsed: list[set[int]] = []  # per member, the sentences it has a tree over
+        for member in members:
+            found, tops = self._brackets(view, member, begins, ends)
+            brackets.append(found)
+            parsed.append(
+                {
+                    number
+                    for start, end in tops
+                    for number in range(sentence_of[start], sentence_of[end - 1] + 1)
+                }
+            )
+        tags = [self._tags(member) or [None] * len(tokens) for member in members]
         # Each member's brackets by sentence (a bracket leaving its sentence is no vote).
         by_sentence: list[dict[int, list[Bracket]]] = []
         for member_brackets in brackets:
@@ -96,7 +110,11 @@ class CombineConstituents(SyntaxCombiner[CombineConstituentsConfig]):
                 continue
             first = indices[0]
             trees = []
-            for member, grouped, member_tags in zip(members, by_sentence, tags, strict=True):
+            for member, grouped, member_tags, theirs in zip(
+                members, by_sentence, tags, parsed, strict=True
+            ):
+                if number not in theirs:
+                    continue  # the member produced nothing here: it abstains
                 inside = [
                     Bracket(b.start - first, b.end - first, b.label)
                     for b in grouped.get(number, ())
@@ -109,6 +127,8 @@ class CombineConstituents(SyntaxCombiner[CombineConstituentsConfig]):
                         member.config.label_weights,
                     )
                 )
+            if not trees:
+                continue  # no member parsed it: nothing to vote
             combined = vote_brackets(len(indices), trees)
             words = [tokens[i] for i in indices]
             self._write_tree(view, words, combined, out)
@@ -132,8 +152,10 @@ class CombineConstituents(SyntaxCombiner[CombineConstituentsConfig]):
 
     def _brackets(
         self, view: cassis.Cas, member: Member, begins: list[int], ends: list[int]
-    ) -> list[Bracket]:
-        """The member's brackets over token positions, in pre-order."""
+    ) -> tuple[list[Bracket], list[Span]]:
+        """The member's brackets over token positions, in pre-order, and the token
+        positions (start, end exclusive) of its trees' tops (ROOTs, else the
+        constituents no other one contains) that hold tokens."""
         ts = view.typesystem
         constituent_type = ts.get_type(CONSTITUENT)
         root_type = ts.get_type(CONSTITUENT_ROOT)
@@ -155,6 +177,12 @@ class CombineConstituents(SyntaxCombiner[CombineConstituentsConfig]):
         if not roots:
             contained = {id(child) for c in constituents for child in _children(c)}
             roots = [c for c in constituents if id(c) not in contained]
+        tops: list[Span] = []
+        for top in roots:
+            start = bisect.bisect_left(begins, top.begin)
+            end = bisect.bisect_right(ends, top.end)
+            if start < end:
+                tops.append((start, end))
         found: list[Bracket] = []
         seen: set[int] = set()
         stack = list(reversed(sorted(roots, key=lambda r: (r.begin, -r.end))))
@@ -175,7 +203,7 @@ class CombineConstituents(SyntaxCombiner[CombineConstituentsConfig]):
                     label = Label(category, node.syntacticFunction)
                     found.append(Bracket(start, end, label))
             stack.extend(reversed([c for c in _children(node) if kind(c)[0]]))
-        return found
+        return found, tops
 
     @staticmethod
     def _write_tree(

@@ -8,8 +8,11 @@ Governor and Dependent are the root token, DependencyType ``ROOT``):
 - tokens: the view's own, else copied from the first member; every member must
   have the same tokens (same offsets) or the document fails naming the token;
 - sentences: the view's own, else copied from the first member that has some;
-  arcs that leave a sentence are not votes (a member that splits sentences
-  differently still votes inside them);
+  tokens outside every sentence make sentences of their own; arcs that leave a
+  sentence are not votes (a member that splits sentences differently still votes
+  inside them), and a member with no arc inside a sentence abstains there; a
+  sentence no member parses gets no tree and no agreement (its tokens stay
+  unattached, and are scored so);
 - POS (when the tokens have none): ``(PosValue, coarseValue)`` by weighted vote;
 - one ``SentenceAgreement`` (layer ``dependencies``) per sentence: the units are
   unlabelled arcs, and a member agrees when its labelled tree equals the result.
@@ -87,6 +90,8 @@ class CombineDependencies(SyntaxCombiner[CombineDependenciesConfig]):
             number = {(t.begin, t.end): k for k, t in enumerate(words, start=1)}
             parses = []
             for member, member_arcs in zip(members, arcs, strict=True):
+                if not any((word.begin, word.end) in member_arcs for word in words):
+                    continue  # the member produced nothing here: it abstains
                 heads: list[int | None] = []
                 labels: list[str] = []
                 for word in words:
@@ -110,6 +115,8 @@ class CombineDependencies(SyntaxCombiner[CombineDependenciesConfig]):
                         or config.vote_labels,
                     )
                 )
+            if not parses:
+                continue  # no member parsed it: an invented tree would be trusted
             combined = combine_parses(len(words), parses, root_label=ROOT_LABEL)
             for word, head, label in zip(words, combined.heads, combined.labels, strict=True):
                 governor = None if head == 0 else words[head - 1]

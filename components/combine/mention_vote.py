@@ -9,6 +9,10 @@ lists it. Methods:
 - ``weighted``: more than ``threshold`` of the member weight for that class (a
   member's weight, or its weight for the class, e.g. its development F there);
 - ``union``: any member; ``intersection``: every member.
+
+Weights are summed by :func:`~casflow.components.combine.voting.weight_sum`, so
+that a share equal to ``threshold`` as written is never kept, in any order of the
+members.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
+
+from casflow.components.combine.voting import exceeds, weight_sum
 
 Method = Literal["majority", "weighted", "union", "intersection"]
 METHODS: tuple[Method, ...] = ("majority", "weighted", "union", "intersection")
@@ -53,20 +59,21 @@ def vote_mentions(
         raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
     if not 0 <= threshold < 1:
         raise ValueError(f"threshold must be in [0, 1), got {threshold}")
-    behind: dict[Unit, float] = {}
-    voters: dict[Unit, int] = {}
+    weights: dict[Unit, list[float]] = {}
     first: dict[Unit, int] = {}
     for number, member in enumerate(members):
         for unit in set(member.mentions):
-            behind[unit] = behind.get(unit, 0.0) + _member_weight(member, unit[2], method)
-            voters[unit] = voters.get(unit, 0) + 1
+            weights.setdefault(unit, []).append(_member_weight(member, unit[2], method))
             first.setdefault(unit, number)
+    behind = {unit: weight_sum(each) for unit, each in weights.items()}
+    voters = {unit: len(each) for unit, each in weights.items()}
     totals: dict[str, float] = {}
     for label in {unit[2] for unit in behind}:
-        totals[label] = sum(_member_weight(m, label, method) for m in members)
+        totals[label] = weight_sum(_member_weight(m, label, method) for m in members)
     kept = []
     for unit in sorted(behind):
-        share = behind[unit] / totals[unit[2]] if totals[unit[2]] else 0.0
+        total = totals[unit[2]]
+        share = behind[unit] / total if total else 0.0
         if method == "union":
             keep = True
         elif method == "intersection":
@@ -74,7 +81,7 @@ def vote_mentions(
         elif method == "majority":
             keep = voters[unit] * 2 > len(members)
         else:
-            keep = share > threshold
+            keep = exceeds(behind[unit], threshold, total)
         if keep:
             kept.append(VotedMention(unit[0], unit[1], unit[2], share, first[unit]))
     return kept

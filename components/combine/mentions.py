@@ -17,14 +17,21 @@ A mention such a step adds takes the type of a voted mention of its class (else
 ``type``), no identifier, and the share of the mention it came from; the
 agreement per sentence is the members' agreement with the vote before the steps.
 
+A member without mentions votes against every mention (it is not left out as the
+syntax combiners leave out a member that produced nothing): a tagger that found
+nothing in a document cannot be told from one that was not run on it, as both
+leave an empty view.
+
 Sentences (for ``SentenceAgreement``, layer ``mentions:<type>``, e.g.
 ``mentions:GeneMention``, so combiners of several types can share a view) are the view's own,
 else the first member's that has some, else the whole text; a mention belongs to
-the sentence it starts in.
+the sentence it starts in. The agreement weighs members as the vote does (under
+``weighted``, each by its weight for the mention's class).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import cassis
@@ -34,6 +41,7 @@ from casflow.components.combine.base import (
     CombineConfig,
     CombineInputError,
     Combiner,
+    MemberConfig,
     group_by_sentence,
 )
 from casflow.components.combine.mention_vote import (
@@ -43,7 +51,7 @@ from casflow.components.combine.mention_vote import (
     VotedMention,
     vote_mentions,
 )
-from casflow.components.combine.voting import agreement
+from casflow.components.combine.voting import Weight, agreement
 from casflow.components.crfsuite.postprocess import DOCUMENT_POSTPROCESSORS, known_document_steps
 from casflow.components.evaluators.mentions import resolve_type_name
 from casflow.typesystem import NAMED_ENTITY, SENTENCE_AGREEMENT, short_name
@@ -179,7 +187,10 @@ class CombineMentions(Combiner[CombineMentionsConfig]):
         kept: list[VotedMention],
     ) -> list[Any]:
         sentences = self.sentence_spans(view, members, copy=False)
-        weights = [m.config.weight if self.config.method == "weighted" else 1.0 for m in members]
+        # the vote's own weights: per class under 'weighted', one per member otherwise
+        weights: list[Weight] = [
+            _class_weight(m.config) if self.config.method == "weighted" else 1.0 for m in members
+        ]
         result = sorted((m.begin, m.end, m.label) for m in kept)
         result_groups = group_by_sentence([u[0] for u in result], sentences)
         member_groups = []
@@ -192,6 +203,11 @@ class CombineMentions(Combiner[CombineMentionsConfig]):
             combined = {result[i] for i in result_groups[number]}
             out.append(self.agreement_annotation(view, span, agreement(mine, weights, combined)))
         return out
+
+
+def _class_weight(config: MemberConfig) -> Callable[[Unit], float]:
+    """A member's weight for one mention (for its class), as the weighted vote weighs it."""
+    return lambda unit: config.label_weights.get(unit[2], config.weight)
 
 
 def mention_layer(type_name: str) -> str:

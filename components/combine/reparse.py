@@ -14,10 +14,23 @@ Two guarantees the plain algorithm lacks:
   total weight of all arcs, so the best tree has exactly one root arc whenever a
   single-rooted tree exists, and one always does (next point).
 - **Every token attached.** When no member's parse is a complete tree (members
-  that miss tokens, or whose arcs left the sentence), a zero-weight arc from each
-  token to the next and a penalised root arc to every token are added where no
-  member proposes them, so a spanning tree still exists; such arcs win only when
-  no member arc can attach the token.
+  that miss tokens, or whose arcs left the sentence), a zero-weight arc from every
+  token to every other one and a penalised root arc to every token are added
+  where no member proposes them, so a spanning tree still exists; such arcs win
+  only where no member arc can attach the token, so the members' own arcs are
+  kept wherever they make a tree (a token no member gives a head hangs on another
+  token and never displaces the members' root).
+
+``members`` are the members that vote on the sentence: leave out those that
+abstain (that produced nothing there), so that their weight is no vote against
+every arc. A member given with no head for any token votes, and proposes nothing.
+Where no member proposes any arc (or none votes), the result is the fallback chain
+(the first token the root, every other on the one before), ``fallback_arcs == n``,
+and every agreement figure is 0: no member vouches for it
+(``combine.dependencies.v1`` writes nothing for a sentence no member votes on).
+
+Arc scores are sums of weights by :func:`~casflow.components.combine.voting.weight_sum`,
+so ties (broken by the lowest head) do not depend on the members' order.
 
 Most sentences need no spanning-tree search: when every token's best-voted arc
 already makes a tree with one root, that tree is the best one.
@@ -32,7 +45,13 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from casflow.components.combine.voting import Agreement, agreement, weighted_choice
+from casflow.components.combine.voting import (
+    NO_VOTE,
+    Agreement,
+    agreement,
+    weight_sum,
+    weighted_choice,
+)
 
 ROOT = 0
 FALLBACK_LABEL = "dep"
@@ -102,9 +121,16 @@ def check_tree(heads: Sequence[int]) -> None:
         raise ValueError(problem)
 
 
+def _fallback_head(dependent: int, n: int) -> int:
+    """A fallback arc's head: the previous token, else the next, else the root."""
+    if dependent > 1:
+        return dependent - 1
+    return 2 if n > 1 else ROOT
+
+
 def _greedy_heads(scores: Mapping[tuple[int, int], float], n: int) -> list[int]:
-    """Each token's best-voted head (lowest head number on ties; the previous token,
-    or the root for the first, when no member gives it one).
+    """Each token's best-voted head (lowest head number on ties; a neighbour, see
+    :func:`_fallback_head`, when no member gives it one).
 
     When these arcs form a tree with one root, it is the best tree (no tree can
     weigh more than every token's best arc), which saves Chu-Liu/Edmonds for the
@@ -115,7 +141,7 @@ def _greedy_heads(scores: Mapping[tuple[int, int], float], n: int) -> list[int]:
         current = best.get(dependent)
         if current is None or (score, -head) > (current[0], -current[1]):
             best[dependent] = (score, head)
-    return [best[d][1] if d in best else d - 1 for d in range(1, n + 1)]
+    return [best[d][1] if d in best else _fallback_head(d, n) for d in range(1, n + 1)]
 
 
 def _maximum_spanning_tree(
@@ -131,25 +157,30 @@ def _maximum_spanning_tree(
         graph.add_edge(head, dependent, weight=score - penalty if head == ROOT else score)
     # A member whose parse is a complete tree guarantees a single-rooted spanning
     # tree among the member arcs; only without one are the fallback arcs needed.
+    hub = n + 1
     if not any(_complete_tree(m.heads) for m in members):
+        # A zero-weight arc from every token to every other one, so that the member
+        # arcs are never given up for want of a fallback head (with arcs from the
+        # previous token only, a first token no member attaches could only be the
+        # root, and pushed the members' root arc off). Through a hub: token -> hub
+        # -> token stands for the n * n arcs with 2n; the hub's children then hang
+        # on the hub's head. The hub has no root arc, so it adds no root.
         for dependent in range(1, n + 1):
             if not graph.has_edge(ROOT, dependent):
                 graph.add_edge(ROOT, dependent, weight=-penalty)
             if dependent > 1 and not graph.has_edge(dependent - 1, dependent):
                 graph.add_edge(dependent - 1, dependent, weight=0.0)
+            graph.add_edge(dependent, hub, weight=0.0)
+            graph.add_edge(hub, dependent, weight=0.0)
     tree = nx.maximum_spanning_arborescence(graph, attr="weight")
-    heads = [0] * n
-    for head, dependent in tree.edges():
-        heads[dependent - 1] = head
-    return heads
+    parent = {dependent: head for head, dependent in tree.edges()}
+    return [parent[parent[d]] if parent[d] == hub else parent[d] for d in range(1, n + 1)]
 
 
 def combine_parses(
     n: int, members: Sequence[MemberParse], root_label: str = "ROOT"
 ) -> CombinedParse:
-    """The reparsed tree over ``n`` tokens from the members' parses."""
-    if not members:
-        raise ValueError("combine at least one member parse")
+    """The reparsed tree over ``n`` tokens from the voting members' parses."""
     for number, member in enumerate(members, start=1):
         if len(member.heads) != n or len(member.labels) != n:
             raise ValueError(
@@ -159,19 +190,21 @@ def combine_parses(
         for i, head in enumerate(member.heads, start=1):
             if head is not None and not 0 <= head <= n:
                 raise ValueError(f"member {number}: token {i} has head {head}, outside 0..{n}")
-    empty = Agreement(len(members), 1.0, 1.0, len(members))
     if n == 0:
-        return CombinedParse([], [], empty, 0)
+        return CombinedParse([], [], Agreement(len(members), 1.0, 1.0, len(members)), 0)
+    if not members:
+        chain = [d - 1 for d in range(1, n + 1)]
+        return CombinedParse(chain, [root_label] + [FALLBACK_LABEL] * (n - 1), NO_VOTE, n)
 
-    scores: dict[tuple[int, int], float] = {}
+    votes: dict[tuple[int, int], list[float]] = {}
     for member in members:
         for dependent, (head, label) in enumerate(
             zip(member.heads, member.labels, strict=True), start=1
         ):
             if head is None or head == dependent:
                 continue
-            key = (head, dependent)
-            scores[key] = scores.get(key, 0.0) + member.arc_weight(label)
+            votes.setdefault((head, dependent), []).append(member.arc_weight(label))
+    scores = {arc: weight_sum(weights) for arc, weights in votes.items()}
     heads = _greedy_heads(scores, n)
     if tree_problem(heads) is not None:
         # The best head of each token does not make a tree: Chu-Liu/Edmonds.

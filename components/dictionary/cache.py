@@ -21,7 +21,7 @@ from casflow.pipeline.files import atomic_write_bytes
 from casflow.pipeline.fingerprints import fingerprint
 
 #: raise when the compiled form or the normalisation changes, so old caches are ignored
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 _IN_MEMORY: dict[str, Dictionary] = {}
 

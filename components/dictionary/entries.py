@@ -66,9 +66,11 @@ class CompileSettings:
         }
 
 
-#: trie node keys that are not token keys (token keys are never empty nor hold NUL)
+#: trie node keys that are not token keys (token keys are never empty nor hold
+#: control characters)
 _ENTRY = ""
 _SURFACES = "\0"
+_FREE_ABOVE = "\1"
 
 _Trie = dict[str, Any]
 
@@ -77,9 +79,13 @@ class Dictionary:
     """A trie of token keys; :meth:`match` finds leftmost-longest matches.
 
     Nodes are plain dicts (token key -> child) so that the compiled form pickles
-    and unpickles fast: a node's entry index is under ``""``; a node whose
-    entries are all short enough to be case-sensitive holds the surfaces they
-    may take under ``"\\0"``.
+    and unpickles fast: a node's entry index is under ``""``; a node with
+    phrases short enough to be case-sensitive holds the surfaces they may take
+    under ``"\\0"``. Case is decided per phrase, not per key: where a longer phrase
+    has the same key ("gums" and "gum"), the node also holds under ``"\\1"`` the
+    length of its longest short phrase, and a text longer than that matches in
+    any case (it is the longer phrase), while one as short must be a short
+    phrase's surface (so "GUM" is not "gum" because "gums" exists).
     """
 
     def __init__(self) -> None:
@@ -87,6 +93,7 @@ class Dictionary:
         self.entries: list[Entry] = []
         self._ranks: list[tuple[int, int, str]] = []
         self._case_free: set[int] = set()
+        self._short: dict[int, int] = {}  # longest case-sensitive phrase per entry
 
     @property
     def size(self) -> int:
@@ -107,11 +114,14 @@ class Dictionary:
         index = node[_ENTRY]
         if rank < self._ranks[index]:
             self.entries[index], self._ranks[index] = entry, rank
-        if not exact_case:
-            self._case_free.add(index)
-            node.pop(_SURFACES, None)
-        elif index not in self._case_free:
+        if exact_case:
             node[_SURFACES] = node.get(_SURFACES, frozenset()) | _case_variants(phrase)
+            length = len("".join(phrase.split()))
+            self._short[index] = max(self._short.get(index, 0), length)
+        else:
+            self._case_free.add(index)
+        if index in self._case_free and index in self._short:
+            node[_FREE_ABOVE] = self._short[index]
 
     def __getstate__(self) -> dict[str, Any]:
         # ranks and case flags only matter while compiling
@@ -119,7 +129,7 @@ class Dictionary:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.root, self.entries = state["root"], state["entries"]
-        self._ranks, self._case_free = [], set()
+        self._ranks, self._case_free, self._short = [], set(), {}
 
     def match(self, text: str, spans: Sequence[Span]) -> list[Match]:
         """Leftmost-longest, non-overlapping matches over the tokens at ``spans``."""
@@ -140,11 +150,14 @@ class Dictionary:
                 index = node.get(_ENTRY)
                 if index is not None:
                     surfaces = node.get(_SURFACES)
-                    if (
-                        surfaces is None
-                        or "".join(text[kept[i][0] : kept[j - 1][1]].split()) in surfaces
-                    ):
+                    if surfaces is None:
                         best, best_end = index, j
+                    else:
+                        written = "".join(text[kept[i][0] : kept[j - 1][1]].split())
+                        if written in surfaces or len(written) > node.get(
+                            _FREE_ABOVE, len(written)
+                        ):
+                            best, best_end = index, j
             if best < 0:
                 i += 1
                 continue

@@ -4,9 +4,9 @@ Matching ignores case, writes Greek letters as their names ("α" -> "alpha"),
 drops hyphens and dashes (so "T-cell", "T cell" and "T–cell" are one key) and
 reduces English and Latin/Greek plurals to one form ("arteries" -> "artery",
 "nuclei" -> "nucleus", "vertebrae" -> "vertebra", "cortices" -> "cortex",
-"epithelia" and "epithelium" -> "epitheli"). The reductions need not be
-words: they only have to map the singular and the plural to the same key, and
-they are applied to both sides.
+"epithelia" and "epithelium" -> "epitheli", "testis" and "testes" -> "teste").
+The reductions need not be words: they only have to map the singular and the
+plural to the same key, and they are applied to both sides.
 """
 
 from __future__ import annotations
@@ -35,8 +35,13 @@ def stem(word: str) -> str:
         return word[:-3] + "y"
     if word.endswith(("ices", "ix")):  # cortices/cortex, appendices/appendix
         return word[: -4 if word.endswith("ices") else -2] + "ex"
-    if word.endswith(("us", "ss", "is")):  # nucleus, gloss, pelvis: singular already
+    if word.endswith(("us", "ss")):  # nucleus, gloss: singular already
         return word
+    if word.endswith("is"):
+        # Latin -is, plural -es (testis/testes, pelvis/pelves, diaphysis/diaphyses,
+        # lateralis/laterales): both meet at -e, where the plural's "s" goes below.
+        # Not for four letters: "this", "axis" and "iris" stay as they are.
+        return word[:-2] + "e" if len(word) > 4 else word
     if word.endswith("i"):  # nuclei, bronchi, alveoli
         return word[:-1] + "us"
     if word.endswith(("ches", "shes", "xes", "sses")):
