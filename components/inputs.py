@@ -60,30 +60,26 @@ def resolve_input(input_spec: str, base_dir: Path | None = None) -> str:
     return str(path)
 
 
-def iter_input_files(input_spec: str, pattern: str) -> Iterator[tuple[Path, Path]]:
+def iter_input_files(
+    input_spec: str, pattern: str, *, missing_listed_ok: bool = False
+) -> Iterator[tuple[Path, Path]]:
     """Yield ``(file, root)`` pairs; ``root`` is what relative ids are taken from.
 
     ``input_spec`` is a file, a folder (searched recursively with ``pattern``),
     a glob (``data/**/*.nxml``) or ``@list.txt`` (one path per line, relative
-    to the list file; ``#`` comments and blank lines ignored).
+    to the list file; ``#`` comments and blank lines ignored). A listed file that
+    does not exist raises InputNotFoundError, or with ``missing_listed_ok`` is
+    yielded all the same: a run's listing, whose caller makes it a failed document
+    (validation found every listed file; one gone since must not stop the run).
     """
     if input_spec.startswith("@"):
         list_file = Path(input_spec[1:])
         if not list_file.is_file():
             raise InputNotFoundError(f"input list {list_file} does not exist")
-        base = list_file.parent
-        # Read as the run goes: a list of millions of inputs is never held whole.
-        with open(list_file, encoding="utf-8") as lines:
-            for n, line in enumerate(lines, start=1):
-                line = line.strip()
-                if not line or line.startswith("#"):
-                    continue
-                path = Path(line) if Path(line).is_absolute() else base / line
-                if not path.is_file():
-                    raise InputNotFoundError(
-                        f"{list_file}:{n}: listed input {line!r} does not exist"
-                    )
-                yield path, base
+        for n, line, path in _listed(list_file):
+            if not missing_listed_ok and not path.is_file():
+                raise InputNotFoundError(f"{list_file}:{n}: listed input {line!r} does not exist")
+            yield path, list_file.parent
         return
     path = Path(input_spec)
     if path.is_file():
@@ -109,6 +105,40 @@ def iter_input_files(input_spec: str, pattern: str) -> Iterator[tuple[Path, Path
     )
 
 
+def _listed(list_file: Path) -> Iterator[tuple[int, str, Path]]:
+    """``(line number, entry, path)`` of each entry of a list file, relative paths
+    taken from the list's folder."""
+    # Read as the run goes: a list of millions of inputs is never held whole.
+    with open(list_file, encoding="utf-8") as lines:
+        for n, line in enumerate(lines, start=1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            yield n, line, Path(line) if Path(line).is_absolute() else list_file.parent / line
+
+
+#: Missing entries of a list file named one by one; the rest are counted.
+MISSING_SHOWN = 10
+
+
+def _list_problems(list_file: Path) -> list[str]:
+    """Every entry of a list file that is not a file (the first few named, the rest
+    counted), so that one validation finds them all."""
+    problems: list[str] = []
+    missing = 0
+    for n, line, path in _listed(list_file):
+        if not path.is_file():
+            missing += 1
+            if missing <= MISSING_SHOWN:
+                problems.append(f"{list_file}:{n}: listed input {line!r} does not exist")
+    if missing > MISSING_SHOWN:
+        problems.append(
+            f"{list_file}: {missing - MISSING_SHOWN} more listed inputs do not exist "
+            f"({missing} in all); fix or remove those lines"
+        )
+    return problems
+
+
 def _path_order(path: str) -> tuple[str, ...]:
     """Sort key giving the order of sorted Path objects (part by part).
 
@@ -128,16 +158,39 @@ def document_id(path: Path, root: Path, style: IdStyle) -> str:
     return path.stem
 
 
-def input_problems(input_spec: str | None, pattern: str) -> list[str]:
-    """Validation-time check: the input exists and matches at least one file."""
+def input_problems(
+    input_spec: str | None, pattern: str, output_dir: Path | None = None
+) -> list[str]:
+    """Validation-time check: the input exists and matches at least one file (every
+    entry of a list file exists), and ``output_dir`` is not inside an input folder."""
     if not input_spec:
         return ["no input given: set 'input' in the reader config or pass --input"]
+    if input_spec.startswith("@") and Path(input_spec[1:]).is_file():
+        problems = _list_problems(Path(input_spec[1:]))
+        if problems:
+            return problems
     try:
         for _ in iter_input_items(input_spec, pattern):
-            return []
+            return _output_inside_input(input_spec, output_dir)
     except InputNotFoundError as exc:
         return [str(exc)]
     return [f"input {input_spec!r} matches no files (pattern {pattern!r})"]
+
+
+def _output_inside_input(input_spec: str, output_dir: Path | None) -> list[str]:
+    """An output folder inside the input folder would have the next run read this
+    run's outputs (its TypeSystem.xml, its XMI) as input. A glob or a list names its
+    files and is left to the user."""
+    folder = Path(input_spec)
+    if output_dir is None or input_spec.startswith("@") or not folder.is_dir():
+        return []
+    inside, outside = output_dir.resolve(), folder.resolve()
+    if inside != outside and outside not in inside.parents:
+        return []
+    return [
+        f"the output folder {output_dir} is inside the input folder {folder}: the next run "
+        "would read this run's outputs as input; choose an output folder outside it (--output)"
+    ]
 
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
@@ -255,7 +308,9 @@ def iter_input_items(input_spec: str, pattern: str, archives: bool = True) -> It
     member_glob = pattern.rsplit("/", 1)[-1]
     seen_archives: set[Path] = set()
     path = Path(input_spec)
-    candidates: Iterable[tuple[Path, Path]] = iter_input_files(input_spec, pattern)
+    candidates: Iterable[tuple[Path, Path]] = iter_input_files(
+        input_spec, pattern, missing_listed_ok=True
+    )
     if archives and path.is_dir():
         # Listed lazily, archives after the plain files, so a folder of millions
         # of files is never held as one list.

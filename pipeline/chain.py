@@ -141,6 +141,11 @@ class Watchdog:
         faulthandler.dump_traceback_later(delay, exit=True, file=self._log)
 
 
+#: The longest limit a timer is set to (about three years): SIGALRM's and the
+#: watchdog's timers overflow near 1e10 s.
+MAX_TIMER_SECONDS = 1e8
+
+
 @contextmanager
 def _time_limit(seconds: float | None, watchdog: Watchdog | None = None) -> Iterator[None]:
     # SIGALRM interrupts Python code in the worker's main thread; for a hang it
@@ -149,6 +154,8 @@ def _time_limit(seconds: float | None, watchdog: Watchdog | None = None) -> Iter
     if not seconds:
         yield
         return
+    # A batch's limit is its documents' sum; the timers refuse much over 1e9 s.
+    seconds = min(seconds, MAX_TIMER_SECONDS)
     with watchdog.guard(seconds) if watchdog else contextlib.nullcontext():
         if not hasattr(signal, "SIGALRM"):
             yield

@@ -120,6 +120,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     from casflow.pipeline.training import (
         TrainingDataError,
+        check_only_fold,
         load_training_workflow,
         run_training,
     )
@@ -130,7 +131,12 @@ def cmd_train(args: argparse.Namespace) -> int:
             args.workflow, {"output": args.output, "folds": args.folds, "seed": args.seed}
         )
     except WorkflowValidationError as exc:
-        print(str(exc), file=sys.stderr)
+        return _print_invalid(exc)
+    try:
+        if args.fold is not None:  # a fold the workflow does not have: before any reading
+            check_only_fold(args.fold, loaded.spec.cross_validation.folds, loaded.source)
+    except TrainingDataError as exc:
+        print(f"casflow: {exc}", file=sys.stderr)
         return EXIT_NOT_STARTED
     if args.validate_only:
         print(f"{args.workflow}: valid training workflow ({loaded.trainer.spec.component})")

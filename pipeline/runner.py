@@ -19,7 +19,9 @@ workers is recorded in the run report.
 
 SIGTERM and SIGINT stop a run cleanly: no more work is handed out, the workers
 are stopped, the report marks the documents not finished, and the exit status
-is 128 + the signal number (143, 130); the next run resumes them. Workers end
+is 128 + the signal number (143, 130); the next run resumes them. ``max_failures``
+stops handing out work once that many documents have failed, and the report's
+``stopped_by`` says so. Workers end
 themselves when the parent process dies (see ``chain._watch_parent``).
 """
 
@@ -222,7 +224,7 @@ class _Listing:
         self.pending: dict[str, str] = {}
 
     def __iter__(self) -> Iterator[DocumentRef]:
-        for ref in self.reader.iter_documents():
+        for ref in self._listed():
             self.count += 1
             self.digest.update(ref.doc_id.encode("utf-8") + b"\n")
             key = safe_file_stem(ref.doc_id).lower() if self.ignore_case else ref.doc_id
@@ -248,8 +250,41 @@ class _Listing:
             self.progress.add_total()
             self.pending[ref.doc_id] = ref.uri
             yield ref
-        self.finished = True
         self.progress.listing_done()
+
+    def _listed(self) -> Iterator[DocumentRef]:
+        """The reader's references, until its listing fails (an input gone since the
+        run was validated, a folder that cannot be read): then the failure is recorded
+        as one failed document and the run finishes the documents listed before it.
+        ``finished`` stays False, so the run is not taken for complete."""
+        documents = self.reader.iter_documents()
+        while True:
+            try:
+                ref = next(documents)
+            except StopIteration:
+                self.finished = True
+                return
+            except Exception as exc:
+                self.count += 1
+                self.events.append(
+                    DocumentResult(
+                        LISTING_FAILED_ID,
+                        "",
+                        "failed",
+                        stage=LISTING_STAGE,
+                        error=f"the input could not be listed after {self.count - 1} documents "
+                        f"({type(exc).__name__}: {exc}); the documents after that point were "
+                        "not looked at",
+                        hint="fix the input named in the error, then run the same command "
+                        "again: the documents finished are skipped",
+                    )
+                )
+                return
+            yield ref
+
+
+#: The document id under which a listing that failed part way is reported.
+LISTING_FAILED_ID = "(input listing)"
 
 
 def _same_id(ref: DocumentRef, first_id: str, first_uri: str) -> DocumentResult:
@@ -714,7 +749,17 @@ def _dask_client(run: RunSpec) -> Iterator[Any]:
             "backend 'dask' needs dask.distributed: pip install 'casflow[dask]'"
         ) from exc
     if run.scheduler:
-        with Client(run.scheduler) as client:
+        try:
+            client = Client(run.scheduler)
+        except (OSError, TimeoutError, ValueError) as exc:
+            # OSError: nothing answers at the address (after distributed.comm.timeouts.
+            # connect); ValueError: not an address (an unknown protocol).
+            raise RunSetupError(
+                f"cannot reach the Dask scheduler at {run.scheduler} ({exc}); check the "
+                "address, or start it with `dask scheduler` (and workers with `dask worker "
+                "ADDRESS`)"
+            ) from None
+        with client:
             yield client
         return
     # The runner retries a dead worker's documents one by one itself; the
@@ -818,14 +863,22 @@ class Runner:
 
     def run(self) -> RunReport:
         started = time.time()
+        dispatcher = None
         try:
+            if self.workflow.spec.run.backend == "dask":
+                # The cluster first: a scheduler that cannot be reached (RunSetupError)
+                # leaves the output folder as it was, unclaimed by a run that never began.
+                dispatcher = self._dispatcher()
             self._prepare_output()
         except BaseException:
             EarlyWorkers.discard()
+            if dispatcher is not None:
+                with contextlib.suppress(Exception):
+                    dispatcher.close()
             raise
         try:
             with _signals_interrupt_the_run() as signals_fired:
-                return self._run_locked(started, signals_fired)
+                return self._run_locked(started, signals_fired, dispatcher)
         finally:
             self.lock.release()
             EarlyWorkers.discard()
@@ -873,7 +926,9 @@ class Runner:
             return Dispatcher(self)
         return LokyDispatcher(self)
 
-    def _run_locked(self, started: float, signals_fired: list[int]) -> RunReport:
+    def _run_locked(
+        self, started: float, signals_fired: list[int], dispatcher: Dispatcher | None = None
+    ) -> RunReport:
         run = self.workflow.spec.run
         reader_step = self.workflow.reader
         reader = reader_step.component_class(reader_step.config, self.context)
@@ -892,9 +947,8 @@ class Runner:
             ignore_case=ignores_case(self.output_dir),
         )
         tally = RunTally()
-        dispatcher: Dispatcher | None = None
         try:
-            dispatcher = self._dispatcher()
+            dispatcher = dispatcher or self._dispatcher()
             outcome = self._dispatch(dispatcher, listing, tally, progress, keep_evaluation)
         except RunInterrupted as exc:  # before any work was handed out
             outcome = _Outcome(interrupted=exc)
@@ -927,6 +981,19 @@ class Runner:
         if outcome.first_result_at is not None:
             report.first_document_seconds = round(outcome.first_result_at - started, 3)
         report.stopped_by = outcome.storage_error
+        if outcome.stopped_early and outcome.storage_error is None:
+            failed = tally.counts["failed"] + tally.counts["timeout"]
+            report.stopped_by = (
+                f"max_failures: {failed} document{'s' if failed != 1 else ''} failed "
+                f"(run.max_failures: {run.max_failures}), so no more were handed out; "
+                + (
+                    "the input was not listed to its end, so documents after the "
+                    f"{listing.count} listed were never looked at"
+                    if not listing.finished
+                    else "every document was listed"
+                )
+                + "; fix the failures, then run the same command again to process the rest"
+            )
         if outcome.interrupted is not None:
             report.interrupted = {
                 "signal": outcome.interrupted.signal_name,
@@ -984,8 +1051,7 @@ class Runner:
                     progress.note(outcome.storage_error)
                     dispatcher.stop()
                     break
-                if run.max_failures is not None and progress.failed > run.max_failures:
-                    progress.note(f"stopping: more than {run.max_failures} documents failed")
+                if run.max_failures is not None and progress.failed >= run.max_failures:
                     outcome.stopped_early = True
                     break
             drain()

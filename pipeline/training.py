@@ -43,17 +43,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from casflow.pipeline.chain import read_document
 from casflow.pipeline.component import Reader, Trainer, TrainingContext
-from casflow.pipeline.files import atomic_write_text
+from casflow.pipeline.files import atomic_write_text, output_folder_problem
 from casflow.pipeline.fingerprints import fingerprint, mark_done, read_marker, step_status
 from casflow.pipeline.locks import building
 from casflow.pipeline.registry import registry
 from casflow.pipeline.validation import (
     WorkflowIssue,
     WorkflowValidationError,
+    YamlPath,
+    blame_command_line,
     issue_at,
     pydantic_issues,
     requirement_met,
@@ -90,6 +92,16 @@ class CrossValidationSpec(_Strict):
         ge=0,
         description="0: none; k >= 2: k folds over the training documents in document-id order.",
     )
+
+    @field_validator("folds")
+    @classmethod
+    def _not_one(cls, folds: int) -> int:
+        if folds == 1:
+            raise ValueError(
+                "1 fold leaves no documents to train on; use 0 (no cross-validation) or 2 "
+                "or more folds"
+            )
+        return folds
 
 
 class TrainingSpec(_Strict):
@@ -134,29 +146,51 @@ def _merged_reader(raw: Any, extra: Mapping[str, Any]) -> Any:
     return merged
 
 
+#: Command-line options of ``casflow train`` and the YAML value each sets.
+TRAIN_OVERRIDES: dict[YamlPath, str] = {
+    ("output",): "--output",
+    ("cross_validation", "folds"): "--folds",
+    ("seed",): "--seed",
+}
+
+
 def validate_training(
     located: LocatedYaml, overrides: Mapping[str, Any] | None = None
 ) -> LoadedTraining:
-    """Check a training workflow, reporting every problem with its YAML line."""
+    """Check a training workflow, reporting every problem with its YAML line (or the
+    command-line option that gave the value)."""
     data = _training_data(located, overrides)
+    issues: list[WorkflowIssue] = []
+    spec: TrainingSpec | None = None
     try:
         spec = TrainingSpec.model_validate(data)
     except ValidationError as exc:
-        raise WorkflowValidationError(
-            located.source, pydantic_issues(exc, (), located, TrainingSpec)
-        ) from None
-    issues: list[WorkflowIssue] = []
-    train_reader, dev_reader = _resolve_readers(data["gold"]["reader"], spec, located, issues)
-    trainer = resolve_step(data["model"], "model", None, located, issues)
-    trainer_cls = _trainer_class(data["model"])
-    if trainer_cls is not None:
+        # reported with the steps' own problems below, not alone before them
+        issues.extend(pydantic_issues(exc, (), located, TrainingSpec))
+    raw_gold = data.get("gold")
+    gold: Mapping[str, Any] = raw_gold if isinstance(raw_gold, Mapping) else {}
+    train_reader, dev_reader = _resolve_readers(gold, located, issues)
+    trainer = (
+        resolve_step(data["model"], "model", None, located, issues) if "model" in data else None
+    )
+    trainer_cls = _trainer_class(data.get("model"))
+    if trainer_cls is not None and spec is not None:
         _check_layers(trainer_cls, trainer, train_reader, spec.layers, located, issues)
-    _check_training_resources(
-        _context(spec, located.source), train_reader, dev_reader, trainer, located, issues
+    if spec is not None:
+        _check_training_resources(
+            _context(spec, located.source), train_reader, dev_reader, trainer, located, issues
+        )
+        problem = output_folder_problem(spec.output)
+        if problem:
+            issues.append(issue_at(located, ("output",), problem))
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    issues = blame_command_line(
+        issues,
+        {path: option for path, option in TRAIN_OVERRIDES.items() if option[2:] in given},
     )
     if issues:
         raise WorkflowValidationError(located.source, issues)
-    assert train_reader is not None and trainer is not None
+    assert spec is not None and train_reader is not None and trainer is not None
     resolved = {
         **({"name": spec.name} if spec.name else {}),
         "gold": {
@@ -172,7 +206,6 @@ def validate_training(
         "seed": spec.seed,
         "output": spec.output,
     }
-    given = {key: value for key, value in (overrides or {}).items() if value is not None}
     return LoadedTraining(located.source, spec, train_reader, dev_reader, trainer, resolved, given)
 
 
@@ -207,22 +240,46 @@ def _training_data(located: LocatedYaml, overrides: Mapping[str, Any] | None) ->
 
 
 def _resolve_readers(
-    raw_reader: Any, spec: TrainingSpec, located: LocatedYaml, issues: list[WorkflowIssue]
+    gold: Mapping[str, Any], located: LocatedYaml, issues: list[WorkflowIssue]
 ) -> tuple[ResolvedStep | None, ResolvedStep | None]:
-    """The gold reader with the training documents' settings, and with the dev ones."""
-    at = ("gold", "reader")
-    train_reader = resolve_step(
-        _merged_reader(raw_reader, spec.gold.train), "reader", None, located, issues, at
+    """The gold reader with the training documents' settings, and with the dev ones
+    (None where the reader is missing or wrong; TrainingSpec reports a missing one)."""
+    if "reader" not in gold:
+        return None, None
+    train = gold.get("train")
+    train_reader = _resolve_reader(
+        gold["reader"], train if isinstance(train, Mapping) else {}, "train", located, issues
     )
-    if spec.gold.dev is None:
+    dev = gold.get("dev")
+    if not isinstance(dev, Mapping):
         return train_reader, None
     dev_issues: list[WorkflowIssue] = []
-    dev_reader = resolve_step(
-        _merged_reader(raw_reader, spec.gold.dev), "reader", None, located, dev_issues, at
-    )
+    dev_reader = _resolve_reader(gold["reader"], dev, "dev", located, dev_issues)
     # the shared part of the reader is checked once; only dev's own keys add problems
     issues.extend(i for i in dev_issues if i not in issues)
     return train_reader, dev_reader
+
+
+def _resolve_reader(
+    raw_reader: Any,
+    extra: Mapping[str, Any],
+    split: str,
+    located: LocatedYaml,
+    issues: list[WorkflowIssue],
+) -> ResolvedStep | None:
+    """The gold reader with ``gold.<split>``'s config keys; a problem with one of
+    those keys is reported at its own line under ``gold -> <split>``."""
+    at: YamlPath = ("gold", "reader")
+    found: list[WorkflowIssue] = []
+    step = resolve_step(_merged_reader(raw_reader, extra), "reader", None, located, found, at)
+    config = ("gold", "reader", "config")
+    for issue in found:
+        key = issue.path[len(config)] if issue.path[: len(config)] == config else None
+        if key in extra:
+            path = ("gold", split, *issue.path[len(config) :])
+            issue = issue_at(located, path, issue.message)
+        issues.append(issue)
+    return step
 
 
 def _check_layers(
@@ -276,16 +333,22 @@ def _check_training_resources(
     located: LocatedYaml,
     issues: list[WorkflowIssue],
 ) -> None:
-    """Each step's own pre-run checks; a problem the train and dev readers share counts once."""
+    """Each step's own pre-run checks; a problem the train and dev readers share counts
+    once (at the train settings' line)."""
     checked = (
         (train_reader, ("gold", "train")),
         (dev_reader, ("gold", "dev")),
         (trainer, ("model",)),
     )
+    reader_problems: set[str] = set()
     for step, path in checked:
         if step is None:
             continue
         for problem in step.component_class.check_config(step.config, context):
+            if path[0] == "gold":
+                if problem in reader_problems:
+                    continue
+                reader_problems.add(problem)
             where = path if path[0] == "model" else ("gold", "reader")
             issue = WorkflowIssue(where + ("config",), located.line_of(path), problem)
             if issue not in issues:
@@ -574,6 +637,15 @@ def _train_folds(
     folds = loaded.spec.cross_validation.folds
     # what a finished fold's scores depend on (not where the output goes)
     workflow = {k: v for k, v in loaded.resolved.items() if k not in {"output", "name"}}
+    if len(data.train_ids) < folds:
+        raise TrainingDataError(
+            f"{len(data.train_ids)} training documents cannot make {folds} folds (each fold "
+            f"holds out at least one document): use --folds {len(data.train_ids)} or fewer "
+            "(or cross_validation.folds), or add training documents"
+            if len(data.train_ids) >= 2
+            else f"{len(data.train_ids)} training document cannot make {folds} folds: add "
+            "training documents, or train without cross-validation (--folds 0)"
+        )
     fold_reports = []
     for k, held_out in enumerate(contiguous_folds(data.train_ids, folds), start=1):
         if only is not None and k != only:

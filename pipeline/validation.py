@@ -3,9 +3,9 @@
 Every problem is collected (not just the first) as a :class:`WorkflowIssue`
 carrying its YAML path and line, so the user can go straight to it. This module
 holds the checks over resolved steps: type names the type system does not know,
-requirements not met by earlier steps in the same view, views read before
-anything writes them, and each component's own pre-run checks (missing model,
-missing input). Reading the workflow file and resolving its steps (unknown keys,
+requirements not met by earlier steps in the same view, views read (or written
+out by a writer) before anything writes them, and each component's own pre-run
+checks (missing model, missing input). Reading the workflow file and resolving its steps (unknown keys,
 unknown component names, a component in the wrong section, invalid config
 values) is :mod:`casflow.pipeline.workflow`'s job; it calls these checks.
 """
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from casflow.pipeline.component import Reader, RunContext, Writer
+from casflow.pipeline.component import INITIAL_VIEW, Reader, RunContext, Writer
 from casflow.pipeline.files import output_folder_problem
 from casflow.pipeline.yaml_lines import LocatedYaml
 from casflow.typesystem import load_typesystem, short_name
@@ -79,6 +79,22 @@ def pydantic_issues(
             msg = f"{err['msg']} (got {err.get('input')!r})"
         issues.append(issue_at(located, prefix + loc, msg))
     return issues
+
+
+def blame_command_line(
+    issues: Sequence[WorkflowIssue], options: Mapping[YamlPath, str]
+) -> list[WorkflowIssue]:
+    """``issues`` with those at a value a command-line option set (``options``: YAML path
+    -> option, e.g. ``("run", "jobs") -> "--jobs"``) moved to that option: the YAML line
+    would point at a value the user did not write, or at a file without it."""
+    moved = []
+    for issue in issues:
+        for prefix, option in options.items():
+            if issue.path[: len(prefix)] == prefix:
+                issue = WorkflowIssue((option, *issue.path[len(prefix) :]), None, issue.message)
+                break
+        moved.append(issue)
+    return moved
 
 
 def did_you_mean(key: str, known: Sequence[str]) -> str:
@@ -226,6 +242,25 @@ class _ChainCheck:
             )
         self.issues.append(issue_at(self.located, step.path + ("component",), msg))
 
+    def check_view_written(self, step: ResolvedStep) -> bool:
+        """A writer's view is one the reader or an earlier step writes. A processor's
+        view need not be: the first processor in a view creates it (views share the
+        text), and what it needs there is its ``requires``, checked by :meth:`check`."""
+        view = step.spec.view
+        if view in self.available or view == INITIAL_VIEW:  # every CAS has the initial view
+            return True
+        written = sorted(self.available)
+        self.issues.append(
+            issue_at(
+                self.located,
+                step.path + ("view",),
+                f"{step.spec.component!r} writes out view {view!r}, which nothing before it "
+                f"writes (views written: {', '.join(written) or 'none'}).{did_you_mean(view, written)}"
+                " Fix the view name, or write the view in an earlier step",
+            )
+        )
+        return False
+
     def check_views_read(self, step: ResolvedStep) -> None:
         """The views the step's config names (``views_read``) exist and hold what it needs."""
         before = "" if step.section == "evaluators" else "before it "
@@ -273,7 +308,8 @@ def check_requirements(
         chain.write(step.spec.view, produces)
     for step in writers:
         requires, _ = chain.declare(step)
-        chain.check(step, requires, step.spec.view, "writes out")
+        if chain.check_view_written(step):
+            chain.check(step, requires, step.spec.view, "writes out")
         chain.check_views_read(step)
     for step in evaluators:
         chain.declare(step)

@@ -39,6 +39,7 @@ from casflow.pipeline.validation import (
     WorkflowIssue,
     WorkflowValidationError,
     YamlPath,
+    blame_command_line,
     check_requirements,
     did_you_mean,
     issue_at,
@@ -75,6 +76,10 @@ RUN_OVERRIDES = (
 
 C = TypeVar("C", bound=Component[Any])
 
+#: The longest per-document time limit: far beyond any document, and well within
+#: what the timers that enforce it accept (``signal.setitimer`` overflows near 1e10 s).
+MAX_TIMEOUT_SECONDS = 1_000_000
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -107,20 +112,30 @@ class RunSpec(_Strict):
         4, ge=1, description="Documents sent to a worker at once and batched through components."
     )
     timeout: float | None = Field(
-        None, gt=0, description="Per-document time limit in seconds (none: no limit)."
+        None,
+        gt=0,
+        le=MAX_TIMEOUT_SECONDS,
+        description=f"Per-document time limit in seconds, at most {MAX_TIMEOUT_SECONDS:,} "
+        "(none: no limit).",
     )
     overwrite: bool = Field(False, description="Reprocess documents whose outputs already exist.")
     progress: bool = Field(
         True, description="Show progress (a bar on a terminal, log lines otherwise)."
     )
     max_failures: int | None = Field(
-        None, ge=0, description="Stop the run after this many failed documents (none: never)."
+        None,
+        ge=1,
+        description="Stop the run once this many documents have failed (1: at the first "
+        "failure; none: never).",
     )
 
 
-class WorkflowSpec(_Strict):
+class WorkflowMeta(_Strict):
     name: str | None = Field(None, description="A name for the workflow.")
     description: str | None = Field(None, description="What the workflow is for.")
+
+
+class WorkflowSpec(WorkflowMeta):
     reader: StepSpec
     components: list[StepSpec] = Field(default_factory=list)
     writers: list[StepSpec] = Field(default_factory=list)
@@ -147,8 +162,9 @@ def dump_resolved(resolved: dict[str, Any], path: Path) -> None:
 
     text = (
         "# Resolved workflow written by casflow: every default filled in.\n"
-        "# Re-run with: casflow run "
-        + path.name
+        "# Relative paths are taken from the folder the run started in: re-run from there\n"
+        "# with: casflow run "
+        + str(path)
         + "\n"
         + yaml.safe_dump(resolved, sort_keys=False, allow_unicode=True)
     )
@@ -372,13 +388,17 @@ def load_located(
     """Resolve and check a parsed workflow; raise WorkflowValidationError listing every problem."""
     data = apply_overrides(located.data, overrides)
     issues = _check_top_level(data, located)
+    meta = _meta(data, located, issues)
     reader, steps = _resolve_sections(data, located, issues)
     try:
         run = RunSpec.model_validate(data.get("run") or {})
     except ValidationError as exc:
         issues.extend(pydantic_issues(exc, ("run",), located, RunSpec))
         run = RunSpec()
+    issues.extend(_scheduler_issues(run, located))
+    issues = _blame_overrides(issues, data, overrides)
     processors, writers, evaluators = steps["components"], steps["writers"], steps["evaluators"]
+    issues.extend(duplicate_labels([*processors, *writers, *evaluators], located))
     context = RunContext(output_dir=Path(run.output), workflow_dir=workflow_dir(located.source))
     optional = optional_view_names(data.get("optional_views"), located, issues)
     left_out = absent_views(optional, processors, context, located, issues)
@@ -398,8 +418,8 @@ def load_located(
         raise WorkflowValidationError(located.source, issues)
     assert reader is not None
     spec = WorkflowSpec(
-        name=data.get("name"),
-        description=data.get("description"),
+        name=meta.name,
+        description=meta.description,
         reader=reader.spec,
         components=[s.spec for s in processors],
         writers=[s.spec for s in writers],
@@ -425,6 +445,89 @@ def load_located(
         resolved=resolved,
         left_out=left_out,
     )
+
+
+def _meta(
+    data: Mapping[str, Any], located: LocatedYaml, issues: list[WorkflowIssue]
+) -> WorkflowMeta:
+    """The workflow's name and description (each a string, if given)."""
+    given = {key: data[key] for key in ("name", "description") if key in data}
+    try:
+        return WorkflowMeta.model_validate(given)
+    except ValidationError as exc:
+        issues.extend(pydantic_issues(exc, (), located, WorkflowMeta))
+        return WorkflowMeta()
+
+
+def _scheduler_issues(run: RunSpec, located: LocatedYaml) -> list[WorkflowIssue]:
+    """A scheduler address is used by the dask backend only: elsewhere it would be ignored."""
+    if run.scheduler is None or run.backend == "dask":
+        return []
+    return [
+        issue_at(
+            located,
+            ("run", "scheduler"),
+            f"a scheduler is used by backend 'dask' only, and the backend is {run.backend!r}; "
+            "add --backend dask (or run.backend: dask), or leave the scheduler out",
+        )
+    ]
+
+
+def _blame_overrides(
+    issues: list[WorkflowIssue], data: Mapping[str, Any], overrides: Mapping[str, Any] | None
+) -> list[WorkflowIssue]:
+    """Problems with a value the command line gave, reported at its option (``--jobs``),
+    not at a YAML line that does not hold it."""
+    given = {key for key, value in (overrides or {}).items() if value is not None}
+    options: dict[YamlPath, str] = {
+        ("run", key): "--" + key.replace("_", "-") for key in RUN_OVERRIDES if key in given
+    }
+    if "input" not in given:
+        return blame_command_line(issues, options)
+    options[("reader", "config", "input")] = "--input"
+    reader = data.get("reader")
+    component = reader.get("component") if isinstance(reader, Mapping) else None
+    moved = []
+    for issue in blame_command_line(issues, options):
+        if issue.path == ("--input",) and issue.message.startswith("unknown key 'input'"):
+            issue = WorkflowIssue(
+                issue.path,
+                None,
+                f"the reader {component} has no 'input' option (it finds its documents "
+                "otherwise); leave out --input",
+            )
+        moved.append(issue)
+    return moved
+
+
+def duplicate_labels(steps: list[ResolvedStep], located: LocatedYaml) -> list[WorkflowIssue]:
+    """Steps that share a label where reports would merge them: the results of two
+    evaluators (keyed by label), or the time and failures of steps given the same
+    ``id``. Components used twice without an id (one per view) may share their name."""
+    first: dict[str, ResolvedStep] = {}
+    issues = []
+    for step in steps:
+        label = step.spec.label()
+        other = first.setdefault(label, step)
+        if other is step:
+            continue
+        evaluators = step.section == other.section == "evaluators"
+        if not (evaluators or step.spec.id or other.spec.id):
+            continue
+        field = "id" if step.spec.id else "component"
+        other_field = "id" if other.spec.id else "component"
+        other_at = " -> ".join(str(p) for p in other.path)
+        what = "evaluation results" if evaluators else "time per stage and failures"
+        issues.append(
+            issue_at(
+                located,
+                step.path + (field,),
+                f"label {label!r} is also the label of {other_at} (line "
+                f"{located.line_of(other.path + (other_field,))}): {what} are reported by "
+                "label, so one would hide the other; give each step its own 'id:'",
+            )
+        )
+    return issues
 
 
 @dataclass(frozen=True)

@@ -224,3 +224,20 @@ def test_a_batch_whose_result_was_lost_with_its_worker_is_waited_for_again(
     assert list(dispatcher.results(iter([ref]))) == [["result of PMC1"]]
     assert len(waits) == 2  # waited again for the recomputed batch
     assert dispatcher.replacements == []  # not read as a lost worker
+
+
+def test_an_unreachable_scheduler_is_one_line_and_leaves_the_output_alone(
+    tmp_path: Path, fault_components: None
+) -> None:
+    import dask
+
+    inputs = _inputs(tmp_path / "in", {})
+    out = tmp_path / "out"
+    wf = _workflow(tmp_path / "wf.yaml", inputs, out, "jobs: 1")
+    # Nothing listens on port 1; give up after 1 s rather than the default 30 s.
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        code, err = _run(str(wf), "--backend", "dask", "--scheduler", "tcp://127.0.0.1:1")
+    assert code == 2, err
+    assert err.startswith("casflow: cannot reach the Dask scheduler at tcp://127.0.0.1:1 ("), err
+    assert "dask scheduler" in err and "Traceback" not in err
+    assert not out.exists()  # no manifest claims the folder for a run that never began

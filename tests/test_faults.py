@@ -603,3 +603,12 @@ def test_sofa_text_without_offset_tables_serializes_like_cassis() -> None:
     assert [p.get_covered_text() for p in loaded.select(PARAGRAPH)] == [
         text[b:e] for b, e in sorted(spans)
     ]
+
+
+def test_a_batch_limit_beyond_what_timers_hold_is_clamped() -> None:
+    # A batch's limit is its documents' summed limits: 1,000,000 s (the most a workflow
+    # may give) times a large batch would overflow signal.setitimer.
+    from casflow.pipeline.chain import _time_limit
+
+    with _time_limit(1_000_000 * 50_000):
+        pass

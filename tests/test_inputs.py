@@ -182,3 +182,60 @@ def test_patterns_take_alternatives_in_folders_and_archives(tmp_path: Path) -> N
         item.uri for item in iter_input_items(str(tmp_path), "sub/*.{nxml,xml}", archives=False)
     ]
     assert found == [str(tmp_path / "sub" / "PMC2.nxml")]
+
+
+def test_validation_names_every_missing_listed_input_capped(tmp_path: Path) -> None:
+    from casflow.components.inputs import MISSING_SHOWN, input_problems
+
+    (tmp_path / "a.txt").write_text("a")
+    listing = tmp_path / "files.txt"
+    lines = ["a.txt", *(f"gone{n}.txt" for n in range(MISSING_SHOWN + 3))]
+    listing.write_text("\n".join(lines) + "\n")
+    problems = input_problems(f"@{listing}", "*.txt")
+    assert problems[0] == f"{listing}:2: listed input 'gone0.txt' does not exist"
+    assert problems[MISSING_SHOWN - 1].startswith(f"{listing}:{MISSING_SHOWN + 1}: ")
+    assert problems[MISSING_SHOWN:] == [
+        f"{listing}: 3 more listed inputs do not exist ({MISSING_SHOWN + 3} in all); "
+        "fix or remove those lines"
+    ]
+
+
+def test_a_listed_input_gone_after_validation_fails_that_document_only(tmp_path: Path) -> None:
+    from casflow.pipeline.runner import run_workflow
+    from casflow.pipeline.workflow import load_workflow
+
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.txt").write_text(f"Text {name}.")
+    listing = tmp_path / "files.txt"
+    listing.write_text("a.txt\nb.txt\nc.txt\n")
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(
+        textwrap.dedent(
+            f"""\
+            reader: {{component: text.reader.v1, config: {{input: "@{listing}"}}}}
+            writers: [{{component: xmi.writer.v1}}]
+            run: {{output: "{tmp_path / "out"}", progress: false}}
+            """
+        )
+    )
+    workflow = load_workflow(wf)
+    (tmp_path / "b.txt").unlink()  # after validation, before the run lists it
+    report = run_workflow(workflow)
+    assert report.counts["ok"] == 2 and report.counts["failed"] == 1
+    (failure,) = report.failures
+    assert failure["document"] == "b" and "cannot read" in failure["error"]
+    assert (tmp_path / "out" / "run-report.json").exists()
+    assert (tmp_path / "out" / "xmi" / "c.xmi").exists()
+
+
+def test_an_output_folder_inside_the_input_folder_is_refused(tmp_path: Path) -> None:
+    from casflow.components.inputs import input_problems
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.txt").write_text("a")
+    folder = str(tmp_path / "in")
+    (problem,) = input_problems(folder, "**/*.txt", tmp_path / "in" / "out")
+    assert "is inside the input folder" in problem and "--output" in problem
+    assert input_problems(folder, "**/*.txt", tmp_path / "in") != []
+    assert input_problems(folder, "**/*.txt", tmp_path / "out") == []
+    assert input_problems(folder, "**/*.txt", tmp_path / "in-out") == []

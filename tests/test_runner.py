@@ -276,3 +276,57 @@ def test_ids_differing_in_case_fail_on_a_file_system_that_ignores_case(
     (failure,) = report.failures
     assert failure["document"] == "PMC1a"  # listed in sorted order: PMC1A first
     assert "ignores letter case" in failure["error"] and "PMC1A" in failure["error"]
+
+
+def test_max_failures_stops_when_that_many_failed_and_says_so(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
+    # Every document fails; batches of 2: the first batch's two failures reach the limit.
+    out = tmp_path / "out"
+    text = _workflow(corpus, out, tokenizer="fail_on: mentions", extra="  max_failures: 2")
+    report = _run(text)
+    assert report.counts["failed"] == 2 and report.counts["ok"] == 0
+    assert report.stopped_by is not None and report.stopped_by.startswith(
+        "max_failures: 2 documents failed (run.max_failures: 2)"
+    )
+    assert "never looked at" in report.stopped_by
+    assert "casflow: stopped: max_failures: 2 documents failed" in report.summary()
+    saved = json.loads((out / "run-report.json").read_text("utf-8"))
+    assert saved["stopped_by"] == report.stopped_by
+    assert report.exit_code == 1
+
+
+def test_a_listing_that_fails_part_way_is_one_failure_and_the_listed_documents_run(
+    corpus: Path, tmp_path: Path, test_components: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from casflow.components.formats.text.reader import TextReader
+
+    listed = TextReader.iter_documents
+
+    def fails_after_two(self: TextReader):  # type: ignore[no-untyped-def]
+        for n, ref in enumerate(listed(self)):
+            if n == 2:
+                raise OSError("the disk went away")
+            yield ref
+
+    monkeypatch.setattr(TextReader, "iter_documents", fails_after_two)
+    out = tmp_path / "out"
+    report = _run(_workflow(corpus, out))
+    assert report.counts["ok"] == 2 and report.counts["failed"] == 1
+    assert report.total_documents == 3 and report.counts["not_processed"] == 0
+    (failure,) = report.failures
+    assert failure["document"] == "(input listing)" and failure["stage"] == "listing the input"
+    assert (
+        "could not be listed after 2 documents (OSError: the disk went away)" in (failure["error"])
+    )
+    assert (out / "run-report.json").exists()
+
+
+def test_the_resolved_workflow_says_where_to_run_it_from(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
+    out = tmp_path / "out"
+    _run(_workflow(corpus, out))
+    head = (out / "workflow.resolved.yaml").read_text("utf-8").splitlines()[:3]
+    assert any("re-run from there" in line for line in head), head
+    assert head[2].endswith(f"casflow run {out / 'workflow.resolved.yaml'}"), head

@@ -405,3 +405,110 @@ def test_atomic_writes_are_readable_like_ordinary_files(tmp_path: Path) -> None:
     (tmp_path / "plain.md").write_text("x")
     mode = stat.S_IMODE(os.stat(target).st_mode)
     assert mode == stat.S_IMODE(os.stat(tmp_path / "plain.md").st_mode)
+
+
+def _train_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """``casflow train ARGV --validate-only``: must exit 2; its stderr lines."""
+    capsys.readouterr()
+    assert cli_main(["train", *argv, "--validate-only"]) == 2
+    return capsys.readouterr().err.splitlines()
+
+
+def test_one_fold_and_command_line_values_are_refused_at_their_option(
+    tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(workflow_file(tmp_path, corpus))
+    (error,) = _train_errors([path, "--folds", "1"], capsys)
+    assert error.startswith(f"{path}: --folds: Value error, 1 fold leaves no documents"), error
+    (error,) = _train_errors([path, "--folds", "-1"], capsys)
+    assert error.startswith(f"{path}: --folds: Input should be greater than or equal to 0")
+    one_fold = workflow_file(
+        tmp_path,
+        corpus,
+        WORKFLOW.replace("cross_validation: {folds: 2}", "cross_validation: {folds: 1}"),
+    )
+    (error,) = _train_errors([str(one_fold)], capsys)
+    assert error.startswith(f"{one_fold}:24: cross_validation -> folds: Value error, 1 fold")
+
+
+def test_an_output_that_is_a_file_is_refused_before_training(
+    tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(workflow_file(tmp_path, corpus))
+    (tmp_path / "a-file").write_text("x")
+    (error,) = _train_errors([path, "--output", str(tmp_path / "a-file")], capsys)
+    assert error.startswith(f"{path}: --output: output folder {tmp_path / 'a-file'} is a file")
+
+
+def test_a_fold_the_workflow_lacks_is_refused_by_validate_only(
+    tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(workflow_file(tmp_path, corpus))
+    (error,) = _train_errors([path, "--fold", "9"], capsys)
+    assert error == f"casflow: --fold 9: {path} has folds 1 to 2"
+    (error,) = _train_errors([path, "--folds", "0", "--fold", "1"], capsys)
+    assert "has no cross-validation" in error
+
+
+def test_more_folds_than_training_documents_is_a_training_data_error(
+    tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(workflow_file(tmp_path, corpus))
+    assert cli_main(["train", path, "--folds", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "casflow: 4 training documents cannot make 5 folds" in err
+    assert "Traceback" not in err
+
+
+def test_a_key_of_the_train_or_dev_settings_is_reported_at_its_own_line(
+    tmp_path: Path, corpus: dict[str, Path]
+) -> None:
+    bad = WORKFLOW.replace("  dev: {input: DEV}", "  dev: {input: DEV, idz: [dev1]}").replace(
+        "  train: {input: TRAIN}", "  train: {input: TRAIN, patern: '*.xmi'}"
+    )
+    with pytest.raises(WorkflowValidationError) as info:
+        load_training_workflow(workflow_file(tmp_path, corpus, bad))
+    errors = [issue.format("train.yaml") for issue in info.value.issues]
+    assert [e.split(". ")[0] for e in errors] == [
+        "train.yaml:8: gold -> train -> patern: unknown key 'patern'",
+        "train.yaml:9: gold -> dev -> idz: unknown key 'idz'",
+    ], errors
+
+
+def test_training_problems_of_every_kind_are_reported_together(
+    tmp_path: Path, corpus: dict[str, Path]
+) -> None:
+    # A top-level mistake does not hide the steps' own.
+    bad = (
+        WORKFLOW.replace("seed: 3", "seed: many")
+        .replace("      views: {gold:", "      viewz: {gold:")
+        .replace("    vectors: null", "    vectors: null\n    stagez: []")
+    )
+    with pytest.raises(WorkflowValidationError) as info:
+        load_training_workflow(workflow_file(tmp_path, corpus, bad))
+    paths = [" -> ".join(map(str, issue.path)) for issue in info.value.issues]
+    assert "seed" in paths, paths
+    assert "gold -> reader -> config -> viewz" in paths, paths
+    assert "model -> config -> stagez" in paths, paths
+
+
+def test_a_problem_the_train_and_dev_readers_share_is_reported_once(
+    tmp_path: Path, corpus: dict[str, Path]
+) -> None:
+    text = """\
+gold:
+  reader:
+    component: craft.reader.v1
+    view: gold
+    config: {corpus: NOWHERE, layers: [structure, sentences], ontologies: []}
+  train: {split: train}
+  dev: {split: dev}
+layers: [sentences]
+model: {component: train.nltk.punkt.v1}
+output: OUT
+""".replace("NOWHERE", str(tmp_path / "nowhere"))
+    with pytest.raises(WorkflowValidationError) as info:
+        load_training_workflow(workflow_file(tmp_path, corpus, text))
+    messages = [issue.message for issue in info.value.issues]
+    assert len(messages) == len(set(messages)) == 1, messages
+    assert "does not exist" in messages[0]

@@ -3,11 +3,13 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import cassis
 import pytest
 
 from casflow.pipeline.cli import main
 from casflow.pipeline.validation import WorkflowValidationError
 from casflow.pipeline.workflow import load_workflow, load_workflow_text
+from casflow.typesystem import load_typesystem
 
 
 @pytest.fixture()
@@ -171,3 +173,181 @@ def test_an_invalid_reader_setting_is_reported_once(inputs: Path, test_component
     )
     assert len(errors) == 1, errors
     assert errors[0].startswith("wf.yaml:4: reader -> config -> split:"), errors
+
+
+def test_two_evaluators_with_one_label_are_refused_with_both_lines(
+    inputs: Path, test_components: None
+) -> None:
+    # Results are keyed by label: the second evaluator's scores would replace the first's.
+    errors = _errors(
+        """\
+        reader:
+          component: text.reader.v1
+          config: {input: INPUT}
+        components:
+          - component: test.whitespace_tokenizer.v1
+          - component: test.whitespace_tokenizer.v1
+            view: a
+          - component: test.whitespace_tokenizer.v1
+            view: b
+        evaluators:
+          - component: eval.tokens.v1
+            config: {gold_view: _InitialView, system_views: [a]}
+          - component: eval.tokens.v1
+            config: {gold_view: b, system_views: [a]}
+        """,
+        inputs,
+    )
+    assert len(errors) == 1, errors  # one component in three views needs no id
+    assert errors[0].startswith(
+        "wf.yaml:13: evaluators -> 1 -> component: label 'eval.tokens.v1' is also the label "
+        "of evaluators -> 0 (line 11)"
+    ), errors
+    assert "give each step its own 'id:'" in errors[0]
+
+
+def test_two_steps_given_one_id_are_refused(inputs: Path, test_components: None) -> None:
+    errors = _errors(
+        """\
+        reader:
+          component: text.reader.v1
+          config: {input: INPUT}
+        components:
+          - component: test.whitespace_tokenizer.v1
+            id: step
+          - component: test.constant_tagger.v1
+            id: step
+        """,
+        inputs,
+    )
+    assert errors == [
+        "wf.yaml:8: components -> 1 -> id: label 'step' is also the label of components -> 0 "
+        "(line 6): time per stage and failures are reported by label, so one would hide the "
+        "other; give each step its own 'id:'"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("name: 123", "wf.yaml:1: name: Input should be a valid string (got 123)"),
+        ("description: [a, b]", "wf.yaml:1: description: Input should be a valid string"),
+    ],
+)
+def test_a_name_or_description_that_is_not_text_is_an_issue(
+    inputs: Path, line: str, expected: str
+) -> None:
+    errors = _errors(
+        f"{line}\nreader: {{component: text.reader.v1, config: {{input: INPUT}}}}\n", inputs
+    )
+    assert len(errors) == 1 and errors[0].startswith(expected), errors
+
+
+@pytest.mark.parametrize("timeout", ["1e10", ".inf"])
+def test_a_timeout_no_timer_can_hold_is_refused(inputs: Path, timeout: str) -> None:
+    errors = _errors(
+        f"reader: {{component: text.reader.v1, config: {{input: INPUT}}}}\nrun: {{timeout: {timeout}}}\n",
+        inputs,
+    )
+    assert len(errors) == 1 and errors[0].startswith(
+        "wf.yaml:2: run -> timeout: Input should be less than or equal to 1000000"
+    ), errors
+
+
+def test_max_failures_zero_is_refused(inputs: Path) -> None:
+    # 1 stops at the first failed document; 0 would stop before any.
+    errors = _errors(
+        "reader: {component: text.reader.v1, config: {input: INPUT}}\nrun: {max_failures: 0}\n",
+        inputs,
+    )
+    assert len(errors) == 1 and errors[0].startswith("wf.yaml:2: run -> max_failures:"), errors
+
+
+def test_command_line_values_are_blamed_on_their_options(
+    tmp_path: Path, inputs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(
+        f"reader:\n  component: text.reader.v1\n  config: {{input: {inputs}}}\nrun:\n  progress: false\n",
+        encoding="utf-8",
+    )
+    assert main(["validate", str(wf), "--jobs", "0", "--timeout", "-5"]) == 2
+    err = capsys.readouterr().err
+    assert f"{wf}: --jobs: Input should be greater than or equal to 1 (got 0)" in err
+    assert f"{wf}: --timeout: Input should be greater than 0" in err
+    assert f"{wf}:" + "5" not in err, err  # not the run section's line
+    no_input = tmp_path / "bc2.yaml"
+    no_input.write_text("reader:\n  component: bc2gm.reader.v1\n", encoding="utf-8")
+    assert main(["validate", str(no_input), "--input", str(inputs)]) == 2
+    err = capsys.readouterr().err
+    assert f"{no_input}: --input: the reader bc2gm.reader.v1 has no 'input' option" in err, err
+    assert "reader -> config -> input" not in err
+
+
+def test_a_scheduler_without_the_dask_backend_is_refused(
+    tmp_path: Path, inputs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(
+        f"reader:\n  component: text.reader.v1\n  config: {{input: {inputs}}}\n", encoding="utf-8"
+    )
+    assert main(["validate", str(wf), "--scheduler", "tcp://127.0.0.1:8786"]) == 2
+    assert "--scheduler: a scheduler is used by backend 'dask' only" in capsys.readouterr().err
+    args = ["--scheduler", "tcp://127.0.0.1:8786", "--backend", "dask"]
+    assert main(["validate", str(wf), *args]) == 0
+
+
+def test_a_writer_of_a_view_nothing_writes_is_an_issue(inputs: Path, test_components: None) -> None:
+    errors = _errors(
+        """\
+        reader:
+          component: text.reader.v1
+          config: {input: INPUT}
+        components:
+          - component: test.whitespace_tokenizer.v1
+            view: system
+        writers:
+          - component: xmi.writer.v1
+            view: sytem
+          - component: xmi.writer.v1
+            view: system
+        """,
+        inputs,
+    )
+    assert len(errors) == 1, errors
+    assert errors[0].startswith(
+        "wf.yaml:9: writers -> 0 -> view: 'xmi.writer.v1' writes out view 'sytem', which "
+        "nothing before it writes (views written: _InitialView, system). Did you mean 'system'?"
+    ), errors
+
+
+def test_a_writer_of_a_view_the_reader_writes_is_valid(tmp_path: Path) -> None:
+    # The gold view is the reader's; the initial view exists in every CAS.
+    folder = tmp_path / "xmi"
+    folder.mkdir()
+    cas = cassis.Cas(typesystem=load_typesystem())
+    cas.create_view("gold").sofa_string = "Text."
+    (folder / "d.xmi").write_text(cas.to_xmi(), encoding="utf-8")
+    load_workflow_text(
+        f"""\
+reader:
+  component: xmi.reader.v1
+  view: gold
+  config: {{input: "{folder}", views: {{gold: []}}}}
+writers:
+  - {{component: xmi.writer.v1, view: gold}}
+  - {{component: xmi.writer.v1, view: _InitialView, id: initial}}
+""",
+        source="wf.yaml",
+    )
+
+
+def test_an_output_folder_inside_the_input_folder_is_refused(inputs: Path) -> None:
+    errors = _errors(
+        f"""\
+        reader: {{component: text.reader.v1, config: {{input: INPUT}}}}
+        run: {{output: "{inputs / "out"}"}}
+        """,
+        inputs,
+    )
+    assert len(errors) == 1 and "is inside the input folder" in errors[0], errors

@@ -134,6 +134,7 @@ class NxmlReader(Reader[NxmlReaderConfig]):
         return input_problems(
             resolve_input(config.input, context.workflow_dir) if config.input else None,
             config.pattern,
+            context.output_dir,
         )
 
     def iter_documents(self) -> Iterator[DocumentRef]:

@@ -54,6 +54,7 @@ class TextReader(Reader[TextReaderConfig]):
         return input_problems(
             resolve_input(config.input, context.workflow_dir) if config.input else None,
             config.pattern,
+            context.output_dir,
         )
 
     def iter_documents(self) -> Iterator[DocumentRef]:
