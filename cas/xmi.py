@@ -77,7 +77,7 @@ _ROOT_END = ' xmi:version="2.0"><cas:NULL xmi:id="0"/>'
 _TAIL = "</xmi:XMI>"
 
 # Characters lxml refuses in a value (ValueError, or UnicodeEncodeError for surrogates).
-_XML_INCOMPATIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+XML_INCOMPATIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # What libxml2 escapes in an attribute value (a single quote it leaves alone).
 _ATTR_SPECIAL = re.compile('[&<>"\t\n\r]')
 _ATTR_ESCAPES = {
@@ -508,7 +508,7 @@ class _XmiWriter:
     def escape(self, value: str) -> str:
         escaped = self.escaped.get(value)
         if escaped is None:
-            if _XML_INCOMPATIBLE.search(value):
+            if XML_INCOMPATIBLE.search(value):
                 raise XmiFastPathUnsupported("a string holds a character XML 1.0 forbids")
             escaped = value
             if _ATTR_SPECIAL.search(value):

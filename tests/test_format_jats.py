@@ -307,6 +307,30 @@ def test_display_and_inline_formulas():
     assert doc.text == "Model\n\nWe fit y=x where β1 is a slope.\n\nThen."
 
 
+def test_a_display_formula_outside_a_paragraph_is_text_without_its_number():
+    body = (
+        "<sec><title>Model</title><p>We fit</p>"
+        '<disp-formula id="e1"><label>(1)</label><mml:math><mml:mi>y</mml:mi><mml:mo>=</mml:mo>'
+        "<mml:mi>x</mml:mi></mml:math></disp-formula><p>Then.</p></sec>"
+    )
+    doc = read_jats(article(body=body))
+    assert_well_formed(doc)
+    assert doc.text == "Model\n\nWe fit\n\ny=x\n\nThen."
+
+
+def test_namespaced_jats_lays_out_as_jats_without_a_namespace():
+    namespaced = FULL_ARTICLE.replace(
+        f"<article {NAMESPACES}".encode(),
+        f'<article xmlns="http://jats.nlm.nih.gov/ns/archiving/1.3/" {NAMESPACES}'.encode(),
+    )
+    assert namespaced != FULL_ARTICLE
+    plain = read_jats(FULL_ARTICLE, include_references=True)
+    doc = read_jats(namespaced, include_references=True)
+    # Captions (figures, tables) and the reference list included.
+    assert doc.text == plain.text and "Footnote of the table." in doc.text
+    assert doc.spans == plain.spans and doc.spans_of("reference")
+
+
 def test_block_elements_inside_a_paragraph_split_it():
     body = (
         "<p>Primers:<list><list-item><label>a</label><p>P1: ACGT</p></list-item>"

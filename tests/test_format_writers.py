@@ -16,10 +16,12 @@ import cassis
 import pytest
 
 from casflow.cas.metadata import set_document_metadata
+from casflow.pipeline.component import RunContext
 from casflow.pipeline.runner import RunOptions, run_workflow
+from casflow.pipeline.testing import build, cas_from_text, run_component
 from casflow.pipeline.validation import WorkflowValidationError
 from casflow.pipeline.workflow import load_workflow_text
-from casflow.typesystem import load_typesystem
+from casflow.typesystem import GENE_MENTION, TOKEN, load_typesystem
 from tests.test_gold_readers import (
     BC2_ALTERNATIVES,
     BC2_GENES,
@@ -77,6 +79,15 @@ def failure(report: Any) -> str:
     return item["error"]
 
 
+def _token_text_cas(text: str, tokens: list[tuple[int, int]], doc_id: str = "doc1") -> Any:
+    """A CAS whose initial view has ``tokens`` (one sentence) and a gene on the first."""
+    return cas_from_text(
+        text,
+        doc_id=doc_id,
+        spans={"Sentence": [(0, len(text))], "Token": tokens, "GeneMention": [tokens[0]]},
+    )
+
+
 # ----------------------------------------------------------------------------- CoNLL-U
 
 
@@ -129,6 +140,34 @@ def test_conllu_writer_without_sentences_and_with_the_file_root_label(tmp_path: 
     assert len(lines) == 2 + 10 + 1
 
 
+def test_conllu_writer_tokens_with_tabs_and_line_breaks_read_back(tmp_path: Path) -> None:
+    # "IL\t2" (a tab inside), "gene\n" (a line break at its edge), a lone CR in the text.
+    text = "IL\t2 gene\nX\rY"
+    cas = _token_text_cas(text, [(0, 4), (5, 10), (10, 11), (12, 13)])
+    context = RunContext(output_dir=tmp_path / "out", workflow_dir=tmp_path)
+    (path,) = build("conllu.writer.v1", context).write(cas, "doc1")
+    # Read with universal newlines, as UD tools read it: a lone CR must not end a line.
+    with open(path, encoding="utf-8", newline=None) as lines:
+        assert lines.read().splitlines() == [
+            "# sent_id = 1",
+            "# text = IL 2 gene X Y",
+            "1\tIL 2\t_\t_\t_\t_\t_\t_\t_\t_",
+            "2\tgene\t_\t_\t_\t_\t_\t_\t_\t_",
+            "3\tX\t_\t_\t_\t_\t_\t_\t_\t_",
+            "4\tY\t_\t_\t_\t_\t_\t_\t_\t_",
+            "",
+        ]
+    again = run_component("conllu.import.v1", text, context=context, path=str(path))
+    assert [t.get_covered_text() for t in again.select(TOKEN)] == ["IL\t2", "gene", "X", "Y"]
+
+
+def test_conllu_writer_fails_a_token_of_whitespace_only(tmp_path: Path) -> None:
+    cas = _token_text_cas("p53 \n x", [(0, 3), (3, 6), (6, 7)])
+    writer = build("conllu.writer.v1", RunContext(output_dir=tmp_path))
+    with pytest.raises(ValueError, match=r"document doc1: token ' \\n ' at \(3, 6\) is only"):
+        writer.write(cas, "doc1")
+
+
 # ----------------------------------------------------------------------------- Penn
 
 
@@ -158,6 +197,34 @@ def test_penn_writer_escapes(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "ptb" / "doc1.tree").read_text("utf-8") == tree.replace(
         "(-LRB- [)", "(-LRB- -LSB-)"
     ).replace("(-RRB- ])", "(-RRB- -RSB-)")
+
+
+def test_penn_writer_escapes_brackets_inside_words(tmp_path: Path) -> None:
+    text = "Ca(2+) a[1] binds."
+    tree = "( (S (NP (NN Ca-LRB-2+-RRB-) (NN a[1])) (VP (VBZ binds)) (. .)) )\n"
+    write_files(tmp_path, {"doc1.tree": tree})
+    report = run_import(
+        tmp_path, text, "penn.import.v1", {"path": "{doc_id}.tree"}, "penn.writer.v1", {}
+    )
+    assert report.counts["ok"] == 1  # the escaped word is aligned to "Ca(2+)"
+    assert (tmp_path / "out" / "penn" / "doc1.tree").read_text("utf-8") == tree
+    ptb = tree.replace("a[1]", "a-LSB-1-RSB-")
+    run_import(
+        tmp_path,
+        text,
+        "penn.import.v1",
+        {"path": "{doc_id}.tree"},
+        "penn.writer.v1",
+        {"escape": "ptb", "folder": "ptb"},
+    )
+    assert (tmp_path / "out" / "ptb" / "doc1.tree").read_text("utf-8") == ptb
+    # ... and what it wrote is read back.
+    write_files(tmp_path, {"doc1.tree": ptb})
+    report = run_import(
+        tmp_path, text, "penn.import.v1", {"path": "{doc_id}.tree"}, "penn.writer.v1", {}
+    )
+    assert report.counts["ok"] == 1
+    assert (tmp_path / "out" / "penn" / "doc1.tree").read_text("utf-8") == tree
 
 
 def test_penn_writer_needs_constituents(tmp_path: Path) -> None:
@@ -226,6 +293,29 @@ def test_brat_writer_cannot_write_a_mention_across_lines(tmp_path: Path) -> None
 
 
 # ----------------------------------------------------------------------------- BIO
+
+
+def test_bio_writer_keeps_a_token_with_a_tab_or_line_break_one_field(tmp_path: Path) -> None:
+    # Tokens "IL\t2" and ".\n" (a line break at its edge, as some tokenizers keep).
+    text = "IL\t2 gene .\n"
+    cas = _token_text_cas(text, [(0, 4), (5, 9), (10, 12)])
+    context = RunContext(output_dir=tmp_path / "out", workflow_dir=tmp_path)
+    (path,) = build("bio.writer.v1", context, type="GeneMention").write(cas, "doc1")
+    assert path.read_text("utf-8") == "IL 2\tB-GeneMention\ngene\tO\n.\tO\n\n"
+    again = run_component(
+        "bio.import.v1", text, context=context, path=str(path), type="GeneMention"
+    )
+    assert [t.get_covered_text() for t in again.select(TOKEN)] == ["IL\t2", "gene", "."]
+    assert [m.get_covered_text() for m in again.select(GENE_MENTION)] == ["IL\t2"]
+
+
+def test_bio_writer_fails_a_token_of_whitespace_only(tmp_path: Path) -> None:
+    cas = _token_text_cas("p53 \t x", [(0, 3), (3, 6), (6, 7)])
+    writer = build("bio.writer.v1", RunContext(output_dir=tmp_path), type="GeneMention")
+    with pytest.raises(
+        ValueError, match=r"document doc1: token ' \\t ' at \(3, 6\) is only whitespace"
+    ):
+        writer.write(cas, "doc1")
 
 
 def test_bio_round_trip(tmp_path: Path) -> None:
@@ -356,3 +446,32 @@ def test_bc2_writer_combined_file_includes_documents_of_an_earlier_run(
     report = _bc2_run(tmp_path, bc2_corpus)  # resumed: S1 is skipped, S2 and S3 are new
     assert report.counts["skipped"] == 1 and report.counts["ok"] == 2
     assert (folder / "GENE.eval").read_text("utf-8") == BC2_GENES
+
+
+@pytest.mark.parametrize(
+    ("writer", "doc_id", "combined"),
+    [
+        ("bc2.writer.v1", "s 1", "bc2/GENE.eval"),
+        ("bc2.writer.v1", "s|1", "bc2/GENE.eval"),
+        ("genetag.writer.v1", "@@s 1", "genetag/Test.format"),
+        ("genetag.writer.v1", "s1", "genetag/Test.format"),
+    ],
+)
+def test_mention_line_writers_fail_a_document_whose_id_the_lines_cannot_hold(
+    tmp_path: Path, writer: str, doc_id: str, combined: str
+) -> None:
+    write_files(tmp_path, {f"{doc_id}.ann": "T1\tGene 0 5\tBRCA1\n"})
+    report = run_import(
+        tmp_path,
+        "BRCA1 is a gene .",
+        "brat.import.v1",
+        {"path": "{doc_id}.ann", "types": {"Gene": "GeneMention"}},
+        writer,
+        {},
+        doc_id=doc_id,
+    )
+    # The document fails where it is written, and the run still writes its files.
+    assert f"document {doc_id!r}: " in failure(report)
+    assert "cannot contain whitespace or '|'" in failure(report)
+    assert (tmp_path / "out" / combined).read_text("utf-8") == ""
+    assert (tmp_path / "out" / "run-report.json").exists()

@@ -10,9 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from casflow.components.formats.penn.parse import (
+    ROUND_BRACKETS,
     Tree,
     category,
     constituent_spans,
+    escape_brackets,
     escape_token,
     escape_tokens,
     format_tree,
@@ -23,6 +25,7 @@ from casflow.components.formats.penn.parse import (
     read_trees,
     split_label,
     tree_texts,
+    unescape_brackets,
     unescape_token,
 )
 
@@ -147,6 +150,15 @@ def test_read_trees_reads_a_file_and_names_it_in_errors(tmp_path: Path):
 def test_split_label(label, expected):
     assert split_label(label) == expected
     assert category(label) == expected[0]
+
+
+def test_brackets_inside_words_are_escaped_and_unescaped():
+    assert escape_brackets("Ca(2+)") == "Ca-LRB-2+-RRB-"
+    assert escape_brackets("a[1]{2}") == "a-LSB-1-RSB--LCB-2-RCB-"
+    assert escape_brackets("a[1](2)", ROUND_BRACKETS) == "a[1]-LRB-2-RRB-"
+    assert escape_brackets("cells") == "cells"
+    assert unescape_brackets("a-LSB-1-RSB--LCB-2-RCB-") == "a[1]{2}"
+    assert parse_tree(f"(NN {escape_brackets('Ca(2+)', ROUND_BRACKETS)})").word == "Ca-LRB-2+-RRB-"
 
 
 def test_escape_and_unescape_tokens():

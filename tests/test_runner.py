@@ -114,6 +114,31 @@ def test_failing_document_is_isolated_and_rerun_skips_finished(
     assert "doc4.xmi" in after
 
 
+def test_text_reader_names_a_character_xml_forbids_or_reads_it_as_a_space(
+    tmp_path: Path, test_components: None
+) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    # A form feed, as text extracted from PDF has between pages.
+    (folder / "pdf.txt").write_text("Page one.\n\x0cPage two.\n", encoding="utf-8")
+    report = _run(_workflow(folder, tmp_path / "out"))
+    (failure,) = report.failures
+    assert failure["stage"] == "reader text.reader.v1"
+    assert (
+        "pdf.txt: line 2, column 1 (character 10): U+000C is a character XML 1.0"
+        in (failure["error"])
+    )
+    assert "control_characters: space" in failure["what_to_do"]
+    text = _workflow(folder, tmp_path / "spaced").replace(
+        f'input: "{folder}"}}', f'input: "{folder}", control_characters: space}}'
+    )
+    assert _run(text).counts["ok"] == 1
+    cas = cassis.load_cas_from_xmi(
+        (tmp_path / "spaced" / "xmi" / "pdf.xmi").read_text("utf-8"), typesystem=load_typesystem()
+    )
+    assert cas.sofa_string == "Page one.\n Page two.\n"
+
+
 def test_overwrite_reprocesses_everything(
     corpus: Path, tmp_path: Path, test_components: None
 ) -> None:
@@ -218,6 +243,54 @@ def test_ids_that_differ_only_in_unsafe_characters_get_different_files(
     assert files == sorted(["a%20b.xmi", "a_b.xmi", "a%2520b.xmi", "%2Ea.xmi"])
     assert "text of a b" in (out / "xmi" / "a%20b.xmi").read_text("utf-8")
     assert "text of a_b" in (out / "xmi" / "a_b.xmi").read_text("utf-8")
+
+
+@pytest.mark.parametrize("packed", [{}, {"compress": "gzip", "archive": "tar"}])
+def test_xmi_read_back_keeps_the_ids_its_file_names_encode(
+    tmp_path: Path, test_components: None, packed: dict[str, str]
+) -> None:
+    folder = tmp_path / "in"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "a b.txt").write_text("text of a b", encoding="utf-8")
+    (folder / "50%.txt").write_text("half", encoding="utf-8")
+    first = tmp_path / "first"
+    text = _workflow(folder, first).replace(
+        f'input: "{folder}"}}', f'input: "{folder}", id_style: relative_path}}'
+    )
+    text = text.replace(
+        "- component: xmi.writer.v1",
+        f"- {{component: xmi.writer.v1, config: {json.dumps(packed)}}}",
+    )
+    assert _run(text).counts["ok"] == 2
+    second = tmp_path / "second"
+    report = _run(
+        textwrap.dedent(
+            f"""\
+            reader: {{component: xmi.reader.v1, config: {{input: "{first / "xmi"}"}}}}
+            writers: [{{component: xmi.writer.v1}}]
+            run: {{output: "{second}", progress: false}}
+            """
+        )
+    )
+    assert report.counts["ok"] == 2
+    # Written again under the names they were read from, not encoded a second time.
+    files = sorted(p.name for p in (second / "xmi").glob("*.xmi"))
+    assert files == ["50%25.xmi", "sub%2Fa%20b.xmi"]
+    cas = cassis.load_cas_from_xmi(
+        (second / "xmi" / "sub%2Fa%20b.xmi").read_text("utf-8"), typesystem=load_typesystem()
+    )
+    assert cas.select(DOCUMENT_METADATA)[0].documentId == "sub/a b"
+
+
+def test_xmi_file_names_casflow_did_not_encode_are_ids_as_they_are(tmp_path: Path) -> None:
+    from casflow.components.formats.xmi.reader import xmi_document_id
+
+    assert xmi_document_id("sub%2Fa%20b") == "sub/a b"
+    assert xmi_document_id("dir/a%20b") == "dir/a b"
+    # Not an encoding casflow writes (a bare %, bytes that are not UTF-8, a shortened id).
+    assert xmi_document_id("50%") == "50%"
+    assert xmi_document_id("a%FFb") == "a%FFb"
+    assert xmi_document_id("long%~0123456789abcdef") == "long%~0123456789abcdef"
 
 
 def test_xmi_reader_brings_back_every_view(

@@ -71,6 +71,40 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+# What ends a field or a line of the column formats: a tab, and every character
+# str.splitlines breaks on (readers with universal newlines break on a lone \r too).
+_FIELD_BREAKS = "\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_BREAKS_AS_SPACES = str.maketrans(dict.fromkeys(_FIELD_BREAKS, " "))
+
+
+def one_line(value: str) -> str:
+    """``value`` with each tab and line break as a space (same length), so it stays one
+    field of one line."""
+    return value.translate(_BREAKS_AS_SPACES)
+
+
+def token_field(text: str) -> str:
+    """A token's text as a field of a column format: tabs and line breaks inside it as
+    spaces, whitespace at its edges dropped (a CoNLL-U FORM neither starts nor ends
+    with a space). Empty for a token of whitespace only, which no such field can hold.
+    Read back, :func:`form_at` finds it in the text."""
+    return one_line(text).strip()
+
+
+def form_at(text: str, form: str, position: int) -> bool:
+    """Whether token ``form`` stands in ``text`` at ``position``, a space in the form
+    matching any one whitespace character (:func:`token_field` writes a tab or line
+    break inside a token as a space)."""
+    if text.startswith(form, position):
+        return True
+    if " " not in form or position + len(form) > len(text):
+        return False
+    return all(
+        f == t or (f == " " and t.isspace())
+        for f, t in zip(form, text[position : position + len(form)], strict=True)
+    )
+
+
 def link_by_overlap(
     golds: Sequence[T],
     alternatives: Sequence[T],

@@ -45,6 +45,16 @@ class ViewContentError(DocumentError, ValueError):
     )
 
 
+class DocumentIdError(DocumentError, ValueError):
+    """The document id cannot stand in the format's id field (BC2 and GENETAG lines)."""
+
+    hint = (
+        "the format's lines carry the document id and cannot hold this one; give the "
+        "documents ids the format can hold (rename the input files, or read them with "
+        "the format's own reader)"
+    )
+
+
 class FolderWriterConfig(ComponentConfig):
     folder: str = Field("out", description="Sub-folder of the run's output folder.")
 

@@ -38,6 +38,7 @@ from casflow.components.formats.mentions import (
 )
 
 __all__ = [
+    "SENTENCE_ID",
     "FormatError",
     "FormatWarning",
     "Bc2Corpus",
@@ -61,9 +62,12 @@ __all__ = [
     "write_sentences",
 ]
 
+#: A sentence id as mention lines hold it: no whitespace (it ends the id in ``*.in``
+#: lines) and no ``|`` (it ends the id in ``*.eval`` lines).
+SENTENCE_ID = re.compile(r"[^|\s]+")
 _SENTENCE_LINE = re.compile(r"(\S+)(?:[ \t](.*))?")
 # the text after the second "|" is optional in system output ("ignored for evaluation")
-_MENTION_LINE = re.compile(r"([^|\s]+)\|(\d+) (\d+)(?:\|(.*))?")
+_MENTION_LINE = re.compile(rf"({SENTENCE_ID.pattern})\|(\d+) (\d+)(?:\|(.*))?")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ in the folder, so a resumed run's earlier documents are included.
 
 Lines: ``SENTENCE_ID|start end|text`` with start and end counting non-whitespace
 characters (end inclusive) and the text the mention's covered text. A
-discontinuous mention is written as its covering span.
+discontinuous mention is written as its covering span. A document whose id holds
+whitespace or ``|`` fails, since its lines could not be read back.
 """
 
 from __future__ import annotations
@@ -22,7 +23,12 @@ from pydantic import Field, field_validator
 
 from casflow.components.formats.bc2 import parse as bc2
 from casflow.components.formats.cas_builders import resolve_mention_type
-from casflow.components.formats.view_writer import ViewContentError, ViewWriter, ViewWriterConfig
+from casflow.components.formats.view_writer import (
+    DocumentIdError,
+    ViewContentError,
+    ViewWriter,
+    ViewWriterConfig,
+)
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.files import atomic_write_text, safe_file_stem
 from casflow.typesystem import GENE_MENTION
@@ -57,6 +63,12 @@ class Bc2Writer(ViewWriter[Bc2WriterConfig]):
         return [self.documents / f"{safe_file_stem(doc_id)}{DOCUMENT_SUFFIX}"]
 
     def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
+        if not bc2.SENTENCE_ID.fullmatch(doc_id):
+            # Checked here: a line written with it could not be read back by finish().
+            raise DocumentIdError(
+                f"document {doc_id!r}: BioCreative II sentence ids cannot contain whitespace "
+                "or '|', so the id cannot be written in GENE.eval lines"
+            )
         view = self.source_view(cas, doc_id)
         sentence = bc2.Bc2Sentence(doc_id, view.sofa_string or "")
         lines = []

@@ -3,9 +3,10 @@
 The file has one token a line and a blank line between sentences
 (:mod:`casflow.components.formats.bio.parse`; the token and tag columns are
 configurable, IOB1 is read as ``conlleval`` reads it). Tokens are aligned to the
-view's text by their forms, in order, any whitespace allowed between them; a
-token not found where expected is an error naming the file, line and the text
-there. Mentions become annotations of ``type`` with ``value`` the tag's class.
+view's text by their forms, in order, any whitespace allowed between them (a
+space inside a form matches any whitespace character, as ``bio.writer.v1`` writes
+a tab or line break inside a token as a space); a token not found where expected
+is an error naming the file, line and the text there. Mentions become annotations of ``type`` with ``value`` the tag's class.
 With ``tokens: true`` (default) the file's sentences and tokens are added too.
 """
 
@@ -25,7 +26,7 @@ from casflow.components.formats.cas_builders import (
     add_sentences,
     resolve_mention_type,
 )
-from casflow.components.formats.common import FormatError
+from casflow.components.formats.common import FormatError, form_at
 from casflow.components.formats.document_files import (
     FileImport,
     FileImportConfig,
@@ -35,7 +36,8 @@ from casflow.typesystem import NAMED_ENTITY, SENTENCE, TOKEN
 
 
 def align_tokens(sentences: Sequence[BioSentence], text: str, where: str) -> list[list[Span]]:
-    """Character spans of the tokens in ``text``, found in order after optional whitespace."""
+    """Character spans of the tokens in ``text``, found in order after optional whitespace
+    (a space in a token matching any whitespace character: :func:`form_at`)."""
     position = 0
     length = len(text)
     aligned: list[list[Span]] = []
@@ -44,7 +46,7 @@ def align_tokens(sentences: Sequence[BioSentence], text: str, where: str) -> lis
         for token in sentence.tokens:
             while position < length and text[position].isspace():
                 position += 1
-            if not token.text or not text.startswith(token.text, position):
+            if not token.text or not form_at(text, token.text, position):
                 found = text[position : position + max(len(token.text), 20)]
                 raise ImportFormatError(
                     f"{where} line {token.line}: token {token.text!r} not found at offset "

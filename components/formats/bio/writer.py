@@ -9,7 +9,10 @@ must start and end on token boundaries inside one sentence, else the document
 fails naming the mention; overlapping mentions fail too unless ``overlap:
 longest`` (the longer one is kept). A discontinuous mention is written as its
 covering span (BIO cannot say otherwise); ``pos`` and ``lemma`` columns hold
-``_`` where a token has none.
+``_`` where a token has none. A tab or line break inside a token is written as a
+space and whitespace at its edges is left out (``bio.import.v1`` matches such a
+space to the whitespace in the text); a token of whitespace only fails the
+document.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pydantic import Field, field_validator
 
 from casflow.components.formats.bio.parse import Mention, format_bio_rows, spans_to_bio
 from casflow.components.formats.cas_builders import resolve_mention_type
+from casflow.components.formats.common import one_line, token_field
 from casflow.components.formats.view_writer import (
     TokenFeatures,
     ViewContentError,
@@ -96,7 +100,10 @@ class BioWriter(ViewWriter[BioWriterConfig]):
                     "token boundary"
                 ) from exc
             rendered.append(
-                [self._row(token, tag, features) for token, tag in zip(tokens, tags, strict=True)]
+                [
+                    self._row(token, tag, features, doc_id)
+                    for token, tag in zip(tokens, tags, strict=True)
+                ]
             )
         if remaining:
             first = remaining[0]
@@ -108,16 +115,25 @@ class BioWriter(ViewWriter[BioWriterConfig]):
         atomic_write_text(path, format_bio_rows(rendered))
         return [path]
 
-    def _row(self, token, tag: str, features: TokenFeatures) -> list[str]:
+    def _row(self, token, tag: str, features: TokenFeatures, doc_id: str) -> list[str]:
         row = []
         for column in self.config.columns:
             if column == "token":
-                row.append(token.get_covered_text())
+                form = token_field(token.get_covered_text())
+                if not form:
+                    # An empty field would be read as the blank line that ends a sentence.
+                    raise ViewContentError(
+                        f"document {doc_id}: token {token.get_covered_text()!r} at "
+                        f"({token.begin}, {token.end}) is only whitespace, which a BIO line "
+                        "cannot hold; fix the tokenizer that made it"
+                    )
+                row.append(form)
             elif column == "tag":
-                row.append(tag)
+                row.append(one_line(tag))
             elif column == "pos":
                 pos = features.pos(token)
-                row.append((pos.get("PosValue") if pos is not None else None) or "_")
+                value = pos.get("PosValue") if pos is not None else None
+                row.append(one_line(value or "").strip() or "_")
             else:
-                row.append(features.lemma(token) or "_")
+                row.append(one_line(features.lemma(token) or "").strip() or "_")
         return row

@@ -1,7 +1,8 @@
 """``conllu.import.v1``: a CoNLL-U file per document into a view.
 
 Words are aligned to the view's text by their forms, in order, any whitespace
-allowed between them (:func:`casflow.components.formats.conllu.parse.align_to_text`);
+allowed between them and a space in a form matching any whitespace character
+(:func:`casflow.components.formats.conllu.parse.align_to_text`);
 a form not found where expected is an error naming the file, line, sentence and
 the text there. Per ``layers`` (default all):
 

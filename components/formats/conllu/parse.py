@@ -23,6 +23,7 @@ from casflow.components.formats.common import (
     STRING_SOURCE,
     FormatError,
     FormatWarning,
+    form_at,
     read_text_file,
     split_lines,
     write_text_file,
@@ -309,7 +310,9 @@ def align_to_text(
     """Character offsets (begin, end exclusive) of every word line, per sentence and
     parallel to ``sentence.words``.
 
-    Surface tokens are found in order, each after optional whitespace; the words
+    Surface tokens are found in order, each after optional whitespace, a space in a
+    form matching any whitespace character (``conllu.writer.v1`` writes a tab or line
+    break inside a token as a space: :func:`form_at`); the words
     of a multiword token get the span of its range line; empty nodes get None.
     Raises FormatError naming the CoNLL-U file, line, sentence id and token, and
     the text there, when a form is not where expected.
@@ -331,7 +334,7 @@ def align_to_text(
                 continue
             while position < len(text) and text[position].isspace():
                 position += 1
-            if not word.form or not text.startswith(word.form, position):
+            if not word.form or not form_at(text, word.form, position):
                 found = text[position : position + max(len(word.form), 20)]
                 raise FormatError(
                     f"sentence {sentence.sent_id}: token {word.id} {word.form!r} not found at "

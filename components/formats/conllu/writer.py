@@ -2,10 +2,14 @@
 
 One block per ``Sentence`` (the whole view when there is none) with the comments
 ``# sent_id`` (the Sentence ``id``, else its number from 1) and ``# text`` (the
-sentence's text, line breaks as spaces), then a line per ``Token``:
+sentence's text, tabs and line breaks, a lone carriage return included, as
+spaces), then a line per ``Token``:
 
-- ID from 1; FORM the covered text; LEMMA, UPOS (``POS.coarseValue``) and XPOS
-  (``POS.PosValue``) where the token has them, else ``_``;
+- ID from 1; FORM the covered text, tabs and line breaks inside it as spaces and
+  whitespace at its edges left out (``conllu.import.v1`` matches such a space to
+  any whitespace in the text; a token of whitespace only fails the document);
+  LEMMA, UPOS (``POS.coarseValue``) and XPOS (``POS.PosValue``) where the token
+  has them, else ``_``;
 - HEAD and DEPREL from the basic ``Dependency`` whose Dependent is the token: 0
   for the root (a DKPro ``ROOT``, or Governor = Dependent), with DEPREL
   ``root_deprel`` when its ``DependencyType`` is "ROOT" (the casflow convention,
@@ -28,6 +32,7 @@ from typing import Any
 import cassis
 from pydantic import Field
 
+from casflow.components.formats.common import one_line, token_field
 from casflow.components.formats.conllu.parse import ConlluSentence, ConlluWord, format_conllu
 from casflow.components.formats.view_writer import (
     TokenFeatures,
@@ -51,10 +56,9 @@ class ConlluWriterConfig(ViewWriterConfig):
 
 
 def _field(value: str | None) -> str:
-    # Tabs and line breaks would break the line; CoNLL-U allows inner spaces.
-    if not value:
-        return "_"
-    return value.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+    # Tabs and line breaks would break the line; CoNLL-U allows inner spaces, but not
+    # at the edges of a field.
+    return token_field(value or "") or "_"
 
 
 class ConlluWriter(ViewWriter[ConlluWriterConfig]):
@@ -92,11 +96,22 @@ def view_sentences(
             head, deprel = _head(
                 relations.get((token.begin, token.end)), index, root_type, view, doc_id, root_deprel
             )
-            space_after = token.end >= len(text) or text[token.end].isspace()
+            covered = token.get_covered_text()
+            form = token_field(covered)
+            if not form:
+                raise ViewContentError(
+                    f"document {doc_id}: token {covered!r} at ({token.begin}, {token.end}) is "
+                    "only whitespace, which a CoNLL-U FORM cannot hold; fix the tokenizer "
+                    "that made it"
+                )
+            # A token whose edge whitespace is left out of FORM has space after it.
+            space_after = (
+                token.end >= len(text) or text[token.end].isspace() or covered[-1].isspace()
+            )
             words.append(
                 ConlluWord(
                     str(i),
-                    _field(token.get_covered_text()),
+                    form,
                     _field(features.lemma(token)),
                     _field(pos.get("coarseValue") if pos is not None else None),
                     _field(pos.get("PosValue") if pos is not None else None),
@@ -110,7 +125,7 @@ def view_sentences(
         begin = sentence.begin if sentence is not None else tokens[0].begin
         end = sentence.end if sentence is not None else tokens[-1].end
         sent_id = (sentence.get("id") if sentence is not None else None) or str(number)
-        sentence_text = " ".join(text[begin:end].split("\n"))
+        sentence_text = one_line(text[begin:end])
         comments = [f"# sent_id = {sent_id}", f"# text = {sentence_text}"]
         sentences.append(ConlluSentence(comments, words))
     return sentences

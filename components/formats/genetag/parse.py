@@ -40,6 +40,7 @@ from casflow.components.formats.mentions import (
 )
 
 __all__ = [
+    "SENTENCE_ID",
     "FormatError",
     "FormatWarning",
     "GENE_TAGS",
@@ -68,7 +69,9 @@ __all__ = [
 #: Tags of gene tokens in TAGGED_GENE_CORPUS; NEWGENE1 starts a name that abuts a NEWGENE one.
 GENE_TAGS = ("NEWGENE", "NEWGENE1")
 
-_MENTION_LINE = re.compile(r"(@@[^|\s]+)\|(\d+) (\d+)\|(.*)")
+#: A sentence id as mention lines hold it: ``@@``, then no whitespace and no ``|``.
+SENTENCE_ID = re.compile(r"@@[^|\s]+")
+_MENTION_LINE = re.compile(rf"({SENTENCE_ID.pattern})\|(\d+) (\d+)\|(.*)")
 # A line whose '|' after the offsets is missing, e.g. "@@18719714263|11 11OCT-1" (train).
 _MENTION_LINE_NO_BAR = re.compile(r"(@@[^|\s]+)\|(\d+) (\d+)([^\d|\s].*)")
 # A second record glued to the end of a line (train Correct.Data line 5684).

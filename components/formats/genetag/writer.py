@@ -9,7 +9,9 @@ knows the document is done), and ``finish()`` combines them into
 ``<folder>/<file>`` sorted by (sentence id, first, last).
 
 Lines: ``@@ID|first last|text`` with the 0-based indices of the mention's first
-and last token and the text its tokens joined by single spaces. A mention must
+and last token and the text its tokens joined by single spaces. A document whose
+id does not start with ``@@`` or holds whitespace or ``|`` fails, since its lines
+could not be read back. A mention must
 start and end on token boundaries (whitespace at its edges is trimmed); one that
 cuts a token fails the document unless ``partial_tokens: expand``, which widens
 it to the tokens it touches. A discontinuous mention is written as its covering
@@ -26,7 +28,12 @@ from pydantic import Field, field_validator
 
 from casflow.components.formats.cas_builders import resolve_mention_type
 from casflow.components.formats.genetag import parse as genetag
-from casflow.components.formats.view_writer import ViewContentError, ViewWriter, ViewWriterConfig
+from casflow.components.formats.view_writer import (
+    DocumentIdError,
+    ViewContentError,
+    ViewWriter,
+    ViewWriterConfig,
+)
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.files import atomic_write_text, safe_file_stem
 from casflow.typesystem import GENE_MENTION
@@ -89,6 +96,12 @@ class GenetagWriter(ViewWriter[GenetagWriterConfig]):
         return [self.documents / f"{safe_file_stem(doc_id)}{DOCUMENT_SUFFIX}"]
 
     def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
+        if not genetag.SENTENCE_ID.fullmatch(doc_id):
+            # Checked here: a line written with it could not be read back by finish().
+            raise DocumentIdError(
+                f"document {doc_id!r}: GENETAG sentence ids start with '@@' and cannot "
+                "contain whitespace or '|', so the id cannot be written in Test.format lines"
+            )
         view = self.source_view(cas, doc_id)
         lines = []
         try:

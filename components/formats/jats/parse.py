@@ -26,11 +26,12 @@ characters, and every run of ASCII whitespace (space, tab, CR, LF, FF, VT) is
 collapsed into one space. Other Unicode spaces (no-break, thin) are content,
 e.g. in ``10\\u2009mM``, and are kept, except at a block's or span's ends.
 Display formulas inside a paragraph contribute their text (MathML text; TeX is
-dropped) with a space either side; figures, tables and supplementary material
-inside a paragraph are moved to the captions, so the paragraph stays one
-contiguous run of text; a list, definition list, quote or box that is a direct
-child of a paragraph ends it, is laid out as its own paragraphs, and the text
-after it starts a new paragraph. Table cells, graphics, TeX, sub-articles and
+dropped) with a space either side, and one outside a paragraph is a paragraph of
+its own; their labels (formula numbers such as ``(1)``) are not text. Figures,
+tables and supplementary material inside a paragraph are moved to the captions,
+so the paragraph stays one contiguous run of text; a list, definition list,
+quote or box that is a direct child of a paragraph ends it, is laid out as its
+own paragraphs, and the text after it starts a new paragraph. Table cells, graphics, TeX, sub-articles and
 references to entities that were not expanded contribute no text.
 
 Headings: a section's label and title make one heading (``"2.1 Methods"``).
@@ -131,6 +132,10 @@ _FLOAT_CAPTION_OF = {
     "table-wrap-group": "table",
     "supplementary-material": "supplementary",
 }
+# lxml tag filters matching these elements with or without a namespace (JATS 1.3
+# files may declare xmlns="http://jats.nlm.nih.gov/ns/archiving/1.3/").
+_FLOAT_TAGS = tuple(f"{{*}}{name}" for name in _FLOAT_CAPTION_OF)
+_NOT_LAID_OUT_TAGS = ("{*}sub-article", "{*}response", "{*}ref-list")
 _NO_TEXT_TAGS = frozenset(
     {
         "graphic",
@@ -620,7 +625,7 @@ class _Layout:
             self._blocks(back, depth=0)
         self._captions(article)
         if back is not None and self.include_references:
-            for ref_list in back.iter("ref-list"):
+            for ref_list in back.iter("{*}ref-list"):
                 self._references(ref_list)
         spans = sorted(self.spans, key=lambda s: (s.begin, -s.end, _SPAN_RANK[s.type]))
         return "".join(self.chunks), spans, title
@@ -682,6 +687,11 @@ class _Layout:
             self._blocks(element, depth, skip=frozenset({"label"}))
         elif name == "label":
             return  # list, footnote and formula numbers are not text
+        elif name == "disp-formula":
+            # As inside a paragraph: its text without the formula number.
+            buffer = self._buffer()
+            self._render_inline(element, buffer, spans=True)
+            self._emit_paragraph(buffer)
         elif any(_local(c) in _BLOCKISH_CHILDREN for c in element) and not _has_own_text(element):
             self._blocks(element, depth, skip=frozenset({"label"}))
         else:
@@ -785,10 +795,10 @@ class _Layout:
     # ----- captions and references
 
     def _captions(self, article: etree._Element) -> None:
-        for element in article.iter(*_FLOAT_CAPTION_OF):
-            if any(True for _ in element.iterancestors("sub-article", "response", "ref-list")):
+        for element in article.iter(*_FLOAT_TAGS):
+            if any(True for _ in element.iterancestors(*_NOT_LAID_OUT_TAGS)):
                 continue
-            self._caption(element, _FLOAT_CAPTION_OF[element.tag])
+            self._caption(element, _FLOAT_CAPTION_OF[_local(element)])
 
     def _caption(self, float_element: etree._Element, caption_of: str) -> None:
         start = self._mark()

@@ -3,7 +3,8 @@
 Shared by the CRAFT reader (its treebank) and ``penn.import.v1`` (trees per document).
 Leaves are aligned to the text in order, allowing only whitespace between tokens;
 PTB escapes are undone (``-LRB-`` matches ``(``, ``[`` or ``{``; ````` and ``''``
-straight or curly quotes); a word's outer Unicode spaces are not part of the token.
+straight or curly quotes; an escape inside a word its bracket, ``Ca-LRB-2+-RRB-``
+matches ``Ca(2+)``); a word's outer Unicode spaces are not part of the token.
 ``-NONE-`` leaves are not tokens but zero-width ``EmptyCategory`` annotations at the
 start of the next token (the sentence end if none follows).
 
@@ -32,6 +33,7 @@ from casflow.components.formats.penn.parse import (
     split_label,
     tree_error,
     tree_texts,
+    unescape_brackets,
 )
 from casflow.pipeline.component import DocumentError
 from casflow.typesystem import (
@@ -130,6 +132,9 @@ def _surface_forms(word: str) -> tuple[str, ...]:
     forms = (word, *_SURFACE_FORMS.get(word, ()))
     if "\\" in word:  # old PTB escapes \/ and \*
         forms += (word.replace("\\/", "/").replace("\\*", "*"),)
+    inner = unescape_brackets(word)
+    if inner != word and word not in _SURFACE_FORMS:  # Ca-LRB-2+-RRB- is Ca(2+)
+        forms += (inner,)
     return forms
 
 

@@ -27,6 +27,9 @@ _BRACKET_ESCAPES = {
     "}": "-RCB-",
 }
 _BRACKET_UNESCAPES = {escaped: raw for raw, escaped in _BRACKET_ESCAPES.items()}
+_INNER_ESCAPE = re.compile("|".join(_BRACKET_UNESCAPES))
+ROUND_BRACKETS = "()"
+ALL_BRACKETS = "".join(_BRACKET_ESCAPES)
 OPEN_QUOTE = "``"
 CLOSE_QUOTE = "''"
 
@@ -311,6 +314,22 @@ def escape_token(token: str, *, opening_quote: bool = False) -> str:
     if token == '"':
         return OPEN_QUOTE if opening_quote else CLOSE_QUOTE
     return _BRACKET_ESCAPES.get(token, token)
+
+
+def escape_brackets(word: str, brackets: str = ALL_BRACKETS) -> str:
+    """``word`` with each of ``brackets`` in it, inside the word too, as its PTB escape:
+    ``Ca(2+)`` -> ``Ca-LRB-2+-RRB-``. A raw ``(`` or ``)`` in a word cannot be read back
+    (:func:`parse_tree` takes it for a bracket of the tree), so ``brackets`` should
+    hold them."""
+    if not any(bracket in word for bracket in brackets):
+        return word
+    return "".join(_BRACKET_ESCAPES[c] if c in brackets else c for c in word)
+
+
+def unescape_brackets(word: str) -> str:
+    """The inverse of :func:`escape_brackets` with every bracket escaped: each escape in
+    the word as its bracket (``Ca-LRB-2+-RRB-`` -> ``Ca(2+)``)."""
+    return _INNER_ESCAPE.sub(lambda match: _BRACKET_UNESCAPES[match.group()], word)
 
 
 def escape_tokens(tokens: Iterable[str]) -> list[str]:

@@ -13,8 +13,13 @@ Words are the tokens' text with ``escape``:
   ``-RRB-``, other brackets and curly quotes stay as in the text;
 - ``ptb``: every bracket becomes its escape (``-LSB-``, ``-LCB-``, ...).
 
+In both, brackets inside a word are escaped as well (``Ca(2+)`` is ``Ca-LRB-2+-RRB-``
+in both modes, ``a[1]`` is ``a-LSB-1-RSB-`` in ``ptb``): a raw round bracket would
+make the tree unreadable. ``penn.import.v1`` undoes such escapes when it aligns the
+words to the text.
+
 In both, a straight double quote ``"`` is written ````` or ``''`` as its POS tag
-says (alternating when the tag is neither), and a ``(`` or ``)`` tag as ``-LRB-`` /
+says (alternating when the tag is neither), and ``(`` or ``)`` in a tag as ``-LRB-`` /
 ``-RRB-``.
 
 ASCII whitespace inside a word would split it, so it is written as ``_``. Read
@@ -35,10 +40,12 @@ from pydantic import Field
 
 from casflow.components.evaluators.adapters import CasInputError, constituent_trees
 from casflow.components.formats.penn.parse import (
+    ALL_BRACKETS,
     CLOSE_QUOTE,
     OPEN_QUOTE,
+    ROUND_BRACKETS,
     Tree,
-    escape_token,
+    escape_brackets,
     escape_tokens,
     format_tree,
 )
@@ -51,7 +58,6 @@ from casflow.pipeline.component import RunContext
 from casflow.pipeline.files import atomic_write_text
 
 EMPTY_TAG = "-NONE-"
-_ROUND = {"(": "-LRB-", ")": "-RRB-"}
 _ASCII_SPACE = re.compile(r"[ \t\n\r\f\v]+")
 
 
@@ -73,11 +79,10 @@ def escape_words(tree: Tree, mode: str) -> None:
     for leaf, word, quote in zip(leaves, words, alternated, strict=True):
         if word == '"':
             leaf.word = leaf.label if leaf.label in (OPEN_QUOTE, CLOSE_QUOTE) else quote
-        elif mode == "ptb":
-            leaf.word = escape_token(word)
         else:
-            leaf.word = _ROUND.get(word, word)
-        leaf.label = _ROUND.get(leaf.label, leaf.label)
+            # Inside a word too: a raw round bracket would end the tree's own bracket.
+            leaf.word = escape_brackets(word, ALL_BRACKETS if mode == "ptb" else ROUND_BRACKETS)
+        leaf.label = escape_brackets(leaf.label, ROUND_BRACKETS)
 
 
 class PennWriter(ViewWriter[PennWriterConfig]):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Literal
 
 import cassis
 from pydantic import Field
 
 from casflow.cas.metadata import set_document_metadata
 from casflow.cas.sofa import set_sofa_text
+from casflow.cas.xmi import XML_INCOMPATIBLE
 from casflow.components.inputs import (
     IdStyle,
     document_id,
@@ -30,6 +32,13 @@ class DocumentDecodeError(DocumentError, ValueError):
     hint = "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8), or set the reader's encoding"
 
 
+class XmlForbiddenCharacterError(DocumentError, ValueError):
+    hint = (
+        "remove the character from the file, or set the reader's control_characters: space "
+        "to read each such character as a space (offsets keep)"
+    )
+
+
 class TextReaderConfig(ComponentConfig):
     input: str | None = Field(None, description="A file, folder, glob or @list file.")
     pattern: str = Field("**/*.txt", description="Files to take from a folder (recursive glob).")
@@ -38,6 +47,13 @@ class TextReaderConfig(ComponentConfig):
         "stem", description="Document id: file stem, or path relative to the input folder."
     )
     language: str = Field("en", description="Document language written to the CAS.")
+    control_characters: Literal["fail", "space"] = Field(
+        "fail",
+        description="Characters XML 1.0 forbids, which no XMI can hold (control characters "
+        "other than tab and line breaks, e.g. U+000C form feed from PDF extraction; U+FFFE "
+        "and U+FFFF): fail the document naming the first, or read each as a space (offsets "
+        "keep).",
+    )
 
 
 class TextReader(Reader[TextReaderConfig]):
@@ -77,6 +93,21 @@ class TextReader(Reader[TextReaderConfig]):
                 f"({data[exc.start : exc.start + 1]!r}) cannot be decoded"
             ) from exc
         # A byte-order mark is not text; CRLF is normalised so offsets match what other tools see.
-        set_sofa_text(cas, text.removeprefix("\ufeff").replace("\r\n", "\n"))
+        text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+        # Checked here, not when the XMI writer meets it after the whole chain has run.
+        forbidden = XML_INCOMPATIBLE.search(text)
+        if forbidden is not None:
+            if self.config.control_characters == "space":
+                text = XML_INCOMPATIBLE.sub(" ", text)
+            else:
+                offset = forbidden.start()
+                line = text.count("\n", 0, offset) + 1
+                column = offset - text.rfind("\n", 0, offset)
+                raise XmlForbiddenCharacterError(
+                    f"{ref.uri}: line {line}, column {column} (character {offset}): "
+                    f"U+{ord(forbidden.group()):04X} is a character XML 1.0 forbids, so no "
+                    "XMI can hold the document"
+                )
+        set_sofa_text(cas, text)
         cas.sofa_mime = "text/plain"
         set_document_metadata(cas, ref.doc_id, ref.uri, language=self.config.language)

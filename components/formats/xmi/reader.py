@@ -24,6 +24,7 @@ from casflow.pipeline.component import (
     Reader,
     RunContext,
 )
+from casflow.pipeline.files import doc_id_of_file_stem
 from casflow.pipeline.packed import GZIP_SUFFIX, PackedFileError, gunzip_if_needed
 from casflow.typesystem import load_typesystem, resolve_type_name
 
@@ -39,7 +40,9 @@ class XmiReaderConfig(ComponentConfig):
         description="Files to take from a folder or archive (recursive glob; {a,b} for either).",
     )
     id_style: IdStyle = Field(
-        "stem", description="Document id: file stem, or path relative to the input folder."
+        "stem",
+        description="Document id: file stem, or path relative to the input folder; "
+        "%XX escapes that casflow's writers put in file names are decoded.",
     )
     lenient: bool = Field(
         False, description="Drop types the casflow type system does not know instead of failing."
@@ -49,6 +52,24 @@ class XmiReaderConfig(ComponentConfig):
         description="What the files hold, for validation: view name -> type names in it "
         "(full names, or short ones such as Token). Every view is loaded either way.",
     )
+
+
+def xmi_document_id(name: str) -> str:
+    """The document id of an XMI file's name (less ``.xmi``), folder by folder.
+
+    casflow's writers name files by ``safe_file_stem(id)``: decoding gives the id
+    back, so a document read back keeps the id it was written with (in the journal,
+    the run report and its file name when written again) and agrees with its
+    DocumentMetaData. The id is needed before the file is parsed (the journal skips
+    finished documents by it), so it comes from the name, not from the CAS. A name
+    that is not such an encoding (``50%.xmi`` from another tool) or a shortened one
+    (``%~`` and a hash) is kept as it is.
+    """
+    parts = []
+    for part in name.split("/"):
+        # "%" (the empty id) stays "%": an empty id would name no document.
+        parts.append(doc_id_of_file_stem(part) or part)
+    return "/".join(parts)
 
 
 class XmiDocumentError(DocumentError, ValueError):
@@ -88,7 +109,7 @@ class XmiReader(Reader[XmiReaderConfig]):
         for item in iter_input_items(self.input, self.config.pattern):
             # PMC1.xmi.gz is document PMC1, as PMC1.xmi is.
             path = item.path.with_suffix("") if item.path.suffix == GZIP_SUFFIX else item.path
-            doc_id = document_id(path, item.root, self.config.id_style)
+            doc_id = xmi_document_id(document_id(path, item.root, self.config.id_style))
             yield DocumentRef(doc_id, item.uri, item.data, item.size, item.error)
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> cassis.Cas:
