@@ -398,19 +398,18 @@ def run_batch(
             per_doc = (time.perf_counter() - t0) / len(live)
             for ref, _ in live:
                 stage_time(ref, label, per_doc)
-        except _DOCUMENT_ERRORS:
-            survivors = []
-            for (ref, cas), view in zip(live, views, strict=True):
-                t1 = time.perf_counter()
-                try:
-                    with _time_limit(timeout, watchdog):
-                        processor.process(view)
-                except _DOCUMENT_ERRORS as exc:
-                    fail(ref, f"component {label}", exc)
-                    continue
-                stage_time(ref, label, time.perf_counter() - t1)
-                survivors.append((ref, cas))
-            live = survivors
+        except _DOCUMENT_ERRORS as exc:
+            if len(live) == 1:
+                fail(live[0][0], f"component {label}", exc)
+                live = []
+                break
+            # The batch call may have annotated some views before it failed, so the
+            # step cannot simply be run again over them (their annotations would be
+            # doubled): each document starts again alone, from its reader, so that
+            # only the culprit fails and the others come out as from a clean run.
+            for ref, _ in live:
+                (results[ref.doc_id],) = run_batch(chain, [ref], timeout, watchdog)
+            return _in_order(refs, results, started)
 
     for _, writer in chain.writers:
         writer.start_batch([ref.doc_id for ref, _ in live])
@@ -443,7 +442,13 @@ def run_batch(
             fail(ref, stage, exc)
 
     _end_batch(chain, [ref for ref, _ in live], results, fail, stage_time)
+    return _in_order(refs, results, started)
 
+
+def _in_order(
+    refs: Sequence[DocumentRef], results: dict[str, DocumentResult], started: dict[str, float]
+) -> list[DocumentResult]:
+    """The batch's results in the order of ``refs``, with each document's time."""
     out = []
     for ref in refs:
         res = results.get(ref.doc_id) or DocumentResult(ref.doc_id, ref.uri, "failed", error="lost")

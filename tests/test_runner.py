@@ -114,6 +114,23 @@ def test_failing_document_is_isolated_and_rerun_skips_finished(
     assert "doc4.xmi" in after
 
 
+def test_a_failure_in_a_batch_leaves_the_other_documents_annotated_once(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
+    # doc1 fails after the batch call annotated doc0 and doc1 (the default
+    # process_batch is a loop): doc0 must come out as from a run without doc1.
+    out = tmp_path / "out"
+    report = _run(_workflow(corpus, out, tokenizer="fail_after_on: BRCA1"))
+    assert report.counts["ok"] == 6 and report.counts["failed"] == 1
+    assert report.failures[0]["document"] == "doc1"
+    typesystem = load_typesystem()
+    for name in ("doc0", "doc2"):
+        with open(out / "xmi" / f"{name}.xmi", "rb") as xmi:
+            view = cassis.load_cas_from_xmi(xmi, typesystem=typesystem).get_view("system")
+        assert len(view.select(TOKEN)) == 8, name
+        assert len(view.select(POS)) == 8, name
+
+
 def test_text_reader_names_a_character_xml_forbids_or_reads_it_as_a_space(
     tmp_path: Path, test_components: None
 ) -> None:

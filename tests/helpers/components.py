@@ -24,6 +24,9 @@ from casflow.typesystem import POS, SENTENCE, TOKEN
 
 class WhitespaceTokenizerConfig(ComponentConfig):
     fail_on: str | None = Field(None, description="Raise when the text contains this string.")
+    fail_after_on: str | None = Field(
+        None, description="Annotate, then raise, when the text contains this string."
+    )
     crash_on: str | None = Field(
         None, description="Kill the process when the text contains this string."
     )
@@ -62,6 +65,8 @@ class WhitespaceTokenizer(Processor[WhitespaceTokenizerConfig]):
         if text.strip():
             begin = len(text) - len(text.lstrip())
             view.add(sentence_type(begin=begin, end=len(text.rstrip())))
+        if self.config.fail_after_on and self.config.fail_after_on in text:
+            raise RuntimeError(f"refusing text with {self.config.fail_after_on!r}, too late")
 
 
 class UpperTaggerConfig(ComponentConfig):
