@@ -393,6 +393,7 @@ def cmd_significance(args: argparse.Namespace) -> int:
         output_name,
         read_counts,
         run_test,
+        units_text,
     )
 
     output_dir = Path(args.output_dir)
@@ -418,7 +419,7 @@ def cmd_significance(args: argparse.Namespace) -> int:
     print(
         f"{args.evaluator} {args.metric}: {system_a} {result['metric_a']:.4f} vs {system_b} "
         f"{result['metric_b']:.4f} (difference {result['observed_difference']:+.4f}) over "
-        f"{result['n_units']} {args.units}; p = {result['p_two_sided']:.4g} two-sided "
+        f"{result['n_units']} {units_text(result)}; p = {result['p_two_sided']:.4g} two-sided "
         f"({result['iterations']} shuffles, seed {result['seed']}); written to {path}"
     )
     return 0

@@ -30,7 +30,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, get_args, get_origin
 
 import cassis
-from pydantic import BaseModel, ConfigDict, Discriminator, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, field_validator
 
 from casflow.pipeline.counts import Counts, EvaluationResult, nothing_scored
 
@@ -97,6 +97,15 @@ class EvaluatorConfig(ComponentConfig):
         description="Test every pair of system views for a significant difference "
         "(table in evaluation.md); none: no test.",
     )
+
+    @field_validator("system_views")
+    @classmethod
+    def _each_view_once(cls, value: list[str]) -> list[str]:
+        # A view named twice was scored twice: its counts and errors written twice.
+        twice = sorted({view for view in value if value.count(view) > 1})
+        if twice:
+            raise ValueError(f"system view(s) named more than once: {', '.join(twice)}")
+        return value
 
 
 ConfigT = TypeVar("ConfigT", bound=ComponentConfig)
@@ -375,6 +384,10 @@ class Evaluator(Component[EvaluatorConfigT]):
     Config: ClassVar[type[ComponentConfig]] = EvaluatorConfig
     #: Decimals of the Markdown table; None: whole numbers as ints, others 4 decimals.
     summary_decimals: ClassVar[int | None] = None
+    #: Beginnings of top-level score keys that only documents bring (length bands): a
+    #: significance metric under them is not checked before the run, as other paths are
+    #: (against the scores of an empty document).
+    data_score_keys: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def views_read(cls, config: EvaluatorConfigT) -> dict[str, tuple[str, ...]]:

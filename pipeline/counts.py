@@ -54,7 +54,10 @@ class EvaluationResult:
     ``counts`` add up over documents. ``units`` (optional) are the same counts split
     into the units that significance testing may shuffle (sentences); when absent
     the document is the unit. ``errors`` are false positives / negatives with
-    context for error analysis (JSON-serialisable dicts).
+    context for error analysis (JSON-serialisable dicts). The report adds
+    ``evaluator``, ``system`` (the system view) and ``document`` to each error line, so
+    an error names its own values otherwise (``gold_tag`` / ``system_tag``); a key that
+    collides anyway is written as ``error_<key>``.
     """
 
     counts: Counts = field(default_factory=dict)

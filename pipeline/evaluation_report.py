@@ -29,6 +29,7 @@ from casflow.pipeline.component import Evaluator, RunContext
 from casflow.pipeline.counts import add_counts
 from casflow.pipeline.files import atomic_write_text
 from casflow.pipeline.html_report import write_html_report
+from casflow.pipeline.significance_report import markdown_escape as _md
 from casflow.pipeline.workflow import LoadedWorkflow
 
 
@@ -72,6 +73,21 @@ class _EvaluatorResults:
     error_lines: list[str] = field(default_factory=list)
 
 
+def _error_line(where: dict[str, Any], error: dict[str, Any]) -> dict[str, Any]:
+    """``where`` (evaluator, system view, document) followed by the error's own keys.
+
+    An error key equal to a location key is written as ``error_<key>`` rather than
+    replacing the location: a POS error's ``system`` tag once overwrote the view's name,
+    and a plug-in evaluator may still use such a name.
+    """
+    line = dict(where)
+    for key, value in error.items():
+        while key in line:
+            key = f"error_{key}"
+        line[key] = value
+    return line
+
+
 def _collect(
     label: str, evaluator: Evaluator[Any], evaluated: list[DocumentResult]
 ) -> _EvaluatorResults:
@@ -93,7 +109,7 @@ def _collect(
                 json.dumps({**where, "counts": entry["counts"], "units": entry.get("units")})
             )
             for error in entry.get("errors") or []:
-                out.error_lines.append(json.dumps({**where, **error}, ensure_ascii=False))
+                out.error_lines.append(json.dumps(_error_line(where, error), ensure_ascii=False))
         scores = evaluator.score(total)
         out.systems[system] = {"documents": n_docs, "counts": total, "scores": scores}
     return out
@@ -105,7 +121,7 @@ def _failed_note(results: list[DocumentResult]) -> list[str]:
         return []
     return [
         f"**{len(missing)} document(s) failed and are not in these scores:** "
-        + ", ".join(missing[:20])
+        + ", ".join(map(_md, missing[:20]))
         + (" ..." if len(missing) > 20 else ""),
         "",
     ]
@@ -115,7 +131,7 @@ def _left_out_note(left_out: dict[str, str]) -> list[str]:
     if not left_out:
         return []
     lines = ["**Optional views left out of this run** (their steps and evaluator rows):", ""]
-    lines += [f"- {view}: {why}" for view, why in left_out.items()]
+    lines += [f"- {_md(view)}: {_md(why)}" for view, why in left_out.items()]
     return [*lines, ""]
 
 
@@ -145,7 +161,7 @@ def write_evaluation_reports(
     per_document: dict[str, Any] = {}
     error_lines: list[str] = []
     count_lines: list[str] = []
-    markdown = [f"# Evaluation: {workflow.spec.name or Path(workflow.source).name}", ""]
+    markdown = [f"# Evaluation: {_md(workflow.spec.name or Path(workflow.source).name)}", ""]
     markdown += _failed_note(results)
     markdown += _left_out_note(workflow.left_out)
     evaluated = [r for r in results if r.status in {"ok", "skipped"}]
@@ -196,16 +212,18 @@ def _markdown_details(label: str, evaluator: Evaluator, systems: dict[str, Any])
     """The evaluator's further tables (``Evaluator.detail_tables``), one per system."""
     lines: list[str] = []
     for name, data in systems.items():
+        if not data["documents"]:  # no counts: its tables would be zeros
+            continue
         for title, table in evaluator.detail_tables(data["scores"]).items():
             columns = list(dict.fromkeys(c for row in table.values() for c in row))
-            lines += [f"{label}, {name}: {title}", ""]
-            lines.append("| | " + " | ".join(columns) + " |")
+            lines += [f"{_md(label)}, {_md(name)}: {_md(title)}", ""]
+            lines.append("| | " + " | ".join(map(_md, columns)) + " |")
             lines.append("|---|" + "---:|" * len(columns))
             for row_name, row in table.items():
                 cells = [
                     _fmt(row[c], evaluator.summary_decimals) if c in row else "" for c in columns
                 ]
-                lines.append(f"| {row_name} | " + " | ".join(cells) + " |")
+                lines.append(f"| {_md(row_name)} | " + " | ".join(cells) + " |")
             lines.append("")
     return lines
 
@@ -213,19 +231,25 @@ def _markdown_details(label: str, evaluator: Evaluator, systems: dict[str, Any])
 def _markdown_table(
     label: str, component: str, evaluator: Evaluator, systems: dict[str, Any]
 ) -> list[str]:
-    rows = {name: evaluator.summary(data["scores"]) for name, data in systems.items()}
+    # A system no document was evaluated for has no scores (not scores of 0): empty cells.
+    rows = {
+        name: evaluator.summary(data["scores"]) if data["documents"] else {}
+        for name, data in systems.items()
+    }
     columns: list[str] = []
     for row in rows.values():
         for col in row:
             if col not in columns:
                 columns.append(col)
-    lines = [f"## {label} (`{component}`)", ""]
+    lines = [f"## {_md(label)} (`{component}`)", ""]
+    if not any(data["documents"] for data in systems.values()):
+        return lines + ["(no document was evaluated)", ""]
     if not columns:
         return lines + ["(no scores)", ""]
-    lines.append("| system | documents | " + " | ".join(columns) + " |")
+    lines.append("| system | documents | " + " | ".join(map(_md, columns)) + " |")
     lines.append("|---|---:|" + "---:|" * len(columns))
     for name, row in rows.items():
         cells = [_fmt(row[c], evaluator.summary_decimals) if c in row else "" for c in columns]
-        lines.append(f"| {name} | {systems[name]['documents']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {_md(name)} | {systems[name]['documents']} | " + " | ".join(cells) + " |")
     lines.append("")
     return lines

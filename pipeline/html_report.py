@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from casflow.pipeline.component import ErrorExample, Evaluator
 from casflow.pipeline.files import atomic_write_text
+from casflow.pipeline.significance_report import damaged, units_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -51,6 +52,32 @@ SYSTEM_COLOURS = (
     "#F0E442",
     "#000000",
 )
+#: Inches: a figure as wide as the page's text.
+MAX_PLOT_WIDTH = 10.0
+
+
+def _system_colour(index: int) -> str:
+    return SYSTEM_COLOURS[index % len(SYSTEM_COLOURS)]
+
+
+def _system_fill(index: int) -> dict[str, Any]:
+    """Marker fill of the ``index``-th system: past the palette's 8 colours, the next 8
+    systems have hollow markers and the 8 after them a black ring, so that s8 is not
+    drawn like s0."""
+    colour = _system_colour(index)
+    cycle = index // len(SYSTEM_COLOURS) % 3
+    if cycle == 1:
+        return {"facecolor": "none", "edgecolor": colour, "linewidth": 1.4}
+    return {
+        "facecolor": colour,
+        "edgecolor": "black" if cycle == 2 else "white",
+        "linewidth": 1.2 if cycle == 2 else 0.8,
+    }
+
+
+#: Line styles of the band plot's systems, by the same cycles as :func:`_system_fill`.
+SYSTEM_LINES = ("-", "--", ":")
+
 PRF_COLOURS = {"P": "#a6cee3", "R": "#1f78b4", "F": "#08306b"}
 POINT_MARKERS = ("o", "s", "^", "D", "v", "P")
 PLOT_STYLE: dict[Any, Any] = {  # Any keys: matplotlib types them as a Literal of its rc names
@@ -135,10 +162,21 @@ def _prf_bars(points: Mapping[str, Mapping[str, Mapping[str, float]]]) -> Figure
         panels = [("", names, lambda group, _n: points[systems[0]].get(group))]
     else:
         panels = [(name, systems, lambda group, n: points[group].get(n)) for name in names]
-    width = min(7.0, 1.2 + 0.6 * len(panels[0][1]) * len(panels))
-    figure, axes = plt.subplots(
-        1, len(panels), figsize=(max(3.2, width), 2.5), sharey=True, squeeze=False
+    # Each group keeps the room its three bars and F label need: the figure grows with the
+    # systems (a fixed width ran their labels together), and panels that would make it
+    # wider than the page go to further rows.
+    panel_width = 0.6 + 0.6 * len(panels[0][1])
+    columns = max(1, min(len(panels), int(MAX_PLOT_WIDTH // panel_width)))
+    rows = -(-len(panels) // columns)
+    width = min(MAX_PLOT_WIDTH, 0.6 + panel_width * columns)
+    figure, grid = plt.subplots(
+        rows, columns, figsize=(max(3.2, width), 2.5 * rows), sharey=True, squeeze=False
     )
+    if rows > 1:  # room for the rotated labels above the next row's title
+        figure.subplots_adjust(hspace=0.65)
+    for unused in grid.flat[len(panels) :]:
+        unused.set_visible(False)
+    axes = [list(grid.flat[: len(panels)])]
     all_values = [
         100 * v[k]
         for s in systems
@@ -155,13 +193,20 @@ def _prf_bars(points: Mapping[str, Mapping[str, Mapping[str, float]]]) -> Figure
             )
             if key == "f1":
                 axis.bar_label(bars, fmt="%.1f", fontsize=6.5, padding=1.5)
-        axis.set_xticks(x, [g or "all" for g in groups], rotation=20 if len(groups) > 3 else 0)
+        many = len(groups) > 3
+        axis.set_xticks(
+            x,
+            [g or "all" for g in groups],
+            rotation=35 if many else 0,
+            ha="right" if many else "center",
+        )
         axis.set_ylim(*limits)
         axis.grid(axis="x", visible=False)
         if title:
             axis.set_title(title)
-    axes[0][0].set_ylabel("%")
-    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    for row in grid:
+        row[0].set_ylabel("%")
+    grid[0][-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return figure
 
 
@@ -175,14 +220,22 @@ def _pr_scatter(points: Mapping[str, Mapping[str, Mapping[str, float]]]) -> Figu
     names = list(dict.fromkeys(name for system in points.values() for name in system))
     xs, ys = [], []
     for index, named in enumerate(points.values()):
-        colour = SYSTEM_COLOURS[index % len(SYSTEM_COLOURS)]
+        fill = _system_fill(index)
         for name, value in named.items():
             marker = POINT_MARKERS[names.index(name) % len(POINT_MARKERS)]
             x, y = 100 * value["recall"], 100 * value["precision"]
             xs.append(x)
             ys.append(y)
             axis.scatter(
-                x, y, s=34, marker=marker, color=colour, edgecolor="white", zorder=3, clip_on=False
+                x,
+                y,
+                s=34,
+                marker=marker,
+                facecolors=fill["facecolor"],
+                edgecolors=fill["edgecolor"],
+                linewidths=fill["linewidth"],
+                zorder=3,
+                clip_on=False,
             )
     low = min(xs + ys, default=0.0)
     low = max(0.0, 5 * int((low - 3) / 5)) if low > 10 else 0.0
@@ -214,7 +267,16 @@ def _pr_scatter(points: Mapping[str, Mapping[str, Mapping[str, float]]]) -> Figu
     axis.set_xlabel("recall (%)")
     axis.set_ylabel("precision (%)")
     handles = [
-        Line2D([], [], ls="", marker="o", color=SYSTEM_COLOURS[i % len(SYSTEM_COLOURS)], label=s)
+        Line2D(
+            [],
+            [],
+            ls="",
+            marker="o",
+            markerfacecolor=_system_fill(i)["facecolor"],
+            markeredgecolor=_system_fill(i)["edgecolor"],
+            markeredgewidth=_system_fill(i)["linewidth"],
+            label=s,
+        )
         for i, s in enumerate(points)
     ]
     if len(names) > 1:
@@ -253,11 +315,19 @@ def _document_spread(values: Mapping[str, Sequence[float]], metric: str) -> Figu
         capprops={"color": "#888888"},
     )
     for row, (scores, system) in enumerate(zip(data, systems, strict=True), start=1):
-        colour = SYSTEM_COLOURS[(row - 1) % len(SYSTEM_COLOURS)]
+        fill = _system_fill(row - 1)
         # Spread the dots evenly across the box's height (no randomness: stable files).
         spread = np.linspace(-0.15, 0.15, len(scores)) if len(scores) > 1 else [0.0]
         axis.scatter(
-            scores, [row + d for d in spread], s=14, color=colour, alpha=0.8, zorder=3, label=system
+            scores,
+            [row + d for d in spread],
+            s=14,
+            facecolors=fill["facecolor"],
+            edgecolors=fill["edgecolor"],
+            linewidths=fill["linewidth"] / 2,
+            alpha=0.8,
+            zorder=3,
+            label=system,
         )
     axis.set_yticks(range(1, len(systems) + 1), systems)
     axis.invert_yaxis()
@@ -292,7 +362,8 @@ def _band_plot(kind: str, bands: Mapping[str, Mapping[str, Mapping[str, float]]]
             ms=4,
             lw=1.4,
             label=system,
-            color=SYSTEM_COLOURS[index % len(SYSTEM_COLOURS)],
+            color=_system_colour(index),
+            ls=SYSTEM_LINES[index // len(SYSTEM_COLOURS) % len(SYSTEM_LINES)],
         )
     labels = names
     if len(counts) == 1:  # the same sentences per band for every system: say how many
@@ -323,8 +394,20 @@ def _best(evaluator: Evaluator, rows: Mapping[str, Mapping[str, float]], column:
     return {name for name, value in present.items() if value == target}
 
 
+def _evaluated(systems: Mapping[str, Any]) -> dict[str, Any]:
+    """The systems some document was evaluated for: the scores of the others are the
+    scores of no counts (0), which no table should show or rank."""
+    return {name: data for name, data in systems.items() if data["documents"]}
+
+
 def _score_table(label: str, evaluator: Evaluator, systems: Mapping[str, Any]) -> str:
-    rows = {name: evaluator.summary(data["scores"]) for name, data in systems.items()}
+    evaluated = _evaluated(systems)
+    if not evaluated:
+        return "<p>(no document was evaluated)</p>"
+    rows = {
+        name: evaluator.summary(data["scores"]) if name in evaluated else {}
+        for name, data in systems.items()
+    }
     columns = list(dict.fromkeys(col for row in rows.values() for col in row))
     if not columns:
         return "<p>(no scores)</p>"
@@ -369,7 +452,7 @@ def _significance_table(tests: Sequence[Mapping[str, Any]]) -> str:
         )
     caption = (
         f"Paired approximate randomization on {_e(first['metric'])}: "
-        f"{_e(first.get('iterations', '?'))} shuffles of {_e(first.get('units', '?'))}, "
+        f"{_e(first.get('iterations', '?'))} shuffles of {_e(units_text(first))}, "
         f"seed {_e(first.get('seed', '?'))}; two systems differ when p &lt; {SIGNIFICANCE_LEVEL}."
     )
     return (
@@ -453,10 +536,13 @@ def _error_groups(path: Path) -> Iterator[tuple[str, str, str, list[dict[str, An
     key: tuple[str, str, str] | None = None
     errors: list[dict[str, Any]] = []
     with path.open(encoding="utf-8") as handle:
-        for line in handle:
+        for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
-            record = json.loads(line)
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise damaged(path, exc, number) from exc
             here = (record.pop("evaluator"), record.pop("system"), record.pop("document"))
             if here != key:
                 if key is not None:
@@ -532,6 +618,7 @@ def _section(
     import matplotlib.pyplot as plt
 
     systems = entry["systems"]
+    evaluated = _evaluated(systems)
     parts = [
         f'<section id="{_e(_anchor(label))}"><h2>{_e(label)} '
         f'<span class="component">{_e(entry["component"])}</span></h2>',
@@ -543,7 +630,7 @@ def _section(
     ]
     blocks: list[str] = []
     with plt.rc_context(PLOT_STYLE):
-        points = {s: evaluator.prf_points(data["scores"]) for s, data in systems.items()}
+        points = {s: evaluator.prf_points(data["scores"]) for s, data in evaluated.items()}
         points = {s: p for s, p in points.items() if p}
         if points:
             blocks.append(figures.add(_prf_bars(points), f"{label}: precision, recall and F."))
@@ -571,23 +658,23 @@ def _section(
                     )
                 )
         band_kinds = list(
-            dict.fromkeys(k for d in systems.values() for k in evaluator.band_scores(d["scores"]))
+            dict.fromkeys(k for d in evaluated.values() for k in evaluator.band_scores(d["scores"]))
         )
         band_tables = []
         for kind in band_kinds:
             bands = {
-                s: evaluator.band_scores(d["scores"]).get(kind, {}) for s, d in systems.items()
+                s: evaluator.band_scores(d["scores"]).get(kind, {}) for s, d in evaluated.items()
             }
             blocks.append(figures.add(_band_plot(kind, bands), f"{label}: F by {kind}."))
             band_tables.append(_wrap(_band_table(kind, bands)))
     parts.append(f'<div class="figures">{"".join(blocks)}</div>')
     parts += band_tables
     detail_titles = list(
-        dict.fromkeys(t for d in systems.values() for t in evaluator.detail_tables(d["scores"]))
+        dict.fromkeys(t for d in evaluated.values() for t in evaluator.detail_tables(d["scores"]))
     )
     for title in detail_titles:
         tables = {
-            s: evaluator.detail_tables(d["scores"]).get(title, {}) for s, d in systems.items()
+            s: evaluator.detail_tables(d["scores"]).get(title, {}) for s, d in evaluated.items()
         }
         parts.append(_wrap(_detail_table(title, tables, evaluator.summary_decimals)))
     parts.append(_per_document_table(label, evaluator, documents, list(points)))
@@ -646,7 +733,9 @@ def _overview(summary: Mapping[str, Any], evaluators: Mapping[str, Evaluator]) -
     columns = []
     for label, entry in summary.items():
         evaluator = evaluators[label]
-        points = {s: evaluator.prf_points(d["scores"]) for s, d in entry["systems"].items()}
+        points = {
+            s: evaluator.prf_points(d["scores"]) for s, d in _evaluated(entry["systems"]).items()
+        }
         names = [next(iter(p)) for p in points.values() if p]
         if not names:
             continue
@@ -816,20 +905,18 @@ def rebuild_html_report(output_dir: Path) -> Path:
     from casflow.pipeline.evaluation_report import DOCUMENTS_FILE, ERRORS_FILE
     from casflow.pipeline.run_report import RUN_REPORT_NAME
     from casflow.pipeline.runner import RESOLVED_WORKFLOW_NAME
-    from casflow.pipeline.significance_report import SUMMARY_FILE, load_evaluator
+    from casflow.pipeline.significance_report import SUMMARY_FILE, load_evaluator, read_json
 
-    summary = json.loads((output_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+    summary = read_json(output_dir / SUMMARY_FILE)
     documents_path = output_dir / DOCUMENTS_FILE
-    per_document = (
-        json.loads(documents_path.read_text(encoding="utf-8")) if documents_path.is_file() else {}
-    )
+    per_document = read_json(documents_path) if documents_path.is_file() else {}
     evaluators = {label: load_evaluator(output_dir, label) for label in summary}
     title = output_dir.name
     resolved = output_dir / RESOLVED_WORKFLOW_NAME
     if resolved.is_file():
         title = (yaml.safe_load(resolved.read_text(encoding="utf-8")) or {}).get("name") or title
     run_report = output_dir / RUN_REPORT_NAME
-    report = json.loads(run_report.read_text(encoding="utf-8")) if run_report.is_file() else {}
+    report = read_json(run_report) if run_report.is_file() else {}
     return write_html_report(
         output_dir,
         title,

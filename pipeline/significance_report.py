@@ -3,9 +3,14 @@
 Used by ``casflow significance`` (reading ``evaluation-counts.jsonl``) and by the
 evaluation report when an evaluator's config has ``significance:``. The units
 shuffled are documents, or the evaluator's per-sentence ``units`` where it
-gives them (documents without units count as one unit). Units are paired by
-document id (sorted) and position, so both systems must have been scored on the
-same documents; a document scored for only one of them is an error.
+gives them (documents without units count as one unit). The result records the
+units actually shuffled: sentences asked of an evaluator that gives none are
+documents, and say so (``units_note``). Units are paired by document id (sorted)
+and position, so both systems must have been scored on the same documents; a
+document scored for only one of them is an error.
+
+:func:`settings_problems` checks a metric path and the units before a run, from the
+evaluator's result for an empty document.
 
 The metric is a path into the evaluator's ``score`` output (``strict/micro/f1``,
 ``las/f1``); evaluators that know a faster equivalent computed straight from
@@ -21,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from casflow.pipeline.component import Evaluator, RunContext
-from casflow.pipeline.counts import Counts, sum_counts
+from casflow.pipeline.counts import Counts, EvaluationResult, sum_counts
 from casflow.pipeline.significance import (
     Metric,
     SignificanceResult,
@@ -54,8 +59,62 @@ def lookup(scores: Mapping[str, Any], path: str) -> float:
         node = node[part]
         walked.append(part)
     if isinstance(node, bool) or not isinstance(node, (int, float)):
-        raise KeyError(f"metric path {path!r} leads to a {type(node).__name__}, not a number")
+        under = f"; under it: {', '.join(map(str, node))}" if isinstance(node, Mapping) else ""
+        raise KeyError(
+            f"metric path {path!r} leads to a {type(node).__name__}, not a number{under}"
+        )
     return float(node)
+
+
+def empty_document_result(evaluator: Evaluator) -> EvaluationResult:
+    """The evaluator's result for a document without text or annotations: its counts
+    score to every path that documents do not add themselves, and ``units`` is None
+    when the evaluator gives no per-sentence counts."""
+    import cassis
+
+    from casflow.typesystem import load_typesystem
+
+    cas = cassis.Cas(typesystem=load_typesystem())
+    gold, system = cas.create_view("gold"), cas.create_view("system")
+    gold.sofa_string = system.sofa_string = ""
+    return evaluator.evaluate(gold, system)
+
+
+def settings_problems(evaluator: Evaluator, metric: str, units: Units) -> dict[str, str]:
+    """Problems with significance settings that show before any document is read, by
+    setting (``metric``, ``units``): a metric path the evaluator's scores cannot have,
+    sentences from an evaluator that gives only documents."""
+    try:
+        empty = empty_document_result(evaluator)
+        scores = evaluator.score(empty.counts)
+    except Exception:  # noqa: BLE001 - a plug-in may not score an empty document; runs check again
+        return {}
+    problems: dict[str, str] = {}
+    if not metric.split("/")[0].startswith(evaluator.data_score_keys):
+        try:
+            lookup(scores, metric)
+        except KeyError as exc:
+            if not _below_data_keys(scores, metric):
+                problems["metric"] = str(exc.args[0])
+    if units == "sentences" and empty.units is None:
+        problems["units"] = (
+            f"{evaluator.name} gives no per-sentence counts, so only whole documents can be "
+            "shuffled; use units: documents"
+        )
+    return problems
+
+
+def _below_data_keys(scores: Mapping[str, Any], path: str) -> bool:
+    """Whether ``path`` leaves the scores of an empty document at a mapping that is empty
+    there (per class, per tag): only documents say which keys it will have."""
+    node: Any = scores
+    for part in path.split("/"):
+        if not isinstance(node, Mapping):
+            return False
+        if part not in node:
+            return not node
+        node = node[part]
+    return False
 
 
 def metric_for(evaluator: Evaluator, path: str, example: Counts) -> Metric:
@@ -78,8 +137,18 @@ def paired_units(
     documents: DocumentEntries, system_a: str, system_b: str, units: Units
 ) -> tuple[list[Counts], list[Counts]]:
     """Units of the two systems in the same order (documents sorted by id)."""
+    units_a, units_b, _ = _paired(documents, system_a, system_b, units)
+    return units_a, units_b
+
+
+def _paired(
+    documents: DocumentEntries, system_a: str, system_b: str, units: Units
+) -> tuple[list[Counts], list[Counts], int]:
+    """:func:`paired_units` and how many documents were taken whole although sentences
+    were asked for (they have no per-sentence units)."""
     units_a: list[Counts] = []
     units_b: list[Counts] = []
+    whole = 0
     one_sided: list[tuple[str, str]] = []
     for doc_id in sorted(documents):
         entries = documents[doc_id]
@@ -98,6 +167,7 @@ def paired_units(
             units_a.extend(a["units"])
             units_b.extend(b["units"])
         else:
+            whole += units == "sentences"
             units_a.append(a["counts"])
             units_b.append(b["counts"])
     if one_sided:
@@ -108,7 +178,26 @@ def paired_units(
         )
     if not units_a:
         raise SignificanceError(f"no document was scored for both {system_a} and {system_b}")
-    return units_a, units_b
+    return units_a, units_b, whole
+
+
+def _units_used(
+    evaluator: Evaluator, asked: Units, whole: int, n_documents: int
+) -> tuple[str, str | None]:
+    """What was shuffled, and a note when it is not what was asked for."""
+    if asked == "documents" or not whole:
+        return asked, None
+    if whole == n_documents:
+        return "documents", f"{evaluator.name} gives no per-sentence counts"
+    return "sentences", (
+        f"{whole} of {n_documents} documents have no per-sentence counts and are shuffled whole"
+    )
+
+
+def units_text(test: Mapping[str, Any]) -> str:
+    """The units of a test as the tables and the command line print them."""
+    note = test.get("units_note")
+    return f"{test.get('units', '?')}" + (f" ({note})" if note else "")
 
 
 def run_test(
@@ -123,16 +212,19 @@ def run_test(
     units: Units = "documents",
 ) -> dict[str, Any]:
     """The test as a JSON-ready dict (inputs, both metric values, p-values)."""
-    units_a, units_b = paired_units(documents, system_a, system_b, units)
+    units_a, units_b, whole = _paired(documents, system_a, system_b, units)
     metric = metric_for(evaluator, metric_path, sum_counts(units_a))
     result: SignificanceResult = approximate_randomization(
         units_a, units_b, metric, iterations=iterations, seed=seed
     )
+    n_documents = sum(1 for entries in documents.values() if system_a in entries)
+    used, note = _units_used(evaluator, units, whole, n_documents)
     return {
         "system_a": system_a,
         "system_b": system_b,
         "metric": metric_path,
-        "units": units,
+        "units": used,
+        **({"units_asked": units, "units_note": note} if note else {}),
         "n_units": len(units_a),
         **asdict(result),
     }
@@ -154,7 +246,7 @@ def read_counts(output_dir: Path, evaluator_label: str) -> dict[str, dict[str, d
             try:
                 entry = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise SignificanceError(f"{path}:{number}: not JSON ({exc})") from exc
+                raise damaged(path, exc, number) from exc
             labels.add(entry["evaluator"])
             if entry["evaluator"] == evaluator_label:
                 documents.setdefault(entry["document"], {})[entry["system"]] = entry
@@ -166,6 +258,22 @@ def read_counts(output_dir: Path, evaluator_label: str) -> dict[str, dict[str, d
     return documents
 
 
+def damaged(path: Path, exc: json.JSONDecodeError, line: int | None = None) -> SignificanceError:
+    """The error for an evaluation file that is not JSON, at the line where it breaks."""
+    return SignificanceError(
+        f"{path}:{line or exc.lineno}: not JSON ({exc.msg}); the file is damaged: run the "
+        "workflow again into a new output folder (or with --overwrite)"
+    )
+
+
+def read_json(path: Path) -> Any:
+    """An evaluation file's JSON; :func:`damaged` when it is not JSON."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise damaged(path, exc) from exc
+
+
 def load_evaluator(output_dir: Path, evaluator_label: str) -> Evaluator:
     """Rebuild the evaluator of a finished run from ``evaluation.json`` (config included)."""
     from casflow.pipeline.registry import registry
@@ -173,7 +281,7 @@ def load_evaluator(output_dir: Path, evaluator_label: str) -> Evaluator:
     path = output_dir / SUMMARY_FILE
     if not path.is_file():
         raise SignificanceError(f"{path} not found; run the workflow with evaluators first")
-    summary = json.loads(path.read_text(encoding="utf-8"))
+    summary = read_json(path)
     if evaluator_label not in summary:
         raise SignificanceError(
             f"no evaluator {evaluator_label!r} in {path}; evaluators there: "
@@ -224,11 +332,15 @@ def pairwise(
                     )
                 )
             except SignificanceError as exc:
+                # The settings too, so that a table of failed tests still states them.
                 tests.append(
                     {
                         "system_a": system_a,
                         "system_b": system_b,
                         "metric": metric_path,
+                        "iterations": iterations,
+                        "seed": seed,
+                        "units": units,
                         "error": str(exc),
                     }
                 )
@@ -239,26 +351,41 @@ def markdown_table(tests: Sequence[Mapping[str, Any]]) -> list[str]:
     """Rows ``A | B | metric A | metric B | difference | p`` (metric values in percent)."""
     if not tests:
         return []
-    first = tests[0]
+    # A failed test records the settings asked for; one that ran, the units it shuffled.
+    first = next((t for t in tests if "error" not in t), tests[0])
     lines = [
-        f"Significance ({first['metric']}, paired approximate randomization, "
+        f"Significance ({markdown_escape(first['metric'])}, paired approximate randomization, "
         f"{first.get('iterations', '?')} shuffles, seed {first.get('seed', '?')}, "
-        f"units: {first.get('units', '?')}):",
+        f"units: {markdown_escape(units_text(first))}):",
         "",
         "| A | B | metric A (%) | metric B (%) | A - B (points) | p (two-sided) |",
         "|---|---|---:|---:|---:|---:|",
     ]
     for test in tests:
+        pair = f"| {markdown_escape(test['system_a'])} | {markdown_escape(test['system_b'])} |"
         if "error" in test:
-            lines.append(f"| {test['system_a']} | {test['system_b']} | | | | {test['error']} |")
+            lines.append(f"{pair} | | | {markdown_escape(test['error'])} |")
             continue
         lines.append(
-            f"| {test['system_a']} | {test['system_b']} | {100 * test['metric_a']:.2f} | "
+            f"{pair} {100 * test['metric_a']:.2f} | "
             f"{100 * test['metric_b']:.2f} | {100 * test['observed_difference']:.2f} | "
             f"{test['p_two_sided']:.4f} |"
         )
     lines.append("")
     return lines
+
+
+def markdown_escape(text: Any) -> str:
+    """``text`` for a Markdown table cell or heading: ``|`` would end the cell, and
+    ``<A>`` would be read as an HTML tag and vanish."""
+    return (
+        str(text)
+        .replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("|", "\\|")
+        .replace("\n", " ")
+    )
 
 
 def output_name(system_a: str, system_b: str) -> str:

@@ -316,6 +316,30 @@ def check_requirements(
         chain.check_views_read(step)
 
 
+def significance_issues(
+    evaluators: Sequence[ResolvedStep], context: RunContext, located: LocatedYaml
+) -> list[WorkflowIssue]:
+    """An evaluator's ``significance:`` metric path and units, checked against what it
+    gives for an empty document; a wrong path would otherwise show only in the finished
+    report, and sentences the evaluator does not give would be documents."""
+    from casflow.pipeline.component import Evaluator, EvaluatorConfig
+    from casflow.pipeline.significance_report import settings_problems
+
+    issues = []
+    for step in evaluators:
+        settings = getattr(step.config, "significance", None)
+        if settings is None or not isinstance(step.config, EvaluatorConfig):
+            continue
+        try:
+            evaluator = step.build(Evaluator, context)
+        except Exception:  # noqa: S112 - a component that cannot be built reports it when run
+            continue
+        for key, problem in settings_problems(evaluator, settings.metric, settings.units).items():
+            path = step.path + ("config", "significance", key)
+            issues.append(issue_at(located, path, problem))
+    return issues
+
+
 def run_component_checks(
     steps: Sequence[ResolvedStep | None],
     context: RunContext,

@@ -46,6 +46,7 @@ from casflow.pipeline.validation import (
     output_issues,
     pydantic_issues,
     run_component_checks,
+    significance_issues,
 )
 from casflow.pipeline.yaml_lines import (
     LocatedYaml,
@@ -408,6 +409,7 @@ def load_located(
         evaluators = [e for s in evaluators if (e := without_views(s, set(left_out))) is not None]
     chain_reader = reader or _reader_for_chain_check(data.get("reader"))
     check_requirements(chain_reader, processors, writers, evaluators, located, issues)
+    issues.extend(significance_issues(evaluators, context, located))
     if check_resources:
         # the components of optional views had their own checks above
         kept = [s for s in processors if s.spec.view not in optional]

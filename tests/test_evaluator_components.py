@@ -28,15 +28,20 @@ from casflow.components.evaluators.adapters import (
 from casflow.components.evaluators.base import ViewTextMismatch
 from casflow.components.formats.penn.parse import Tree, format_tree, parse_tree
 from casflow.components.metrics.parseval import evaluate_parseval
+from casflow.pipeline.chain import DocumentResult
 from casflow.pipeline.cli import main as cli_main
 from casflow.pipeline.component import ComponentConfig, Evaluator, Processor, RunContext
+from casflow.pipeline.evaluation_report import _collect, _markdown_table
 from casflow.pipeline.registry import registry
 from casflow.pipeline.runner import RunOptions, run_workflow
 from casflow.pipeline.significance_report import (
     SignificanceError,
     lookup,
+    markdown_table,
     metric_for,
     paired_units,
+    run_test,
+    settings_problems,
 )
 from casflow.pipeline.validation import WorkflowValidationError
 from casflow.pipeline.workflow import load_workflow_text
@@ -257,8 +262,8 @@ def test_pos_accuracy_over_aligned_tokens_and_span_tag_prf() -> None:
             "type": "TAG",
             "begin": 10,
             "end": 14,
-            "gold": "NN",
-            "system": "NNS",
+            "gold_tag": "NN",
+            "system_tag": "NNS",
             "text": "gene",
         }
     ]
@@ -270,6 +275,27 @@ def test_pos_accuracy_over_aligned_tokens_and_span_tag_prf() -> None:
         for tagset in ("XPOS", "UPOS")
         for column in ("accuracy", "P", "R", "F")
     ]
+
+
+def test_pos_error_lines_keep_the_system_view_and_document() -> None:
+    # The report writes {evaluator, system, document} before each error's keys; a POS
+    # error's own "system" (its tag) once replaced the view's name in the errors file.
+    cas = _linguistic_cas()
+    evaluator = _evaluator("eval.pos.v1", system_views=["system"])
+    result = evaluator.evaluate(cas.get_view("gold"), cas.get_view("system"))
+    plugin_error = {"type": "FP", "system": "NN", "document": "elsewhere", "error_system": 1}
+    entry = {"counts": result.counts, "errors": [*result.errors, plugin_error]}
+    done = DocumentResult("doc1", "doc1.txt", "ok", evaluation={"pos": {"system": entry}})
+    lines = [json.loads(line) for line in _collect("pos", evaluator, [done]).error_lines]
+    assert [(e["evaluator"], e["system"], e["document"]) for e in lines] == [
+        ("pos", "system", "doc1")
+    ] * 2
+    assert (lines[0]["gold_tag"], lines[0]["system_tag"]) == ("NN", "NNS")
+    # A plug-in's colliding keys are kept under another name, never over the location.
+    assert lines[1] | {"evaluator": 0} == {
+        "evaluator": 0, "system": "system", "document": "doc1", "type": "FP",
+        "error_system": "NN", "error_document": "elsewhere", "error_error_system": 1,
+    }  # fmt: skip
 
 
 def test_pos_a_token_the_system_left_untagged_counts_as_wrong() -> None:
@@ -666,9 +692,14 @@ def test_productions_and_leaf_ancestor_through_the_cas() -> None:
     assert (scores["matched"], scores["gold"], scores["test"]) == (3, 4, 5)
     assert scores["skipped_sentences"] == 1
     leaf = _evaluator("eval.leaf_ancestor.v1")
-    la = leaf.score(leaf.evaluate(gold, system).counts)
+    result = leaf.evaluate(gold, system)
+    la = leaf.score(result.counts)
     assert la["valid_sentences"] == 1 and la["words"] == 6
     assert 0 < la["corpus_score"] < 1
+    # The report adds "system" (the view) to each error line: lineages are named apart.
+    lineage = next(e for e in result.errors if e["type"] == "lineage")
+    assert {"gold_lineage", "system_lineage"} <= lineage.keys()
+    assert "gold" not in lineage and "system" not in lineage
 
 
 def test_gold_sentence_without_system_tree_is_skipped() -> None:
@@ -988,3 +1019,119 @@ def test_a_document_with_nothing_to_score_has_no_report_point() -> None:
     assert tokens.prf_points(tokens.score(tokens.evaluate(gold, system).counts)) == {
         "": {"precision": 0.0, "recall": 0.0, "f1": 0.0}
     }
+
+
+def test_sentences_from_an_evaluator_without_them_are_recorded_as_documents() -> None:
+    # eval.pos.v1 gives no per-sentence units: its documents are shuffled, and every
+    # report says so rather than "sentences".
+    evaluator = _evaluator("eval.pos.v1", system_views=["a", "b"])
+    counts = {"xpos/tp": 1, "xpos/fp": 0, "xpos/fn": 0}
+    documents = {d: {s: {"counts": counts, "units": None} for s in "ab"} for d in ("d1", "d2")}
+    test = run_test(
+        evaluator, documents, "a", "b", "xpos/f1", iterations=10, seed=0, units="sentences"
+    )
+    assert (test["units"], test["n_units"], test["units_asked"]) == ("documents", 2, "sentences")
+    assert test["units_note"] == "eval.pos.v1 gives no per-sentence counts"
+    heading = markdown_table([test])[0]
+    assert "units: documents (eval.pos.v1 gives no per-sentence counts)" in heading
+    # Some documents split, some whole: sentences, with how many were whole.
+    split = {"counts": counts, "units": [counts, {}]}
+    documents["d2"] = {"a": split, "b": split}
+    test = run_test(
+        evaluator, documents, "a", "b", "xpos/f1", iterations=10, seed=0, units="sentences"
+    )
+    assert (test["units"], test["n_units"]) == ("sentences", 3)
+    assert test["units_note"] == (
+        "1 of 2 documents have no per-sentence counts and are shuffled whole"
+    )
+    plain = run_test(
+        evaluator, documents, "a", "b", "xpos/f1", iterations=10, seed=0, units="documents"
+    )
+    assert plain["units"] == "documents" and "units_note" not in plain
+
+
+def test_significance_settings_and_system_views_are_checked_before_the_run(
+    tmp_path: Path, test_components: None
+) -> None:
+    (tmp_path / "a.txt").write_text("Some text.\n", encoding="utf-8")
+    text = textwrap.dedent(
+        f"""\
+        reader:
+          component: text.reader.v1
+          view: gold
+          config: {{input: {tmp_path}}}
+        components:
+          - component: test.whitespace_tokenizer.v1
+            view: system
+          - component: test.whitespace_tokenizer.v1
+            view: gold
+        evaluators:
+          - component: eval.pos.v1
+            config:
+              system_views: [system]
+              significance: {{metric: xpos/f1, units: sentences}}
+          - component: eval.tokens.v1
+            config:
+              system_views: [system, system]
+          - component: eval.mentions.v1
+            config:
+              system_views: [system]
+              significance:
+                metric: strict/micro/f2
+          - component: eval.dependencies.v1
+            config:
+              system_views: [system]
+              significance: {{metric: las/macro, units: sentences}}
+        """
+    )
+    with pytest.raises(WorkflowValidationError) as info:
+        load_workflow_text(text, source="wf.yaml")
+    messages = [issue.format("wf.yaml") for issue in info.value.issues]
+    expected = [
+        "wf.yaml:14: evaluators -> 0 -> config -> significance -> units: eval.pos.v1 gives "
+        "no per-sentence counts, so only whole documents can be shuffled; use units: documents",
+        "wf.yaml:17: evaluators -> 1 -> config -> system_views: Value error, system view(s) "
+        "named more than once: system (got ['system', 'system'])",
+        "wf.yaml:22: evaluators -> 2 -> config -> significance -> metric: metric path "
+        "'strict/micro/f2': no 'f2' under strict/micro; available: f1, fn, fp, precision, "
+        "recall, tp",
+        "wf.yaml:26: evaluators -> 3 -> config -> significance -> metric: metric path "
+        "'las/macro' leads to a dict, not a number; under it: precision, recall, f1, sentences",
+    ]
+    assert [m for m in messages if "requires" not in m] == expected, messages
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [
+        ("eval.mentions.v1", "strict/class/Gene/f1"),  # classes come with documents
+        ("eval.pos.v1", "xpos/tag/NN/f1"),
+        ("eval.dependencies.v1", "by_length/1-10/f1"),
+        ("eval.constituents.v1", "len<=40/f1"),
+        ("eval.dependencies.v1", "las/f1"),
+    ],
+)
+def test_metric_paths_that_documents_bring_pass_the_check(name: str, path: str) -> None:
+    assert settings_problems(_evaluator(name), path, "documents") == {}
+    assert "units" not in settings_problems(_evaluator(name), path, "sentences") or (
+        name in ("eval.mentions.v1", "eval.pos.v1")
+    )
+
+
+def test_markdown_escapes_view_names_and_leaves_unevaluated_systems_empty() -> None:
+    evaluator = _evaluator("eval.tokens.v1", system_views=["a|b", "<A>"])
+    scored = {"documents": 2, "scores": evaluator.score({"token/tp": 1})}
+    none = {"documents": 0, "scores": evaluator.score({})}
+    lines = _markdown_table("x & <y>", "eval.tokens.v1", evaluator, {"a|b": scored, "<A>": none})
+    assert lines[0] == "## x &amp; &lt;y&gt; (`eval.tokens.v1`)"
+    assert lines[4] == "| a\\|b | 2 | 100.00 | 100.00 | 100.00 |"
+    # No document scored: no scores (not 0.00), so nothing to rank either.
+    assert lines[5] == "| &lt;A&gt; | 0 |  |  |  |"
+    assert _markdown_table("x", "eval.tokens.v1", evaluator, {"<A>": none})[2] == (
+        "(no document was evaluated)"
+    )
+    failed = {"system_a": "a|b", "system_b": "<A>", "metric": "f1", "iterations": 9, "seed": 4,
+              "units": "documents", "error": "no document was scored for both"}  # fmt: skip
+    table = markdown_table([failed])
+    assert table[0].endswith("9 shuffles, seed 4, units: documents):")
+    assert table[4] == "| a\\|b | &lt;A&gt; | | | | no document was scored for both |"

@@ -425,3 +425,57 @@ def test_report_command_writes_the_same_page_again(report_run: Path) -> None:
     assert main(["report", str(report_run)]) == 0
     assert page.read_text(encoding="utf-8") == written  # same inputs, same file
     assert main(["report", str(report_run / "missing")]) != 0
+
+
+def test_damaged_evaluation_files_are_named_with_their_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "evaluation.json").write_text('{"tokens": {\n  "component": \n}\n')
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'evaluation.json'}:3: not JSON" in err and "Traceback" not in err
+    args = ["significance", str(tmp_path), "--evaluator", "tokens", "--metric", "f1"]
+    assert main([*args, "--systems", "a", "b"]) == 2
+    assert f"{tmp_path / 'evaluation.json'}:3: not JSON" in capsys.readouterr().err
+
+    scores = {"precision": 1.0, "recall": 1.0, "f1": 1.0, "tp": 1, "fp": 0, "fn": 0}
+    summary = {
+        "tokens": {
+            "component": "eval.tokens.v1",
+            "gold_view": "gold",
+            "config": {"system_views": ["a"]},
+            "systems": {"a": {"documents": 1, "counts": {"token/tp": 1}, "scores": scores}},
+        }
+    }
+    (tmp_path / "evaluation.json").write_text(json.dumps(summary))
+    line = {"evaluator": "tokens", "system": "a", "document": "d", "type": "FP"}
+    (tmp_path / "evaluation-errors.jsonl").write_text(json.dumps(line) + "\n{broken\n")
+    assert main(["report", str(tmp_path)]) == 2
+    assert f"{tmp_path / 'evaluation-errors.jsonl'}:2: not JSON" in capsys.readouterr().err
+
+
+def test_a_system_without_evaluated_documents_is_neither_scored_nor_best() -> None:
+    # Its scores are those of no counts: 0.00 everywhere, and were marked best when no
+    # system had a document.
+    from casflow.pipeline.component import RunContext
+    from casflow.pipeline.html_report import _overview, _score_table
+    from casflow.pipeline.registry import registry
+
+    cls = registry().get("eval.constituents.v1")
+    evaluator = cls(cls.Config.model_validate({"system_views": ["a", "b"]}), RunContext(Path(".")))
+    none = {"documents": 0, "counts": {}, "scores": evaluator.score({})}
+    counts = {"parseval/sentences": 1, "parseval/valid": 1, "parseval/matched": 3,
+              "parseval/gold": 4, "parseval/test": 4}  # fmt: skip
+    some = {"documents": 1, "counts": counts, "scores": evaluator.score(counts)}
+    assert _score_table("c", evaluator, {"a": none, "b": none}) == (
+        "<p>(no document was evaluated)</p>"
+    )
+    entry = {"component": cls.name, "systems": {"a": none, "b": some}}
+    table = lxml_html.fromstring(_score_table("c", evaluator, entry["systems"]))
+    row_a = table.xpath("//tr[@data-system='a']/td")
+    assert row_a[0].text_content() == "0" and all(td.text_content() == "" for td in row_a[1:])
+    assert not table.xpath("//tr[@data-system='a']//*[@class='best']")
+    overview = lxml_html.fromstring(_overview({"c": entry}, {"c": evaluator}))
+    assert overview.xpath("//tr[@data-system='a']/td")[0].text_content() == ""
+    assert overview.xpath("//tr[@data-system='b']/td")[0].text_content() == "75.00"
+    assert _overview({"c": {"systems": {"a": none, "b": none}}}, {"c": evaluator}) == ""

@@ -40,7 +40,14 @@ def test_hand_worked_accuracy_and_prf():
     )
     assert scores["tag"]["VBG"]["fn"] == 1
     assert result.errors == [
-        {"type": "TAG", "begin": 5, "end": 12, "gold": "VBG", "system": "NN", "text": "lacking"}
+        {
+            "type": "TAG",
+            "begin": 5,
+            "end": 12,
+            "gold_tag": "VBG",
+            "system_tag": "NN",
+            "text": "lacking",
+        }
     ]
 
 
@@ -57,8 +64,8 @@ def test_a_token_the_system_left_untagged_counts_as_wrong():
         "type": "TAG",
         "begin": 5,
         "end": 12,
-        "gold": "VBG",
-        "system": None,
+        "gold_tag": "VBG",
+        "system_tag": None,
         "text": "lacking",
     }
 

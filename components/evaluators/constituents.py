@@ -126,6 +126,7 @@ class ConstituentEvaluator(_TreeEvaluator[ConstituentEvaluatorConfig]):
 
     name = "eval.constituents.v1"
     description = "Constituency PARSEVAL (EVALB): P/R/F, mean sentence F, crossing, complete match."
+    data_score_keys = (LENGTH_PREFIX, "len<=")  # the bands and the cutoff sentences have
 
     @classmethod
     def _prm_path(cls, config: ConstituentEvaluatorConfig, context: RunContext) -> Path | None:
@@ -258,7 +259,12 @@ class LeafAncestorEvaluator(_TreeEvaluator[LeafAncestorConfig]):
         if result.status != "ok":
             return result.counts(LA_PREFIX), [_skip_error(result.status, span, text)]
         errors = [
-            {"type": "lineage", "word": word, "gold": " ".join(g), "system": " ".join(t)}
+            {
+                "type": "lineage",
+                "word": word,
+                "gold_lineage": " ".join(g),
+                "system_lineage": " ".join(t),
+            }
             for word, g, t in zip(
                 result.words, result.gold_lineages, result.test_lineages, strict=True
             )

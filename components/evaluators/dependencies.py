@@ -70,6 +70,7 @@ class DependencyEvaluator(CasEvaluator[DependencyEvaluatorConfig]):
     name = "eval.dependencies.v1"
     description = "Dependency parsing: UAS, LAS, LS (micro and per-sentence macro)."
     requires = (TOKEN, DEPENDENCY)
+    data_score_keys = (LENGTH_PREFIX,)
 
     def __init__(
         self, config: DependencyEvaluatorConfig, context: RunContext | None = None

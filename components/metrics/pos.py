@@ -67,7 +67,12 @@ def pos_counts(
     text: str | None = None,
     key: str = POS_KEY,
 ) -> EvaluationResult:
-    """Counts for one document; errors list aligned tokens whose tags differ."""
+    """Counts for one document; errors list aligned tokens whose tags differ.
+
+    An error names its tags ``gold_tag`` and ``system_tag``: the report adds ``system``
+    (the system view) and ``document`` to every error line, so error keys must not use
+    those names.
+    """
     gold_tags = {span: _map_tag(tag, tag_map) for span, tag in _by_span(gold, "gold").items()}
     system_tags = {
         span: _map_tag(tag, system_tag_map, tag_map)
@@ -110,8 +115,8 @@ def pos_counts(
                 "type": "TAG",
                 "begin": span[0],
                 "end": span[1],
-                "gold": gold_tags[span],
-                "system": system_tags[span],
+                "gold_tag": gold_tags[span],
+                "system_tag": system_tags[span],
             }
             if text is not None:
                 error["text"] = text[span[0] : span[1]]

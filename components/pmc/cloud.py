@@ -32,6 +32,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import fsspec
@@ -286,16 +287,22 @@ class PmcMirror:
         if fs.isdir(path):
             spec = self.latest_inventory(spec)
             fs, path = _fs_of(spec, self)
-        csv_paths = self._manifest_files(fs, path) if path.endswith(".json") else [(fs, path)]
+        schema: list[str] | None = None
+        if path.endswith(".json"):
+            csv_paths, schema = self._manifest_files(fs, path)
+        else:
+            csv_paths = [(fs, path)]
         found: dict[tuple[int, int], ArticleVersion] = {}
         for csv_fs, csv_path in csv_paths:
-            for article in _read_inventory_csv(csv_fs, csv_path):
+            for article in _read_inventory_csv(csv_fs, csv_path, schema):
                 found[(article.number, article.version)] = article
         return sorted(found.values())
 
     def _manifest_files(
         self, fs: AbstractFileSystem, manifest: str
-    ) -> list[tuple[AbstractFileSystem, str]]:
+    ) -> tuple[list[tuple[AbstractFileSystem, str]], list[str] | None]:
+        """The manifest's CSV files, and its ``fileSchema`` (the CSV's column names,
+        e.g. ``Bucket, Key, Size, LastModifiedDate, ETag``) when it gives one."""
         try:
             record = json.loads(fs.cat_file(manifest))
             keys = [str(f["key"]) for f in record["files"]]
@@ -304,6 +311,12 @@ class PmcMirror:
                 f"{_show(fs, manifest)}: not an S3 inventory manifest (a 'files' list of "
                 f"'key's): {exc}"
             ) from exc
+        schema = record.get("fileSchema")
+        columns = [c.strip() for c in schema.split(",")] if isinstance(schema, str) else None
+        if columns is not None and "key" not in {c.lower() for c in columns}:
+            raise PmcLayoutError(
+                f"{_show(fs, manifest)}: its fileSchema {schema!r} names no Key column"
+            )
         paths = []
         for key in keys:
             # Keys are the bucket's; a report copied elsewhere keeps its data/ folder
@@ -319,10 +332,15 @@ class PmcMirror:
                     f"{_show(fs, manifest)}: the inventory file {key} is neither in the "
                     f"mirror nor at {_show(fs, beside)}"
                 )
-        return paths
+        return paths, columns
 
 
-def _read_inventory_csv(fs: AbstractFileSystem, path: str) -> Iterator[ArticleVersion]:
+def _read_inventory_csv(
+    fs: AbstractFileSystem, path: str, schema: Sequence[str] | None = None
+) -> Iterator[ArticleVersion]:
+    """The article versions of one inventory CSV. ``schema`` (the manifest's column
+    names) says which cell is the key, the time and the ETag; without it they are told
+    apart by their form, which cannot tell an ETag from a Size or other column."""
     try:
         data = fs.cat_file(path)
         if data[:2] == b"\x1f\x8b":
@@ -330,10 +348,16 @@ def _read_inventory_csv(fs: AbstractFileSystem, path: str) -> Iterator[ArticleVe
         text = data.decode("utf-8")
     except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as exc:
         raise PmcLayoutError(f"{_show(fs, path)}: cannot read the inventory: {exc}") from exc
+    columns = None if schema is None else {name.lower(): i for i, name in enumerate(schema)}
     for n, row in enumerate(csv.reader(io.StringIO(text)), start=1):
         if not row or row[0].startswith("#"):
             continue
-        key = next((cell for cell in row if _METADATA_KEY.search(cell)), None)
+        if columns is not None and len(row) > columns["key"]:
+            key: str | None = row[columns["key"]]
+            if not _METADATA_KEY.search(key or ""):
+                key = None
+        else:
+            key = next((cell for cell in row if _METADATA_KEY.search(cell)), None)
         if key is None:
             if n == 1:  # a header row
                 continue
@@ -343,11 +367,22 @@ def _read_inventory_csv(fs: AbstractFileSystem, path: str) -> Iterator[ArticleVe
             )
         match = _METADATA_KEY.search(key)
         assert match is not None
-        rest = [cell for cell in row if cell is not key and cell != row[0]]
-        # PMC's README lists bucket, key, ETag, last modified; its example rows have
-        # the time before the ETag. Tell them apart by their form.
-        last_modified = next((c for c in rest if _TIMESTAMP.match(c)), None)
-        etag = next((c.strip('"') for c in rest if c is not last_modified), None)
+        if columns is not None:
+            if len(row) != len(columns):
+                raise PmcLayoutError(
+                    f"{_show(fs, path)}:{n}: {len(row)} cells, but the manifest's fileSchema "
+                    f"names {len(columns)} columns ({', '.join(schema or ())})"
+                )
+            last_modified = (
+                row[columns["lastmodifieddate"]] if "lastmodifieddate" in columns else None
+            )
+            etag = row[columns["etag"]].strip('"') if "etag" in columns else None
+        else:
+            rest = [cell for cell in row if cell is not key and cell != row[0]]
+            # PMC's README lists bucket, key, ETag, last modified; its example rows have
+            # the time before the ETag. Tell them apart by their form.
+            last_modified = next((c for c in rest if _TIMESTAMP.match(c)), None)
+            etag = next((c.strip('"') for c in rest if c is not last_modified), None)
         yield _version_of(
             match.group(1), int(match.group(2)), last_modified=last_modified, etag=etag
         )
@@ -363,18 +398,41 @@ def latest_per_article(articles: Iterable[ArticleVersion]) -> list[ArticleVersio
     return [latest[number] for number in sorted(latest)]
 
 
+def parse_time(text: str) -> datetime:
+    """An ISO date or time (``2026-11-15``, ``2026-11-15 11:00``,
+    ``2026-11-15T10:00:00.700Z``) as an aware datetime; UTC when it names no zone.
+
+    Compared as strings, a space sorts before ``T`` and ``Z`` after ``.``, so times
+    written in different forms were ordered wrongly.
+    """
+    stamp = datetime.fromisoformat(text.strip())
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
+
+
 def changed_since(
     articles: Iterable[ArticleVersion],
     since: str | None = None,
     previous: Iterable[ArticleVersion] | None = None,
 ) -> list[ArticleVersion]:
-    """Articles modified after ``since`` (an ISO time; compared as inventory times are
-    written) or absent from / with another ETag than in ``previous`` (an older inventory)."""
+    """Articles modified after ``since`` (an ISO time, UTC unless it names a zone) or
+    absent from / with another ETag than in ``previous`` (an older inventory). An
+    article without a time in the inventory is not known to have changed."""
     known = None if previous is None else {(a.number, a.version): a.etag for a in previous}
+    after = None if since is None else parse_time(since)
     kept = []
     for article in articles:
-        if since is not None and (article.last_modified or "") <= since:
-            continue
+        if after is not None:
+            if article.last_modified is None:
+                continue
+            try:
+                modified = parse_time(article.last_modified)
+            except ValueError as exc:
+                raise PmcLayoutError(
+                    f"{article.name}: the inventory's time {article.last_modified!r} is not an "
+                    "ISO time"
+                ) from exc
+            if modified <= after:
+                continue
         key = (article.number, article.version)
         if known is not None and key in known and known[key] == article.etag:
             continue

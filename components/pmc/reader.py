@@ -35,6 +35,7 @@ from casflow.components.pmc.cloud import (
     latest_per_article,
     normalize_license,
     parse_article,
+    parse_time,
 )
 from casflow.pipeline.component import (
     ComponentConfig,
@@ -130,14 +131,30 @@ class PmcReaderConfig(ComponentConfig):
                 "'since' and 'previous_inventory' need the inventory's times and ETags: set "
                 "inventory: latest (or the inventory's path)"
             )
-        if self.since is not None and not _TIME.match(self.since):
+        if self.since is not None and not _is_time(self.since):
             raise ValueError(
                 f"since: {self.since!r} is not an ISO date or time (e.g. 2026-11-10 or "
                 "2026-11-10T01:00:00Z)"
             )
+        named: dict[str, str] = {}
         for article in self.articles:
-            parse_article(article)
+            pmcid, _ = parse_article(article)
+            if self.id_style == "pmcid" and pmcid in named and named[pmcid] != article:
+                raise ValueError(
+                    f"articles: {named[pmcid]} and {article} are versions of one article, "
+                    f"and id_style: pmcid would give both the id {pmcid}; use id_style: "
+                    "pmcid_version"
+                )
+            named.setdefault(pmcid, article)
         return self
+
+
+def _is_time(text: str) -> bool:
+    try:
+        parse_time(text)
+    except ValueError:
+        return False
+    return bool(_TIME.match(text))
 
 
 class PmcArticleError(DocumentError, ValueError):
@@ -190,6 +207,15 @@ class PmcReader(Reader[PmcReaderConfig]):
             and not _resolve_path(config.articles_file, context.workflow_dir).is_file()
         ):
             problems.append(f"articles_file {config.articles_file!r} does not exist")
+        for key in ("inventory", "previous_inventory"):
+            spec = getattr(config, key)
+            if spec is None or spec == "latest" or "://" in spec:
+                continue  # the mirror's own report, or a URL: looked for when read
+            if not _resolve_path(spec, context.workflow_dir).exists():
+                problems.append(
+                    f"{key} {spec!r} does not exist; give an inventory manifest.json, its "
+                    "report folder or a .csv(.gz), or 'latest' for the mirror's newest"
+                )
         return problems
 
     # ------------------------------------------------------------------ parent
