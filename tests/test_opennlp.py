@@ -20,6 +20,7 @@ from casflow.typesystem import (
     CHUNK,
     CONSTITUENT,
     CONSTITUENT_ROOT,
+    PENN_TREE,
     POS,
     SENTENCE,
     TOKEN,
@@ -186,6 +187,8 @@ def test_chunk_tags_round_trip_and_lenient_reading() -> None:
 def test_words_for_opennlp_formats() -> None:
     assert parser_word("(") == "-LRB-" and parser_word("]") == "-RSB-"
     assert parser_word("Xpd\u200aTTD") == "Xpd_TTD"
+    # a round bracket inside a word, raw, would end the tree's bracket
+    assert parser_word("Ca(2") == "Ca-LRB-2" and parser_word("a)b[1]") == "a-RRB-b[1]"
 
 
 def test_utf16_offsets_from_java_become_code_points() -> None:
@@ -289,6 +292,22 @@ def test_all_layers_from_raw_text_with_exact_offsets(tiny_opennlp_model: Path, t
 @needs_opennlp
 @pytest.mark.java
 @pytest.mark.slow
+def test_next_line_characters_are_whitespace(tiny_opennlp_model: Path) -> None:
+    """Java does not take U+0085 (NEL) for whitespace: OpenNLP's sentences and tokens may
+    end with it, hold it or be one; none is written with it."""
+    text = "The protein binds DNA.\x85Cells were grown in culture.\x85 \x85"
+    view = run(plain_view(text), model=str(tiny_opennlp_model), layers=["sentences", "tokens"])
+    assert [t.get_covered_text() for t in view.select(TOKEN)] == (
+        ["The", "protein", "binds", "DNA", ".", "Cells", "were", "grown", "in", "culture", "."]
+    )
+    for sentence in view.select(SENTENCE):
+        covered = sentence.get_covered_text()
+        assert covered and covered == covered.strip()
+
+
+@needs_opennlp
+@pytest.mark.java
+@pytest.mark.slow
 def test_parser_gets_brackets_raw(tiny_opennlp_model: Path) -> None:
     """OpenNLP decodes -LRB- etc. when it reads training trees, so its parser learns raw
     brackets: given "-LRB-", the CRAFT parser tagged brackets as punctuation (. or HYPH)
@@ -370,6 +389,38 @@ def test_existing_sentences_and_tokens_are_consumed(tiny_opennlp_model: Path) ->
     assert ("The protein", "NP") in {
         (c.get_covered_text(), c.chunkValue) for c in view.select(CHUNK)
     }
+
+
+@needs_opennlp
+@pytest.mark.java
+@pytest.mark.slow
+def test_penn_tree_of_a_word_with_a_bracket_reads_back(
+    tiny_opennlp_model: Path, tmp_path: Path
+) -> None:
+    """A tokenizer may keep "Ca(2" one token: the PennTree line escapes its bracket, so it
+    parses, and penn alignment finds its words in the text again."""
+    text = "Influx of Ca(2+) was blocked."
+    view = plain_view(text)
+    ts = view.typesystem
+    view.add(ts.get_type(SENTENCE)(begin=0, end=len(text)))
+    position = 0
+    for piece in ["Influx", "of", "Ca(2", "+", ")", "was", "blocked", "."]:
+        begin = text.index(piece, position)
+        position = begin + len(piece)
+        view.add(ts.get_type(TOKEN)(begin=begin, end=position))
+    run(
+        view,
+        model=str(tiny_opennlp_model),
+        layers=["constituents"],
+        use_existing_sentences=True,
+        use_existing_tokens=True,
+    )
+    (line,) = [p.PennTree for p in view.select(PENN_TREE)]
+    assert " Ca-LRB-2)" in line
+    tree_file = tmp_path / "back.tree"
+    tree_file.write_text(line + "\n", encoding="utf-8")
+    (aligned,) = align_trees(tree_file, text, "text")
+    assert aligned.token_spans == spans(view, TOKEN)
 
 
 @needs_opennlp

@@ -120,6 +120,22 @@ def test_blank_lines_and_hard_breaks_end_sentences() -> None:
     ]
 
 
+@pytest.mark.parametrize("newline", ["\r\n", "\r", "\u2028", "\u2029", "\x85"])
+def test_every_kind_of_line_break_is_one(newline: str) -> None:
+    text = "Results\n\nBRCA2 binds RAD51\nMethods Cells were grown.".replace("\n", newline)
+    assert sentences(text) == [
+        "Results",
+        f"BRCA2 binds RAD51{newline}Methods Cells were grown.",
+    ]
+    assert sentences(text, split_at_newlines=True) == [
+        "Results",
+        "BRCA2 binds RAD51",
+        "Methods Cells were grown.",
+    ]
+    # CR LF is one line break: one of them is no blank line
+    assert sentences("BRCA2 binds\r\nRAD51.") == ["BRCA2 binds\r\nRAD51."]
+
+
 def test_extra_abbreviations() -> None:
     custom = "Use the Kit Ser. 5 reagent. Done."
     assert sentences(custom) == ["Use the Kit Ser.", "5 reagent.", "Done."]

@@ -259,6 +259,50 @@ def test_chunks_prefer_structure_then_blank_lines_and_never_split_tokens() -> No
         assert all(0 < e - b <= 333 for b, e in chunks)
 
 
+def test_chunks_never_cut_inside_a_given_sentence() -> None:
+    text = "aaaa bbbb. cccc dddd\n\neeee ffff. gggg hhhh iiii jjjj kkkk"
+    given = [(0, 10), (11, 32), (33, len(text))]
+    # Without given sentences the blank line inside the second one is the cut.
+    assert plan_chunks(text, 30)[0] == (0, 22)
+    # With them, the cut moves back to where the second one begins, even in the
+    # first half of the window.
+    assert plan_chunks(text, 30, given_sentences=given) == [(0, 11), (11, 33), (33, 57)]
+    # A structure break inside a given sentence is no cut either.
+    assert plan_chunks(text, 30, structure_breaks=[16], given_sentences=given)[0] == (0, 11)
+    # Only a sentence longer than the window is cut, at whitespace.
+    longer = [(0, 10), (11, 57)]
+    assert plan_chunks(text, 30, given_sentences=longer) == [(0, 11), (11, 38), (38, 57)]
+
+
+@pytest.mark.parametrize("existing_tokens", [False, True])
+def test_chunks_keep_each_given_sentence_one_tree(
+    tiny_spacy_model, tmp_path, existing_tokens
+) -> None:
+    text = training_text(4)
+    view = new_view(text)
+    # One given sentence spans the second and third training sentences: a chunk cut
+    # after its inner "cells. " would split it into two trees.
+    second = text.index("The p53")
+    fourth = text.index("We detected")
+    given = [(0, second - 1), (second, fourth - 1), (fourth, len(text))]
+    sentence_type = view.typesystem.get_type(SENTENCE)
+    view.add_all([sentence_type(begin=b, end=e) for b, e in given])
+    if existing_tokens:
+        nlp = load_pipeline(str(tiny_spacy_model))
+        token_type = view.typesystem.get_type(TOKEN)
+        view.add_all([token_type(begin=t.idx, end=t.idx + len(t)) for t in nlp.make_doc(text)])
+    component(
+        tiny_spacy_model,
+        tmp_path,
+        layers=["tokens", "pos", "dependencies"],
+        use_existing_sentences=True,
+        use_existing_tokens=existing_tokens,
+        max_chunk_chars=100,
+    ).process(view)
+    assert spans(view.select(SENTENCE)) == given
+    assert_one_root_per_sentence(view)
+
+
 def test_chunking_uses_paragraph_annotations(tiny_spacy_model, tmp_path) -> None:
     text = long_text()
     view = new_view(text)

@@ -12,6 +12,7 @@ import cassis
 import pytest
 
 from casflow.components.evaluators.adapters import constituent_trees
+from casflow.components.formats.penn.alignment import align_trees
 from casflow.components.formats.penn.parse import format_tree, parse_tree
 from casflow.components.stanza.constituency import parser_word, treebank_line
 from casflow.pipeline.component import RunContext
@@ -174,6 +175,43 @@ def test_trees_over_the_views_tokens_with_exact_offsets(tiny_constituency_traini
             assert constituent.begin <= child.begin and child.end <= constituent.end
     again = cassis.load_cas_from_xmi(cas.to_xmi(), typesystem=cas.typesystem)
     assert len(list(again.select(CONSTITUENT))) == len(list(cas.select(CONSTITUENT)))
+
+
+@pytest.mark.slow
+def test_penn_tree_of_a_word_with_a_bracket_reads_back(
+    tiny_constituency_training, tmp_path: Path
+) -> None:
+    """A tokenizer may keep "Ca(2" one token: the PennTree line escapes its bracket, so it
+    parses, and penn alignment finds its words in the text again."""
+    from casflow.typesystem import load_typesystem
+
+    text = "Influx of Ca(2+) was blocked."
+    ts = load_typesystem()
+    cas = cassis.Cas(typesystem=ts)
+    cas.sofa_string = text
+    position = 0
+    for piece, tag in [
+        ("Influx", "NN"),
+        ("of", "IN"),
+        ("Ca(2", "NN"),
+        ("+", "SYM"),
+        (")", "-RRB-"),
+        ("was", "VBD"),
+        ("blocked", "VBN"),
+        (".", "."),
+    ]:
+        begin = text.index(piece, position)
+        position = begin + len(piece)
+        pos = ts.get_type(POS)(begin=begin, end=position, PosValue=tag)
+        cas.add_all([pos, ts.get_type(TOKEN)(begin=begin, end=position, pos=pos)])
+    cas.add(ts.get_type(SENTENCE)(begin=0, end=len(text)))
+    _parser(tiny_constituency_training[1].model_dir).process(cas)
+    (line,) = [p.PennTree for p in cas.select(PENN_TREE)]
+    assert " Ca-LRB-2)" in line
+    tree_file = tmp_path / "back.tree"
+    tree_file.write_text(line + "\n", encoding="utf-8")
+    (aligned,) = align_trees(tree_file, text, "text")
+    assert aligned.token_spans == [(t.begin, t.end) for t in cas.select(TOKEN)]
 
 
 @pytest.mark.slow

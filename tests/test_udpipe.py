@@ -123,6 +123,36 @@ def test_all_layers_from_raw_text_with_exact_offsets(tiny_udpipe_model: Path) ->
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("existing_sentences", [False, True])
+def test_separators_udpipe_takes_for_letters_are_trimmed(
+    tiny_udpipe_model: Path, existing_sentences: bool
+) -> None:
+    """UDPipe does not take U+2028, U+2029 or U+0085 for space: its tokens may begin or
+    end with them, or be one; no Token or Sentence holds them at an edge, none is only
+    whitespace."""
+    first, second = (sentence_text(rows) for rows, _ in SENTENCES[:2])
+    text = f"{first}\u2028{second}\u2029{first}\x85{second}\x85 \x85"
+    view = plain_view(text)
+    if existing_sentences:  # one given sentence, separators inside
+        view.add(view.typesystem.get_type(SENTENCE)(begin=0, end=len(text)))
+    run(
+        "udpipe.v1",
+        view,
+        model=str(tiny_udpipe_model),
+        layers=["tokens", "pos", "dependencies"]
+        if existing_sentences
+        else ["sentences", "tokens", "pos", "dependencies"],
+        use_existing_sentences=existing_sentences,
+    )
+    words = [r[0] for rows, _ in SENTENCES[:2] for r in rows]
+    assert [t.get_covered_text() for t in view.select(TOKEN)] == words * 2
+    if not existing_sentences:
+        covered = [s.get_covered_text() for s in view.select(SENTENCE)]
+        assert covered and all(c and c == c.strip() for c in covered)
+    assert_trees(view)
+
+
+@pytest.mark.slow
 def test_sentences_never_cross_a_heading(tiny_udpipe_model: Path) -> None:
     heading = "Mutations in Sox9"
     body = sentence_text(SENTENCES[2][0])
@@ -186,6 +216,64 @@ def test_trainer_layer_choices_are_checked() -> None:
     problems = cls.check_layers(cls.Config(), ["tokens", "dependencies"])
     assert any("learn pos too" in p for p in problems)
     assert any("learn both" in p for p in problems)
+
+
+def _udpipe_workflow(root: Path, **options: str) -> Path:
+    return training_workflow(
+        root,
+        root / "out",
+        types=["Sentence", "Token", "POS", "Lemma", "Dependency"],
+        layers=["pos"],
+        trainer="train.udpipe.v1",
+        config={**TINY_OPTIONS, **options},
+        seed=1,
+    )
+
+
+def test_udpipe_options_are_checked_before_any_document(tmp_path: Path) -> None:
+    """UDPipe ignores an option it does not know and fails (or dies: batch_size=0) on
+    some values after the gold data is read: both are refused at validation."""
+    from casflow.pipeline.training import load_training_workflow
+    from casflow.pipeline.validation import WorkflowValidationError
+
+    (tmp_path / "train").mkdir()
+    (tmp_path / "dev").mkdir()
+    workflow = _udpipe_workflow(
+        tmp_path,
+        tokenizer="epohcs=1;dimension=8;batch_size=0",
+        tagger="iterations=2;models=5;use_feats=1;iterations_2=x",
+        parser="iterations=1;transition_system=arc;learning_rate=-1",
+    )
+    with pytest.raises(WorkflowValidationError) as caught:
+        load_training_workflow(workflow)
+    text = str(caught.value)
+    for expected in (
+        "tokenizer: 'epohcs' is not an option of UDPipe's tokenizer (did you mean epochs?)",
+        "tokenizer: dimension=8: UDPipe takes 16 or 24 or 64",
+        "tokenizer: batch_size=0: at least 1",
+        "tagger: models=5: UDPipe takes 1 or 2 or 3 or 4",
+        "tagger: use_feats: casflow never uses FEATS",
+        "tagger: iterations_2=x: not a whole number",
+        "parser: transition_system=arc: UDPipe takes projective or swap or link2",
+        "parser: learning_rate=-1: not negative",
+    ):
+        assert expected in text, text
+    assert "out.yaml:" in text and "model -> config" in text
+    assert "iterations=2" not in text  # good options pass
+    assert (
+        not registry()
+        .get("train.udpipe.v1")
+        .check_config(registry().get("train.udpipe.v1").Config(), RunContext(output_dir=tmp_path))
+    )
+
+
+def test_a_udpipe_training_failure_is_a_message_not_a_traceback(tmp_path: Path) -> None:
+    from casflow.pipeline.training import TrainingDataError
+
+    write_gold_splits(tmp_path, {"train": range(2), "dev": [0]}, lambda k: gold_document(k))
+    workflow = _udpipe_workflow(tmp_path, tagger="iterations=1;dictionary_flat_lemmas=a~b")
+    with pytest.raises(TrainingDataError, match="UDPipe training failed: Dictionary_flat_lemmas"):
+        train(workflow)
 
 
 @pytest.mark.corpus

@@ -5,7 +5,10 @@ Words: OpenNLP's formats split at whitespace, so whitespace inside a token (CRAF
 a few words with hair spaces) is written ``_``; the parser's Penn training trees
 cannot hold raw brackets, so they have every bracket in its PTB escape (``-LRB-``,
 ...), which OpenNLP's tree reader (``Parse.parseParse``) decodes back to the bracket:
-the parser learns raw brackets, and gets them raw at run time.
+the parser learns raw brackets, and gets them raw at run time. A round bracket inside
+a word is escaped too (``Ca-LRB-2``), as ``PennTree`` lines write it: OpenNLP decodes
+whole-word escapes only, so it learns such a word as written, but a raw one would
+break the tree it reads (CRAFT's treebank has none).
 """
 
 from __future__ import annotations
@@ -15,7 +18,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from casflow.components.formats.penn.parse import Tree, escape_token, parse_tree
+from casflow.components.formats.penn.parse import (
+    ROUND_BRACKETS,
+    Tree,
+    escape_brackets,
+    escape_token,
+    parse_tree,
+)
 from casflow.components.models import model_path
 
 OpenNlpLayer = Literal["sentences", "tokens", "pos", "chunks", "constituents"]
@@ -46,9 +55,12 @@ def word(text: str) -> str:
 
 
 def parser_word(text: str) -> str:
-    """A token as the parser's training trees write it (brackets escaped; see the module
-    docstring)."""
-    return escape_token(word(text)) if text != '"' else '"'
+    """A token as the parser's training trees and the ``PennTree`` lines write it
+    (brackets escaped; see the module docstring). A round bracket inside a word is
+    escaped too (``Ca(2`` -> ``Ca-LRB-2``): written raw, the tree could not be read back."""
+    if text == '"':
+        return '"'
+    return escape_brackets(escape_token(word(text)), ROUND_BRACKETS)
 
 
 def resolve_model(

@@ -10,8 +10,9 @@ document to the JVM. A chain mixing tools still works: with ``use_existing_sente
 
 Written as DKPro types with exact offsets: Sentence (OpenNLP's sentence spans, one
 structure block at a time so no sentence crosses a heading or paragraph), Token (the
-tokenizer's spans within each sentence), POS linked from ``Token.pos``, Chunk with
-``chunkValue``, and for ``constituents`` one DKPro ``ROOT`` per sentence with
+tokenizer's spans within each sentence; Java does not take U+0085 for whitespace, so
+sentences are trimmed of it and tokens cut at it), POS linked from ``Token.pos``, Chunk
+with ``chunkValue``, and for ``constituents`` one DKPro ``ROOT`` per sentence with
 ``TreebankConstituent`` children (constituentType, parent, children) over the
 sentence's tokens, a ``PennTree``, and the parser's own tags as the tokens' POS (the
 chunking parser tags as it parses, so ``pos`` and ``constituents`` are not chosen
@@ -21,6 +22,7 @@ together). A sentence the parser cannot parse gets no tree.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -54,11 +56,17 @@ from casflow.components.opennlp.server import (
     to_code_points,
 )
 from casflow.components.rules.sentences import structure_breaks, text_blocks
-from casflow.components.segmenters import SegmenterConfig, structure_type_problems
+from casflow.components.segmenters import (
+    SegmenterConfig,
+    clean_spans,
+    structure_type_problems,
+)
 from casflow.pipeline.component import Processor, RunContext
 from casflow.typesystem import CHUNK, POS, SENTENCE, TOKEN
 
 Span = tuple[int, int]
+# Python's whitespace, which takes in U+0085 (NEL) where Java's does not.
+_NON_SPACE = re.compile(r"\S+")
 DEFAULT_LAYERS: tuple[OpenNlpLayer, ...] = ("sentences", "tokens", "pos")
 
 
@@ -234,17 +242,26 @@ class OpenNlpPipeline(Processor[OpenNlpConfig]):
         ]
         pieces = [text[b:e] for b, e in blocks]
         found = self._ask("sentences", "sentences", "spans", texts=pieces)
+        # Java does not take U+0085 for whitespace: a sentence may end with it, or be one.
         return [
-            (start + b, start + e)
-            for (start, _), piece, spans in zip(blocks, pieces, found, strict=True)
-            for b, e in to_code_points(piece, spans)
+            span
+            for (start, end), piece, spans in zip(blocks, pieces, found, strict=True)
+            for span in clean_spans(
+                text, [(start + b, start + e) for b, e in to_code_points(piece, spans)], start, end
+            )
         ]
 
     def _tokenized(self, text: str, sentences: Sequence[Span]) -> list[list[Span]]:
         pieces = [text[b:e] for b, e in sentences]
         found = self._ask("tokens", "tokens", "spans", texts=pieces)
+        # Java does not take U+0085 for whitespace: a token may hold it ('.\x85Next', two
+        # tokens to Python), end with it, or be one; each token is cut at whitespace.
         return [
-            [(start + b, start + e) for b, e in to_code_points(piece, spans) if e > b]
+            [
+                (m.start(), m.end())
+                for b, e in to_code_points(piece, spans)
+                for m in _NON_SPACE.finditer(text, start + b, start + e)
+            ]
             for (start, _), piece, spans in zip(sentences, pieces, found, strict=True)
         ]
 

@@ -1,8 +1,9 @@
 """Rule-based sentence splitting for biomedical full text (``sentences.rules.v1``).
 
 Sentences never cross a Title, Heading, Caption or Paragraph boundary from the
-document structure in the view, nor a blank line: on full text, headings run
-into the next sentence otherwise and are the main source of splitting errors.
+document structure in the view, nor a blank line (any line breaks: LF, CR LF, a
+lone CR, U+2028, U+2029, U+0085): on full text, headings run into the next
+sentence otherwise and are the main source of splitting errors.
 Within a block, a sentence ends at ``.``, ``?`` or ``!`` (with any closing
 quotes or brackets) followed by whitespace, unless the period belongs to
 something else:
@@ -54,7 +55,12 @@ DEFAULT_ABBREVIATIONS: frozenset[str] = frozenset(_ABBREVIATIONS_TEXT.split())
 
 # Sentence-final punctuation, then closing quotes/brackets, then whitespace or the block end.
 _CANDIDATE = re.compile(r"[.!?]+[\"'\u2019\u201d)\]]*(?=\s|$)")
-_BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
+# A line break: CR LF, or a lone LF or CR, or a Unicode line or paragraph separator or
+# NEL (a lone CR only, so that CR LF is one break, never a blank line).
+_LINE_BREAK = r"(?:\r\n|\r(?!\n)|[\n\x85\u2028\u2029])"
+_NEWLINE = re.compile(_LINE_BREAK)
+# Two line breaks with nothing but other whitespace between them.
+_BLANK_LINE = re.compile(_LINE_BREAK + r"[^\S\r\n\x85\u2028\u2029]*" + _LINE_BREAK)
 _OPENERS = "\"'\u2018\u201c([{"
 _CLOSERS = "\"'\u2019\u201d)]}"
 _INITIALS = re.compile(r"(?:[A-Z]\.)+")
@@ -167,7 +173,8 @@ def _trim(text: str, begin: int, end: int) -> Span:
 
 
 def blank_line_breaks(text: str) -> list[int]:
-    """Offsets of blank lines (a line break, optional spaces, a line break)."""
+    """Offsets of blank lines (a line break, optional spaces, a line break); a line
+    break is LF, CR LF, a lone CR, U+2028, U+2029 or U+0085."""
     return [m.start() for m in _BLANK_LINE.finditer(text)]
 
 
@@ -193,12 +200,13 @@ def text_blocks(
     split_at_newlines: bool = False,
 ) -> list[Span]:
     """The pieces of ``text`` between consecutive breaks: ``hard_breaks`` (structure
-    boundaries), blank lines or every line break. Every segmenter splits and
-    tokenizes one block at a time, so nothing it writes crosses a break."""
+    boundaries), blank lines or every line break (LF, CR LF, a lone CR, U+2028, U+2029
+    or U+0085). Every segmenter splits and tokenizes one block at a time, so nothing
+    it writes crosses a break."""
     breaks = {0, len(text)}
     breaks.update(b for b in hard_breaks if 0 < b < len(text))
     if split_at_newlines:
-        breaks.update(m.start() for m in re.finditer("\n", text))
+        breaks.update(m.start() for m in _NEWLINE.finditer(text))
     elif split_at_blank_lines:
         breaks.update(blank_line_breaks(text))
     ordered = sorted(breaks)

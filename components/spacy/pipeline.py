@@ -18,7 +18,12 @@ into the views with ``mapping.DocMapper``.
   the view (Section, Paragraph, Heading, Title, Caption), then blank lines,
   then sentence ends, then any whitespace (between existing tokens when
   ``use_existing_tokens``), each in the second half of the chunk window; a
-  chunk's offsets are shifted back by where it starts.
+  chunk's offsets are shifted back by where it starts. With
+  ``use_existing_sentences`` no cut falls inside a given sentence (the parser
+  would see two sentences there, and give it two roots), except in one longer
+  than the chunk window itself (or a run of sentences with no whitespace between
+  them): that one is cut at whitespace, and each part is parsed as a sentence of
+  its own.
 - A model that learned from given sentences (``meta.json``: ``casflow_direction:
   right_to_left`` or ``casflow_given_segmentation: true``, see ``right_to_left``)
   needs both, and runs one sentence at a time, as it learned; a right-to-left one
@@ -203,14 +208,19 @@ def plan_chunks(
     structure_breaks: Sequence[int] = (),
     sentence_breaks: Sequence[int] = (),
     token_spans: Sequence[tuple[int, int]] | None = None,
+    given_sentences: Sequence[tuple[int, int]] | None = None,
 ) -> list[tuple[int, int]]:
     """``(begin, end)`` chunks covering ``text``, each at most ``max_chars`` long.
 
     Cuts are taken, by preference, from ``structure_breaks``, blank lines,
     ``sentence_breaks`` and sentence-final punctuation, then any whitespace, as
     late as possible but in the second half of the window. With ``token_spans``
-    a cut never falls inside one of them. Only a text without whitespace for
-    ``max_chars`` characters is cut hard.
+    a cut never falls inside one of them. With ``given_sentences`` (fixed
+    sentence boundaries) a cut never falls inside one of them either, unless a
+    window holds no place outside them (a sentence longer than ``max_chars``,
+    or, without ``token_spans``, sentences with no whitespace between them):
+    only then is a sentence cut, at whitespace.
+    Only a text without whitespace for ``max_chars`` characters is cut hard.
     """
     n = len(text)
     if n <= max_chars:
@@ -225,25 +235,39 @@ def plan_chunks(
             {p for p in offsets if 0 < p < n and (text[p - 1].isspace() or text[p].isspace())}
         )
 
+    whitespace = [m.end() for m in _WHITESPACE.finditer(text)]
     levels = [
         usable(structure_breaks),
         [m.end() for m in _BLANK_LINE.finditer(text)],
         usable([*sentence_breaks, *(m.end() for m in _SENTENCE_END.finditer(text))]),
-        [m.end() for m in _WHITESPACE.finditer(text)],
+        whitespace,
     ]
+    inside = _inside_spans(given_sentences) if given_sentences is not None else None
+    # Each tier is tried in the second half of the window, then anywhere in it,
+    # before the next: a cut inside a given sentence comes only after every cut
+    # outside them.
+    tiers = [levels]
+    if inside is not None:
+        tiers = [[[p for p in level if not inside(p)] for level in levels], [whitespace]]
     token_begins = [b for b, _ in token_spans] if token_spans is not None else None
     chunks = []
     start = 0
     while n - start > max_chars:
         limit = start + max_chars
         cut = None
-        for low in (start + max_chars // 2, start + 1):
-            for level in levels:
-                candidate = _last_at_most(level, limit)
-                if candidate is not None and candidate >= low:
-                    cut = _outside_tokens(candidate, start, token_spans, token_begins)
-                    if cut is not None:
-                        break
+        for tier_index, tier in enumerate(tiers):
+            for low in (start + max_chars // 2, start + 1):
+                for level in tier:
+                    candidate = _last_at_most(level, limit)
+                    if candidate is not None and candidate >= low:
+                        cut = _outside_tokens(candidate, start, token_spans, token_begins)
+                        # Moved back to a token's begin, it may have gone into a sentence.
+                        if cut is not None and tier_index == 0 and inside and inside(cut):
+                            cut = None
+                        if cut is not None:
+                            break
+                if cut is not None:
+                    break
             if cut is not None:
                 break
         if cut is None:
@@ -252,6 +276,23 @@ def plan_chunks(
         start = cut
     chunks.append((start, n))
     return chunks
+
+
+def _inside_spans(spans: Sequence[tuple[int, int]]) -> Any:
+    """A function telling whether an offset falls strictly inside one of ``spans``."""
+    ordered = sorted(spans)
+    begins = [b for b, _ in ordered]
+    # the furthest end among the spans begun so far, so nested or overlapping
+    # spans are covered too
+    reach: list[int] = []
+    for _, end in ordered:
+        reach.append(max(end, reach[-1]) if reach else end)
+
+    def inside(offset: int) -> bool:
+        i = bisect.bisect_left(begins, offset) - 1
+        return i >= 0 and offset < reach[i]
+
+    return inside
 
 
 def _last_at_most(sorted_values: Sequence[int], limit: int) -> int | None:
@@ -308,7 +349,9 @@ def _sent_starts(begins: Sequence[int | None], region: Any) -> list[bool | None]
 
     Inside a given sentence every token is fixed (True for its first, False
     after); text outside every sentence starts a new one and is left to the
-    parser (None) after that.
+    parser (None) after that. A Doc's first token always starts a sentence, so
+    a given sentence longer than a chunk (the only one ``plan_chunks`` cuts)
+    is parsed as one tree per chunk.
     """
     starts: list[bool | None] = []
     previous = None
@@ -541,6 +584,7 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
                 structure,
                 [e for _, e in sentences],
                 [(t.begin, t.end) for t in tokens] if tokens is not None else None,
+                sentences if config.use_existing_sentences else None,
             )
         token_begins = [t.begin for t in tokens] if tokens is not None else []
         for start, end in chunks:

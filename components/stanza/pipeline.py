@@ -55,7 +55,13 @@ from casflow.components.formats.penn.alignment import (
     TreeTypes,
     build_constituents,
 )
-from casflow.components.formats.penn.parse import Tree, escape_token, format_tree
+from casflow.components.formats.penn.parse import (
+    ROUND_BRACKETS,
+    Tree,
+    escape_brackets,
+    escape_token,
+    format_tree,
+)
 from casflow.components.layers import (
     ENTITY_TYPE_NAMES,
     EntityTarget,
@@ -635,8 +641,12 @@ def _split(text: str, begin: int, end: int, words: Sequence[str]) -> list[Span] 
 
 
 def penn_tree(node: Any) -> Tree:
-    """A Stanza constituency tree as casflow's Penn tree (leaves: the words, escaped)."""
+    """A Stanza constituency tree as casflow's Penn tree (leaves: the words, escaped).
+
+    A round bracket inside a word is escaped too (``Ca(2`` -> ``Ca-LRB-2``): written
+    raw, the ``PennTree`` line could not be read back."""
     children = node.children
     if len(children) == 1 and not children[0].children:
-        return Tree(label=node.label, word=escape_token(children[0].label))
+        word = escape_brackets(escape_token(children[0].label), ROUND_BRACKETS)
+        return Tree(label=node.label, word=word)
     return Tree(label=node.label, children=[penn_tree(child) for child in children])

@@ -5,7 +5,9 @@ UDPipe's tokenizer, with its ``ranges`` option, puts ``TokenRange=BEGIN:END`` (U
 characters, as Python counts them, from the start of the document: the tokenizer is
 reset before each text) in each token's MISC, so tokens map back to the text exactly;
 each range is checked against the token's form. A multiword token (``1-2``; English models have none) is one surface
-token: its words share its range.
+token: its words share its range. UDPipe does not take U+2028, U+2029 and U+0085 for
+whitespace, so each range is trimmed of whitespace (as Python counts it) at both ends,
+and a token of whitespace only is dropped (a sentence left without tokens too).
 """
 
 from __future__ import annotations
@@ -77,6 +79,14 @@ def _token_range(misc: str) -> tuple[int, int] | None:
     return None
 
 
+def _trimmed(text: str, begin: int, end: int) -> tuple[int, int]:
+    while begin < end and text[begin].isspace():
+        begin += 1
+    while end > begin and text[end - 1].isspace():
+        end -= 1
+    return begin, end
+
+
 class UdpipeModel:
     """Tokenize, tag and parse with one model file."""
 
@@ -137,7 +147,11 @@ class UdpipeModel:
                     f"{text[span[0] : span[1]]!r}, not the token {word.form!r}"
                 )
             spans.append(span)
-        return spans
+        # Trimmed after the check against the form: UDPipe's tokens may begin or end with
+        # (or be) a line or paragraph separator or a NEL, which it does not take for space.
+        # The words of a multiword token share one span, so they stay or go together.
+        trimmed = [_trimmed(text, begin, end) for begin, end in spans]
+        return [(begin, end) for begin, end in trimmed if end > begin]
 
     def analyse(
         self, text: str, spans: list[tuple[int, int]], *, tag: bool, parse: bool
