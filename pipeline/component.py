@@ -473,6 +473,9 @@ class Trainer(Component[ConfigT]):
     role: ClassVar[Role] = "trainer"
     layers: ClassVar[dict[str, tuple[str, ...]]] = {}
     libraries: ClassVar[tuple[str, ...]] = ()
+    #: Why the trainer cannot train without development documents (it selects its
+    #: checkpoints on them); empty: it can. Validation then requires ``gold.dev``.
+    needs_dev: ClassVar[str] = ""
 
     context: TrainingContext
 

@@ -29,6 +29,7 @@ The engine knows no tool: trainers are components of role ``trainer``
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import platform
@@ -37,7 +38,7 @@ import re
 import statistics
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -111,7 +112,13 @@ class TrainingSpec(_Strict):
     layers: list[str] = Field(min_length=1, description="Layers the model learns.")
     model: dict[str, Any] = Field(description="The trainer step (component, config).")
     cross_validation: CrossValidationSpec = Field(default_factory=CrossValidationSpec)
-    seed: int = Field(0, description="Random seed of everything that draws numbers.")
+    # NumPy's seeds (seed_everything) are 32-bit: a seed beyond would fail after reading
+    seed: int = Field(
+        0,
+        ge=0,
+        le=2**32 - 1,
+        description="Random seed of everything that draws numbers (0 to 4294967295).",
+    )
     output: str = Field(description="Output folder (relative to the working directory).")
 
 
@@ -176,6 +183,15 @@ def validate_training(
     trainer_cls = _trainer_class(data.get("model"))
     if trainer_cls is not None and spec is not None:
         _check_layers(trainer_cls, trainer, train_reader, spec.layers, located, issues)
+    if trainer_cls is not None and trainer_cls.needs_dev and raw_gold and gold.get("dev") is None:
+        issues.append(
+            issue_at(
+                located,
+                ("gold",),
+                f"{trainer_cls.name} {trainer_cls.needs_dev}: give gold.dev (the reader "
+                "settings of the development documents, e.g. dev: {split: dev})",
+            )
+        )
     if spec is not None:
         _check_training_resources(
             _context(spec, located.source), train_reader, dev_reader, trainer, located, issues
@@ -448,7 +464,8 @@ class LogLines(io.TextIOBase):
 
 
 class TrainingDataError(Exception):
-    """A gold document could not be read; training refuses to go on without it."""
+    """Training cannot go on: a gold document could not be read, or a trainer's tool
+    refused the data or settings (the message says what to do; no traceback)."""
 
 
 def read_gold_examples(
@@ -570,6 +587,68 @@ def _read_data(
     return _GoldData(train, dev)
 
 
+#: Per step (a fold, the final model): the training time across the runs that trained it.
+TIMING_FILE = "training-time.json"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@contextlib.contextmanager
+def _step_time(folder: Path, key: str) -> Iterator[dict[str, Any]]:
+    """The time a step's model took, kept in ``folder/training-time.json``.
+
+    A rerun of the same step (``key``: its settings and data) that finds it finished
+    reuses the model, so it reports the recorded time and dates, not its own clock. A
+    step resumed after an interruption adds this run's part to the parts recorded
+    before (a run that ends by an exception or Ctrl-C records its part); when an
+    earlier run was killed outright its part is unknown, and ``complete`` is false.
+    The yielded record is filled in when the block ends."""
+    path = folder / TIMING_FILE
+    earlier = read_marker(path)
+    if earlier is None or earlier.get("fingerprint") != key:
+        earlier = None
+    if earlier is not None and earlier.get("finished"):
+        record = {k: v for k, v in earlier.items() if k != "fingerprint"}
+        record["reused"] = True
+        yield record
+        return
+    record = {
+        "started": earlier["started"] if earlier else _now(),
+        "finished": None,
+        "seconds": float(earlier["seconds"]) if earlier else 0.0,
+        "runs": int(earlier["runs"]) + 1 if earlier else 1,
+        # a run killed outright (kill -9, power cut) left "running" behind, not its time
+        "complete": bool(earlier["complete"]) and "running" not in earlier if earlier else True,
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    mark_done(path, key, **record, running=_now())
+    start = time.monotonic()
+    try:
+        yield record
+    except BaseException:
+        # stopped (Ctrl-C, an error): the part trained counts when the step resumes
+        record["seconds"] = round(record["seconds"] + time.monotonic() - start, 1)
+        mark_done(path, key, **record)
+        raise
+    record["seconds"] = round(record["seconds"] + time.monotonic() - start, 1)
+    record["finished"] = _now()
+    mark_done(path, key, **record)
+
+
+def _time_said(record: Mapping[str, Any]) -> str:
+    """How long a step's model took, for the log and the model card."""
+    minutes = f"{record['seconds'] / 60:.1f} min"
+    if not record.get("complete", True):
+        return (
+            f"resumed; this run's part: {minutes} (an earlier run was stopped before it "
+            "recorded its time)"
+        )
+    runs = record.get("runs", 1)
+    return minutes + (f" over {runs} runs" if runs > 1 else "")
+
+
 def _run_fold(
     k: int,
     held_out: list[str],
@@ -598,10 +677,10 @@ def _run_fold(
         f"holding out {len(held)} ({held_out[0]} .. {held_out[-1]})"
     )
     seed_everything(loaded.spec.seed)
-    fold_start = time.monotonic()
-    model = trainer.train(
-        [e for d, e in data.train if d not in held], data.dev_examples, fold_dir, say
-    )
+    with _step_time(fold_dir, fold_fingerprint) as took:
+        model = trainer.train(
+            [e for d, e in data.train if d not in held], data.dev_examples, fold_dir, say
+        )
     by_id = dict(data.train)
     scores = trainer.evaluate(model, [by_id[d] for d in held_out])
     fold_report = {
@@ -610,7 +689,10 @@ def _run_fold(
         # the fold's model, e.g. a voting member (combine.dependencies.v1)
         "model": str(model),
         "scores": scores,
-        "seconds": round(time.monotonic() - fold_start, 1),
+        # the training's, across the runs that trained it (not this run's clock)
+        "seconds": took["seconds"],
+        "started": took["started"],
+        **({} if took["complete"] else {"time_complete": False}),
     }
     mark_done(done, fold_fingerprint, **fold_report)
     return fold_report
@@ -676,16 +758,39 @@ def _train_final(
     """The model trained on all training documents, scored on the development ones."""
     say(f"final model: training on all {len(data.train)} training documents")
     seed_everything(loaded.spec.seed)
-    final_start = time.monotonic()
     output = Path(loaded.spec.output)
+    # what the final model depends on (not where it goes, nor the folds)
+    key = fingerprint(
+        {
+            k: v
+            for k, v in loaded.resolved.items()
+            if k not in {"output", "name", "cross_validation"}
+        },
+        data.train_ids,
+        [d for d, _ in data.dev],
+    )
     # another run of the same workflow training it: wait, then the trainer finds it done
-    with building(output / "final", _prefixed(say, "final model: ")):
+    with (
+        building(output / "final", _prefixed(say, "final model: ")),
+        _step_time(output / "final", key) as took,
+    ):
         model_dir = trainer.train(
             [e for _, e in data.train], data.dev_examples, output / "final", say
         )
+    say(
+        "final model: "
+        + ("trained earlier in " if took.get("reused") else "trained in ")
+        + _time_said(took)
+    )
     final: dict[str, Any] = {
         "model": str(model_dir),
-        "seconds": round(time.monotonic() - final_start, 1),
+        "seconds": took["seconds"],
+        "started": took["started"],
+        "finished": took["finished"],
+        "runs": took["runs"],
+        "time_complete": took["complete"],
+        # a rerun that found it trained: the times above are the training's
+        "reused": bool(took.get("reused")),
     }
     if data.dev_examples:
         say("scoring the final model on the development documents")
@@ -776,6 +881,27 @@ def _score_table(rows: list[tuple[str, Mapping[str, Any]]], keys: Sequence[str])
     return lines
 
 
+def _training_time_said(report: Mapping[str, Any]) -> str:
+    """When and how long the model took: the recorded times of its steps (folds and the
+    final model, each across the runs that trained it), not a rerun's own clock."""
+    final = report["final"]
+    if "runs" not in final:  # a report written before steps recorded their time
+        return f"{report['started']} to {report['finished']}, {report['seconds'] / 60:.1f} min"
+    folds = (report.get("cross_validation") or {}).get("folds", [])
+    seconds = final["seconds"] + sum(f.get("seconds", 0) for f in folds)
+    started = min([final["started"], *(f["started"] for f in folds if "started" in f)])
+    said = f"{started} to {final['finished']}, " + _time_said(
+        {**final, "seconds": seconds, "complete": final["time_complete"]}
+    )
+    if folds:
+        said += f" for {len(folds)} folds and the final model"
+    if any(f.get("time_complete") is False for f in folds):
+        said += "; a fold's time lacks the part of a run stopped before it recorded it"
+    if final.get("reused"):
+        said += f"; the run of {report['started']} found it trained and reused it"
+    return said
+
+
 def model_card(report: Mapping[str, Any], trainer: Trainer) -> str:
     """The model card: data, settings, seed, time and scores, from the report."""
     workflow = report["workflow"]
@@ -784,7 +910,7 @@ def model_card(report: Mapping[str, Any], trainer: Trainer) -> str:
         f"# {workflow.get('name') or Path(workflow['output']).name}",
         "",
         f"Trained by `{report.get('command') or 'casflow train ' + report['source']}` "
-        f"({report['started']} to {report['finished']}, {report['seconds'] / 60:.1f} min).",
+        f"({_training_time_said(report)}).",
         "",
         "## Data",
         "",

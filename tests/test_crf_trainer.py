@@ -604,6 +604,37 @@ def test_embedding_clusters_and_document_steps_reach_the_model_and_component(
     assert sum("training a CRF" in line for line in lines) == 1
 
 
+def test_a_kill_while_the_vote_meta_is_rewritten_leaves_the_whole_file(
+    tmp_path: Path, corpora: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every run rewrites the model's meta.json after its members are marked done; a
+    kill in the middle must not leave a truncated file that every rerun trusts."""
+    import os
+
+    loaded = load_training_workflow(workflow(tmp_path, TWO_MEMBERS, corpora, tmp_path / "out"))
+    model = run_training(loaded, log=lambda line: None).model_dir
+    before = (model / META_FILE).read_text("utf-8")
+    replace, write_text = os.replace, Path.write_text
+
+    def killed_replace(source: object, target: object) -> None:
+        if Path(str(target)).name == META_FILE:
+            raise KeyboardInterrupt  # killed before the rename
+        replace(source, target)  # type: ignore[arg-type]
+
+    def killed_write(path: Path, text: str, *args: object, **kwargs: object) -> int:
+        if path.name == META_FILE:
+            write_text(path, text[: len(text) // 2], *args, **kwargs)  # type: ignore[arg-type]
+            raise KeyboardInterrupt  # killed half-way
+        return write_text(path, text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", killed_replace)
+    monkeypatch.setattr(Path, "write_text", killed_write)
+    with pytest.raises(KeyboardInterrupt):
+        run_training(loaded, log=lambda line: None)
+    monkeypatch.undo()
+    assert (model / META_FILE).read_text("utf-8") == before
+
+
 def test_unknown_document_steps_are_reported(tmp_path: Path, corpora: Path) -> None:
     bad = TWO_MEMBERS.replace("[propagate_abbreviations]", "[propagate_everything]")
     errors = problems(workflow(tmp_path, bad, corpora, tmp_path / "out"))

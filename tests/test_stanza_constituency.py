@@ -122,6 +122,18 @@ def test_interrupted_and_resumed_training_ends_with_the_same_model(
     )
 
 
+@pytest.mark.slow
+def test_fewer_epochs_over_a_longer_run_train_afresh(tiny_treebank: Path, tmp_path: Path) -> None:
+    """A rerun over the same output asking for fewer epochs than its checkpoint has ends
+    with a fresh run's model, not the longer run's best epoch."""
+    fresh, _ = train(_workflow(tiny_treebank, tmp_path / "fresh", epochs=2))
+    train(_workflow(tiny_treebank, tmp_path / "longer", epochs=3))
+    shorter, lines = train(_workflow(tiny_treebank, tmp_path / "longer", epochs=2))
+    assert any("more than 2 epochs: training from scratch" in line for line in lines)
+    assert re.findall(r"Epoch (\d+) finished", "\n".join(lines)) == ["1", "2"]
+    assert_same_weights(fresh.model_dir / "model.pt", shorter.model_dir / "model.pt", "params")
+
+
 def _tagged_view(text_rows: list[str], trees: list[str]) -> cassis.Cas:
     """Sentences, tokens and POS (from the trees' preterminals) over the texts; no tree."""
     from casflow.typesystem import load_typesystem

@@ -86,6 +86,24 @@ def test_interrupted_and_resumed_training_ends_with_the_same_model(
 
 
 @pytest.mark.slow
+def test_fewer_epochs_over_a_longer_run_train_afresh_more_continue(
+    tiny_ner_corpus: Path, tmp_path: Path
+) -> None:
+    """A rerun asking for fewer epochs than the checkpoint has ends with a fresh run's
+    model (not the longer run's best); asking for more again continues the checkpoint."""
+    fresh, _ = train(ner_workflow(tiny_ner_corpus, tmp_path / "fresh", epochs=2))
+    train(ner_workflow(tiny_ner_corpus, tmp_path / "longer", epochs=3))
+    shorter, lines = train(ner_workflow(tiny_ner_corpus, tmp_path / "longer", epochs=2))
+    assert any("more than epochs (2): training from scratch" in line for line in lines)
+    assert re.findall(r"epoch (\d+) finished", "\n".join(lines)) == ["1", "2"]
+    assert_same_weights(fresh.model_dir / "model.pt", shorter.model_dir / "model.pt", "model")
+    assert shorter.report["final"]["dev_scores"] == fresh.report["final"]["dev_scores"]
+    _, lines = train(ner_workflow(tiny_ner_corpus, tmp_path / "longer", epochs=3))
+    assert any("continuing from the checkpoint" in line for line in lines)
+    assert re.findall(r"epoch (\d+) finished", "\n".join(lines)) == ["3"]
+
+
+@pytest.mark.slow
 def test_stanza_pipeline_tags_the_views_tokens_with_exact_offsets(tiny_ner_training) -> None:
     from casflow.components.stanza.ner_trainer import run_config
     from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
@@ -160,6 +178,35 @@ def test_word2vec_vectors_trained_first_on_unlabelled_fine_tokens(
     assert (result.model_dir / "pretrain.pt").exists()
     assert "word2vec vectors trained first" in (result.output_dir / "MODEL_CARD.md").read_text()
     assert result.report["final"]["dev_scores"]["f"] >= 0
+
+
+def test_word2vec_file_killed_while_rewritten_is_not_trusted(
+    tiny_ner_corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Vectors of other settings replace word2vec.txt: a run killed half-way through
+    must not leave the old settings' marker beside a half-written file."""
+    pytest.importorskip("gensim", reason="gensim is the vectors extra")
+    from casflow.components.stanza import shared_training
+    from casflow.components.stanza.ner_trainer import fine_words
+    from casflow.components.stanza.shared_training import TrainedVectors, word2vec_file
+
+    context = RunContext(output_dir=tmp_path, workflow_dir=tmp_path)
+    first = TrainedVectors.model_validate(_word2vec_text(tiny_ner_corpus))
+    other = first.model_copy(update={"word2vec": first.word2vec.model_copy(update={"dims": 6})})
+    target = word2vec_file(first, context, fine_words, tmp_path, lambda line: None)
+    written = target.read_bytes()
+    write = shared_training.write_word2vec_text
+
+    def killed(words: object, table: object, path: object) -> None:
+        Path(str(path)).write_text("3 6\nCD 0.1", encoding="utf-8")  # half a file
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(shared_training, "write_word2vec_text", killed)
+    with pytest.raises(KeyboardInterrupt):
+        word2vec_file(other, context, fine_words, tmp_path, lambda line: None)
+    monkeypatch.setattr(shared_training, "write_word2vec_text", write)
+    again = word2vec_file(first, context, fine_words, tmp_path, lambda line: None)
+    assert again.read_bytes() == written
 
 
 def test_word2vec_settings_are_checked_before_any_document(tmp_path: Path) -> None:
@@ -247,13 +294,14 @@ model:
   component: train.stanza.ner.v1
   config:
     {config}
-output: {tiny_ner_corpus_dirs / "out"}
+output: {tiny_ner_corpus_dirs.parent / (tiny_ner_corpus_dirs.name + "-out")}
 """,
         encoding="utf-8",
     )
     with pytest.raises(Exception) as error:
         load_training_workflow(workflow)
     message = str(error.value)
+    # (the output outside the input folder: inside it would be a second problem)
     assert message.startswith(f"1 problem in {workflow}:"), message
     assert f"bad.yaml:{line}: {expected}" in message
 

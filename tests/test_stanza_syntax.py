@@ -163,6 +163,33 @@ def _pipeline(model: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.slow
+def test_fewer_epochs_over_a_longer_run_train_afresh(
+    tiny_syntax_gold: Path, tiny_syntax_training, tmp_path: Path
+) -> None:
+    """A rerun over the same output asking for fewer parser epochs than its checkpoint
+    has ends with a fresh run's parser, not the longer run's best epoch."""
+    fresh, _ = train(
+        _workflow(
+            tiny_syntax_gold,
+            tmp_path / "fresh",
+            ("dependencies",),
+            parser_epochs=1,
+            parser_tags="gold",
+        )
+    )
+    longer = tmp_path / "longer"
+    train(
+        _workflow(tiny_syntax_gold, longer, ("dependencies",), parser_epochs=2, parser_tags="gold")
+    )
+    shorter, lines = train(
+        _workflow(tiny_syntax_gold, longer, ("dependencies",), parser_epochs=1, parser_tags="gold")
+    )
+    assert any("parser: the checkpoint is after epoch 2, more than 1 epochs" in x for x in lines)
+    assert re.findall(r"parser epoch (\d)/1", "\n".join(lines)) == ["1"]
+    assert_same_weights(fresh.model_dir / "parser.pt", shorter.model_dir / "parser.pt", "model")
+
+
+@pytest.mark.slow
 def test_model_loads_into_stanza_pipeline_tags_and_heads_at_exact_offsets(
     tiny_syntax_training,
 ) -> None:

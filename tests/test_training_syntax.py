@@ -145,6 +145,30 @@ def test_craft_tokenizer_survives_serialisation(tmp_path: Path) -> None:
     ]
 
 
+def test_craft_tokenizer_rules_do_not_depend_on_the_hash_seed() -> None:
+    """The infix rules are saved with every model: same seed, same bytes needs them
+    built in one order whatever Python's string hash seed."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from casflow.components.spacy.craft_tokenizer import craft_infixes;"
+        "print(repr(craft_infixes()))"
+    )
+    rules = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(3)
+    }
+    assert len(rules) == 1
+
+
 @pytest.mark.slow
 def test_training_driver_runs_a_few_steps(tmp_path: Path) -> None:
     vocab = spacy.blank("en").vocab
@@ -186,6 +210,39 @@ def test_training_driver_runs_a_few_steps(tmp_path: Path) -> None:
     doc = nlp("Mice died (n=3).")
     assert [t.text for t in doc] == ["Mice", "died", "(", "n", "=", "3", ")", "."]
     assert all(t.tag_ for t in doc) and doc.has_annotation("DEP")
+
+
+@pytest.mark.slow
+def test_a_stage_scores_its_last_step_when_not_an_evaluation_step(tmp_path: Path) -> None:
+    """spaCy's loop evaluates every eval_frequency steps only: a last step between two
+    evaluations (here: only step 0 is one) is scored after the loop, and kept as
+    model-best when it is at least as good, rather than thrown away."""
+    vocab = spacy.blank("en").vocab
+    write_docbin(gold_to_docs(vocab, [GOLD] * 8), tmp_path / "train.spacy")
+    write_docbin(gold_to_docs(vocab, [GOLD]), tmp_path / "dev.spacy")
+    log = tmp_path / "log.txt"
+    with log.open("w") as stdout:
+        train_pipeline(
+            SYNTAX_CONFIG,
+            tmp_path / "train.spacy",
+            tmp_path / "dev.spacy",
+            tmp_path / "run",
+            {
+                "training.max_steps": 12,
+                "training.eval_frequency": 100,
+                "training.optimizer.learn_rate": 0.01,
+                "components.tok2vec.model.encode.width": 16,
+                "components.tok2vec.model.encode.depth": 1,
+                "components.parser.model.hidden_width": 16,
+            },
+            stdout=stdout,
+        )
+    said = log.read_text()
+    assert "step 12 (the last, not a multiple of eval_frequency 100)" in said
+    assert "model-best is now the last step" in said
+    run = tmp_path / "run"
+    for name in ("tagger/model", "parser/model", "tok2vec/model"):
+        assert (run / "model-best" / name).read_bytes() == (run / "model-last" / name).read_bytes()
 
 
 def test_shipped_model_tags_and_parses() -> None:

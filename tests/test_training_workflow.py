@@ -4,6 +4,7 @@ data, cross-validation folds in document-id order, the report and the model card
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import cassis
@@ -149,6 +150,38 @@ def workflow_file(tmp_path: Path, corpus: dict[str, Path], text: str = WORKFLOW)
     return path
 
 
+def test_a_steps_time_is_kept_across_reruns_and_resumptions(tmp_path: Path) -> None:
+    """A step's training time: recorded when it finishes and reported by a rerun that
+    reuses it; a resumed step adds the part of the run that stopped; a part lost with
+    a killed run is said to be missing."""
+    from casflow.pipeline.training import TIMING_FILE, _step_time, _time_said
+
+    with pytest.raises(KeyboardInterrupt), _step_time(tmp_path, "key"):
+        time.sleep(0.2)
+        raise KeyboardInterrupt
+    stopped = json.loads((tmp_path / TIMING_FILE).read_text())
+    assert stopped["seconds"] >= 0.2 and stopped["finished"] is None
+    with _step_time(tmp_path, "key") as took:
+        pass
+    assert took["runs"] == 2 and took["complete"] and took["seconds"] >= 0.2
+    assert took["started"] == stopped["started"] and took["finished"]
+    assert _time_said(took) == f"{took['seconds'] / 60:.1f} min over 2 runs"
+    with _step_time(tmp_path, "key") as again:
+        pass
+    assert again == {**took, "reused": True}
+    with _step_time(tmp_path, "other settings") as fresh:
+        pass
+    assert fresh["runs"] == 1 and fresh["seconds"] < 0.2
+    # a run killed outright leaves "running" behind without its time
+    marker = json.loads((tmp_path / TIMING_FILE).read_text())
+    marker.update(finished=None, running="2026-01-01T00:00:00+00:00")
+    (tmp_path / TIMING_FILE).write_text(json.dumps(marker))
+    with _step_time(tmp_path, "other settings") as resumed:
+        pass
+    assert not resumed["complete"]
+    assert _time_said(resumed).startswith("resumed; this run's part: ")
+
+
 def test_document_id_order_and_contiguous_folds() -> None:
     ids = ["doc10", "doc2", "doc1", "doc3", "doc11"]
     assert sorted(ids, key=document_id_key) == ["doc1", "doc2", "doc3", "doc10", "doc11"]
@@ -208,6 +241,41 @@ def test_training_workflow_problems_are_reported_together_with_lines(
         )
         for e in errors
     ), errors
+
+
+def test_spacy_training_without_dev_or_with_a_wrong_override_is_refused_before_reading(
+    tmp_path: Path, corpus: dict[str, Path]
+) -> None:
+    """train.spacy.syntax.v1 keeps checkpoints by their dev scores, and builds its
+    pipeline from the overrides: both failed only after the gold data was read."""
+    bad = (
+        WORKFLOW.replace("  dev: {input: DEV}\n", "")
+        .replace("encode.width: 16", "encode.widht: 16")
+        .replace("parser.model.hidden_width: 16", "parser.model.hidden_width: wide")
+        .replace("    overrides:\n", "    overrides:\n      training.max_stepz: 3\n")
+    )
+    with pytest.raises(WorkflowValidationError) as info:
+        load_training_workflow(workflow_file(tmp_path, corpus, bad))
+    errors = [issue.format("train.yaml") for issue in info.value.issues]
+    assert (
+        "train.yaml:2: gold: train.spacy.syntax.v1 selects checkpoints on development "
+        "documents: give gold.dev" in "\n".join(errors)
+    ), errors
+    said = "\n".join(errors)
+    assert "model -> config: overrides: tok2vec.model.encode -> widht: unexpected argument" in said
+    fixed = bad.replace("encode.widht", "encode.width")
+    with pytest.raises(WorkflowValidationError, match="hidden_width: at root: 'wide'"):
+        load_training_workflow(workflow_file(tmp_path, corpus, fixed))
+    fixed = fixed.replace("hidden_width: wide", "hidden_width: 16")
+    with pytest.raises(WorkflowValidationError, match="training.max_stepz: no such setting"):
+        load_training_workflow(workflow_file(tmp_path, corpus, fixed))
+    good = fixed.replace("      training.max_stepz: 3\n", "")
+    with pytest.raises(WorkflowValidationError) as info:
+        load_training_workflow(workflow_file(tmp_path, corpus, good))
+    assert [issue.message for issue in info.value.issues] == [
+        "train.spacy.syntax.v1 selects checkpoints on development documents: give gold.dev "
+        "(the reader settings of the development documents, e.g. dev: {split: dev})"
+    ]
 
 
 def test_training_workflow_top_level_mistakes(tmp_path: Path, corpus: dict[str, Path]) -> None:
@@ -284,6 +352,13 @@ def test_cross_validation_then_final_model_report_card_and_resume(
     assert any("fold 1/2: already done" in line for line in lines)
     assert any("stage 1: already done" in line for line in lines)
     assert again.report["cross_validation"]["folds"] == folds
+    # ... and reports the time the model took, not its own clock
+    final = {k: report["final"][k] for k in ("seconds", "started", "finished", "runs")}
+    assert {k: again.report["final"][k] for k in final} == final and again.report["final"]["reused"]
+    took = sum(f["seconds"] for f in folds) + final["seconds"]
+    card = (again.model_dir / "MODEL_CARD.md").read_text("utf-8")
+    assert f"{folds[0]['started']} to {final['finished']}, {took / 60:.1f} min for 2 folds" in card
+    assert "found it trained and reused it" in card
     # a changed workflow does not reuse what the old one trained
     changed = load_training_workflow(workflow_file(tmp_path, corpus), {"seed": 4})
     lines.clear()
@@ -429,6 +504,21 @@ def test_one_fold_and_command_line_values_are_refused_at_their_option(
     )
     (error,) = _train_errors([str(one_fold)], capsys)
     assert error.startswith(f"{one_fold}:24: cross_validation -> folds: Value error, 1 fold")
+
+
+def test_a_seed_numpy_cannot_take_is_refused_at_its_option_or_line(
+    tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seeds are NumPy's 32-bit ones: beyond, training failed after reading the data."""
+    path = str(workflow_file(tmp_path, corpus))
+    (error,) = _train_errors([path, "--seed", "-3"], capsys)
+    assert error.startswith(f"{path}: --seed: Input should be greater than or equal to 0")
+    (error,) = _train_errors([path, "--seed", "5000000000"], capsys)
+    assert error.startswith(f"{path}: --seed: Input should be less than or equal to 4294967295")
+    assert cli_main(["train", path, "--seed", str(2**32 - 1), "--validate-only"]) == 0
+    negative = workflow_file(tmp_path, corpus, WORKFLOW.replace("seed: 3", "seed: -1"))
+    (error,) = _train_errors([str(negative)], capsys)
+    assert error.startswith(f"{negative}:25: seed: Input should be greater than or equal to 0")
 
 
 def test_an_output_that_is_a_file_is_refused_before_training(

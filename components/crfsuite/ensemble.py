@@ -15,6 +15,7 @@ from pathlib import Path
 from casflow.components.crfsuite.crf import META_FILE, CrfTagger
 from casflow.components.crfsuite.postprocess import DOCUMENT_POSTPROCESSORS, DocumentStep
 from casflow.components.crfsuite.tokenize import Span
+from casflow.pipeline.files import atomic_write_text
 
 Tagged = tuple[int, int, str, float]
 
@@ -83,4 +84,4 @@ def assemble(output: Path, members: Sequence[Path], needed: int | None = None) -
         shutil.copytree(member, output / name, dirs_exist_ok=True)
         names.append(name)
     meta = {"members": names, "needed": needed if needed is not None else len(names) // 2 + 1}
-    (output / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(output / META_FILE, json.dumps(meta, indent=2) + "\n")

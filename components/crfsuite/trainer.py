@@ -67,6 +67,7 @@ from casflow.components.unlabelled_text import ontology_path as unlabelled_ontol
 from casflow.components.unlabelled_text import ontology_problems, read_texts
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
+from casflow.pipeline.files import atomic_write_text
 from casflow.pipeline.fingerprints import Fingerprint, forget, mark_done, step_status
 from casflow.pipeline.gold_sources import check_source, read_source
 from casflow.pipeline.locks import built_once
@@ -434,7 +435,9 @@ class CrfMentionTrainer(Trainer[CrfMentionTrainerConfig]):
             # not part of the CRF's fingerprint: it runs after tagging, so it is (re)set here
             meta.pop("document_postprocess", None)
             meta.update(self._document_meta())
-            meta_path.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+            # rewritten on every run, after the model is marked done: a kill while writing
+            # must leave the whole old file, which the next run reads and rewrites
+            atomic_write_text(meta_path, json.dumps(meta, indent=2) + "\n")
             return model_dir
         names = []
         for number, options in enumerate(models, start=1):
@@ -444,7 +447,7 @@ class CrfMentionTrainer(Trainer[CrfMentionTrainerConfig]):
             names.append(name)
         needed = self.config.needed or len(names) // 2 + 1
         meta = {"members": names, "needed": needed, **self._document_meta()}
-        (model_dir / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        atomic_write_text(model_dir / META_FILE, json.dumps(meta, indent=2) + "\n")
         return model_dir
 
     def _document_meta(self) -> dict[str, list[str]]:

@@ -59,7 +59,8 @@ def _not_after_prefixes() -> str:
     """Lookbehinds that stop a dash split right after a bound prefix at a token start."""
     parts = []
     for prefix in BOUND_PREFIXES:
-        for variant in {prefix, prefix.capitalize()}:
+        # sorted: a set's order changes with the hash seed, and so would the saved model
+        for variant in sorted({prefix, prefix.capitalize()}):
             # (?<![^\W\d_]) would be nicer, but lookbehinds need a fixed width: use
             # "start of token or a non-letter" via two alternatives.
             parts.append(f"(?<!^{variant})")

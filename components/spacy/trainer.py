@@ -16,7 +16,9 @@ with the same settings and data is on disk (:mod:`casflow.pipeline.fingerprints`
    later one continues from the previous stage's best checkpoint (by the config's
    score weights on the development documents) with its own learning rate and
    step budget. Stages end at a fixed number of steps, so a run is the same for a
-   given seed whatever the machine's speed.
+   given seed whatever the machine's speed; the last step is scored too when it is
+   not a multiple of ``eval_frequency`` (spaCy's loop scores only those), so it can
+   be the checkpoint kept.
 
 The final pipeline is saved as casflow ships it (:func:`ship_pipeline`: CRAFT
 tokenizer rules, newline sentence starts, no training paths).
@@ -169,6 +171,7 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         "Dependency annotations (the model kind of the shipped craft_syntax)."
     )
     libraries = ("spacy",)
+    needs_dev = "selects checkpoints on development documents"
     layers: ClassVar[dict[str, tuple[str, ...]]] = {
         "tokens": (TOKEN,),
         "sentences": (SENTENCE,),
@@ -208,6 +211,8 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         path = resolve_config_path(config.base_config)
         if not path.is_file():
             problems.append(f"base_config {config.base_config!r}: no file {path}")
+        elif config.overrides:
+            problems += override_problems(path, config.overrides)
         if isinstance(config.vectors, VectorsStep):
             for source in config.vectors.word2vec.text:
                 problems += [f"vectors text: {p}" for p in check_source(source, context)]
@@ -271,10 +276,9 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
 
         from casflow.components.spacy.training_docs import write_training_corpus
 
-        if not dev:
+        if not dev:  # validation requires gold.dev (needs_dev); a caller may not have run it
             raise ValueError(
-                "train.spacy.syntax.v1 selects checkpoints on development documents: "
-                "give gold.dev in the training workflow"
+                f"{self.name} {self.needs_dev}: give gold.dev in the training workflow"
             )
         _limit_threads(self.config.threads)
         output_dir = Path(output_dir)
@@ -453,6 +457,40 @@ class SpacySyntaxTrainer(Trainer[SpacySyntaxTrainerConfig]):
         )
 
 
+def override_problems(config_path: Path, overrides: dict[str, Any]) -> list[str]:
+    """What is wrong with spaCy config ``overrides`` over the config at ``config_path``:
+    the pipeline is built from them as training builds it (no data, no weights
+    learned), so a misspelled or mistyped setting is refused before any document is
+    read; a setting spaCy would accept but that no section has is refused too."""
+    from confection import ConfigValidationError
+    from spacy.util import load_config, load_model_from_config
+
+    try:
+        config = load_config(config_path, overrides=overrides, interpolate=False)
+        filled = load_model_from_config(config, auto_fill=True, validate=True).config
+    except ConfigValidationError as exc:
+        where = exc.title or "spaCy config"
+        return [
+            f"overrides: {' -> '.join(str(part) for part in error['loc'])}: {error['msg']} "
+            f"({where}; see {config_path.name})"
+            for error in exc.errors or [{"loc": [], "msg": str(exc)}]
+        ]
+    except Exception as exc:  # spaCy's own errors (e.g. an unknown architecture)
+        return [f"overrides: spaCy cannot build the pipeline: {type(exc).__name__}: {exc}"]
+    problems = []
+    for key in overrides:
+        section: Any = filled
+        for part in key.split("."):
+            if not isinstance(section, dict) or part not in section:
+                problems.append(
+                    f"overrides: {key}: no such setting in {config_path.name} (spaCy would "
+                    "ignore it)"
+                )
+                break
+            section = section[part]
+    return problems
+
+
 def word2vec_sentences(sources: Sequence[GoldSource], context: RunContext) -> list[list[str]]:
     """Every non-empty line of every view of ``sources``, in order, as CRAFT tokens."""
     nlp = blank_craft_english()
@@ -509,8 +547,57 @@ def train_pipeline(
     if output is not None:
         output.mkdir(parents=True, exist_ok=True)
     train_loop(nlp, output, use_gpu=-1, stdout=stdout, stderr=sys.stderr)
+    if output is not None:
+        _consider_last_step(output, use_craft_tokenizer, stdout)
     print(f"training took {time.time() - start:.0f} s", file=stdout)
     return nlp
+
+
+def _consider_last_step(output: Path, use_craft_tokenizer: bool, stdout: Any) -> None:
+    """Make ``model-best`` consider the stage's last step, as if it had been evaluated.
+
+    spaCy's loop evaluates (and may keep as ``model-best``) only the steps that are
+    multiples of ``eval_frequency``; its last step, ``max_steps``, is then lost unless
+    it is one. ``model-last`` holds that step (with the optimizer's averages, as an
+    evaluation scores it): scored here by spaCy's own evaluation with the stage's score
+    weights, it replaces ``model-best`` when it scores as well or better (spaCy's rule:
+    a later checkpoint as good as the best is kept). A stage whose ``max_steps`` is a
+    multiple of ``eval_frequency`` (every shipped recipe) is left as spaCy made it."""
+    from spacy.util import load_config
+
+    last, best = output / "model-last", output / "model-best"
+    training = load_config(last / "config.cfg", interpolate=False)["training"]
+    steps, every = int(training["max_steps"]), int(training["eval_frequency"])
+    if not steps or steps % every == 0 or not best.is_dir():
+        return
+    scores = {path.name: _weighted_dev_score(path, use_craft_tokenizer) for path in (best, last)}
+    kept = scores[last.name] >= scores[best.name]
+    print(
+        f"step {steps} (the last, not a multiple of eval_frequency {every}) scores "
+        f"{scores[last.name]:.4f}, the best evaluated step {scores[best.name]:.4f}: "
+        + ("model-best is now the last step" if kept else "model-best kept"),
+        file=stdout,
+    )
+    if kept:
+        shutil.rmtree(best)
+        shutil.copytree(last, best)
+
+
+def _weighted_dev_score(model: Path, use_craft_tokenizer: bool) -> float:
+    """The score spaCy's training loop gives ``model`` on its development corpus."""
+    import spacy
+    from spacy.schemas import ConfigSchemaTraining
+    from spacy.training.loop import create_evaluation_callback
+    from spacy.util import registry, resolve_dot_names
+
+    nlp = spacy.load(model)
+    if use_craft_tokenizer:
+        nlp.tokenizer = craft_tokenizer(nlp)  # as in training (see train_pipeline)
+    config = nlp.config.interpolate()
+    training = registry.resolve(config["training"], schema=ConfigSchemaTraining)
+    (dev_corpus,) = resolve_dot_names(config, [training["dev_corpus"]])
+    score, _ = create_evaluation_callback(nlp, dev_corpus, training["score_weights"])()
+    return float(score)
 
 
 def add_newline_sentence_starts(nlp: Language, name: str = "newline_sentences") -> None:

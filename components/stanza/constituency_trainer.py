@@ -21,6 +21,7 @@ Three things differ from running Stanza's command line, each for a reason:
   (seed, epoch) and shuffles a fixed order, so a run stopped and restarted any number
   of times ends with the same model as one that never stopped; checkpoints are written
   to a temporary file and renamed, so a kill while saving leaves the previous one.
+  More epochs continue a finished run; fewer than its checkpoint has start again.
 - **One settings surface.** The settings are this config (checked before reading any
   document); ``stanza_options`` passes any other option of Stanza's trainer, checked
   against Stanza's own argument parser.
@@ -213,6 +214,14 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
         if checkpoints.exists() and read_key(progress) != resumable:
             log("the settings or data changed since the last checkpoint: training from scratch")
             shutil.rmtree(checkpoints)
+        elif _epochs_trained(checkpoints / "checkpoint.pt") > self.config.epochs:
+            # Fewer epochs than the checkpoint has must give the model a fresh run of that
+            # many gives (best.pt may be a later epoch's): start again.
+            log(
+                f"the checkpoint in {checkpoints} is after more than {self.config.epochs} "
+                "epochs: training from scratch"
+            )
+            shutil.rmtree(checkpoints)
         checkpoints.mkdir(parents=True, exist_ok=True)
         mark_done(progress, resumable)
         if (checkpoints / "checkpoint.pt").exists():
@@ -342,6 +351,16 @@ def _lines(examples: Sequence[TreebankExample]) -> str:
 
 
 # -- running Stanza's trainer resumably and deterministically -------------------------
+
+
+def _epochs_trained(checkpoint: Path) -> int:
+    """The epochs Stanza's checkpoint holds (0 without one)."""
+    if not checkpoint.is_file():
+        return 0
+    import torch
+
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    return int(state["epochs_trained"])
 
 
 class _Evaluator:

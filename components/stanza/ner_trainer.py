@@ -23,7 +23,8 @@ the dev F, stop at the minimum learning rate) and three differences, each for a 
   streams from (seed, epoch) and shuffles a fixed order; after every epoch the full
   state (weights, optimizer, scheduler, scores) is written to a temporary file and
   renamed. A run stopped and started again any number of times ends with the same
-  model as one that never stopped, and a finished run continues when ``epochs`` grows.
+  model as one that never stopped, and a finished run continues when ``epochs`` grows
+  (when it shrinks below the checkpoint's, training starts again: a fresh run's model).
 - **casflow's scores.** The epoch kept is the best by strict span match (exact span
   and class, micro-averaged) on the development documents tagged from their raw text
   as at run time: sentences from the rule-based splitter (``sentences.rules.v1``),
@@ -767,8 +768,22 @@ def _train_loop(
     best = checkpoints / "best.pt"
     history: list[dict[str, Any]] = []
     steps = 0
-    if checkpoint.is_file():
-        state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    state = (
+        torch.load(checkpoint, map_location="cpu", weights_only=False)
+        if checkpoint.is_file()
+        else None
+    )
+    if state is not None and len(state["history"]) > epochs:
+        # A run of fewer epochs than the checkpoint has must end with the model a fresh
+        # run of that many epochs gives (best.pt may be a later epoch's): start again.
+        log(
+            f"the checkpoint in {checkpoints} is after epoch {len(state['history'])}, more "
+            f"than epochs ({epochs}): training from scratch"
+        )
+        for stale in (checkpoint, best, checkpoints / "history.json"):
+            stale.unlink(missing_ok=True)
+        state = None
+    if state is not None:
         trainer.model.load_state_dict(state["model"])
         trainer.optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])

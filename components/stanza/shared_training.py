@@ -33,7 +33,8 @@ from casflow.components.unlabelled_text import (
     text_problems,
 )
 from casflow.pipeline.component import ComponentConfig, RunContext
-from casflow.pipeline.fingerprints import fingerprint, mark_done, read_marker
+from casflow.pipeline.files import save_atomically
+from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, read_marker
 
 #: a value in a pass-through option field (true: a flag)
 OptionValue = str | int | float | bool
@@ -93,9 +94,13 @@ def word2vec_file(
     vectors."""
     settings = vectors.word2vec
     target = data / "word2vec.txt"
+    marker = data / "word2vec.json"
+    # The settings name the gold sources (reader and config) the text comes from; the
+    # text itself is not read to check it, which would cost every rerun that reading.
     key = fingerprint(settings.model_dump(mode="json"))
-    if target.exists() and read_key(data / "word2vec.json") == key:
+    if target.exists() and read_key(marker) == key:
         return target
+    forget(marker)  # a run killed while rewriting the file must not find it trusted
     sentences = [
         tokens
         for line in read_texts(settings.text, settings.ontologies, context, log)
@@ -103,8 +108,8 @@ def word2vec_file(
     ]
     log(f"word vectors: word2vec on {len(sentences)} sentences, {sum(map(len, sentences))} tokens")
     words, table = fit_word2vec(sentences, **settings.fit_arguments(), seed=settings.seed)
-    write_word2vec_text(words, table, target)
-    mark_done(data / "word2vec.json", key)
+    save_atomically(lambda path: write_word2vec_text(words, table, path), target)
+    mark_done(marker, key)
     log(f"word vectors: {len(words)} words -> {target}")
     return target
 

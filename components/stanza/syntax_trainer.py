@@ -27,7 +27,8 @@ random streams started afresh and its second-optimizer stage forgotten):
   temporary file and renamed, so a kill while saving keeps the previous checkpoint).
   Stopped and started again, training continues after the last finished epoch and
   ends with the weights of a run that never stopped. More epochs can be asked for
-  later: the checkpoint stays valid.
+  later: the checkpoint stays valid (fewer than it has start training again, so the
+  model is a fresh run's).
 - **Selection by casflow's evaluators.** After each epoch the development sentences
   are tagged (parsed) and scored with casflow's metrics: XPOS accuracy (``pos_counts``,
   as ``eval.pos.v1``), UAS and LAS (``dependency_counts`` with full labels and
@@ -599,11 +600,25 @@ class _Stage:
             shutil.rmtree(folder)
         folder.mkdir(parents=True, exist_ok=True)
         mark_done(settings, resumable)
+        state = (
+            torch.load(checkpoint, map_location="cpu", weights_only=False)
+            if checkpoint.exists()
+            else None
+        )
+        if state is not None and state["epoch"] > self.epochs:
+            # Fewer epochs than the checkpoint has must give the model a fresh run of
+            # that many gives (best.pt may be a later epoch's): start again.
+            self.log(
+                f"{self.name}: the checkpoint is after epoch {state['epoch']}, more than "
+                f"{self.epochs} epochs: training from scratch"
+            )
+            checkpoint.unlink()
+            best.unlink(missing_ok=True)
+            state = None
         seed_streams(self.seed, self.name, "setup")
         run.setup()
         done = 0
-        if checkpoint.exists():
-            state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        if state is not None:
             run.load_state(state["run"])
             done = state["epoch"]
             self.curve = state["curve"]

@@ -14,11 +14,13 @@ unchanged. The model is scored from raw text, one structure block at a time as
 
 from __future__ import annotations
 
+import difflib
+import re
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import cassis
 from pydantic import Field
@@ -45,6 +47,7 @@ from casflow.components.udpipe.model import (
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
+from casflow.pipeline.training import TrainingDataError
 from casflow.typesystem import BLOCK_STRUCTURE_TYPES, DEPENDENCY, LEMMA, POS, SENTENCE, TOKEN
 
 METHOD = "morphodita_parsito"
@@ -113,7 +116,12 @@ class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
     @classmethod
     def check_config(cls, config: UdpipeTrainerConfig, context: RunContext) -> list[str]:
         problem = udpipe_missing()
-        return [f"{cls.name}: {problem}"] if problem else []
+        problems = [problem] if problem else []
+        # UDPipe ignores an option it does not know and crashes on some values (a batch
+        # of 0 kills the process): both are refused before any document is read.
+        for part in ("tokenizer", "tagger", "parser"):
+            problems += option_problems(part, getattr(config, part))
+        return [f"{cls.name}: {p}" for p in problems]
 
     def example(self, view: cassis.Cas, doc_id: str) -> UdpipeExample:
         gold = gold_syntax_from_view(
@@ -194,7 +202,11 @@ class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
         error = udpipe.ProcessingError()
         trained = udpipe.Trainer.train(METHOD, train_sentences, dev_sentences, *options, error)
         if error.occurred() or not trained:
-            raise RuntimeError(f"UDPipe training failed: {error.message.strip()}")
+            raise TrainingDataError(
+                f"UDPipe training failed: {error.message.strip()}. Check the data and the "
+                f"tokenizer, tagger and parser options of {self.name} (tokenizer: "
+                f"{options[0]}; tagger: {options[1]}; parser: {options[2]})"
+            )
         if model.exists():
             shutil.rmtree(model)
         model.mkdir(parents=True)
@@ -317,6 +329,153 @@ def storable_lemmas(conllu: str, *, keep: bool) -> tuple[str, list[str]]:
             row[2] = row[1]
             lines[i] = "\t".join(row)
     return "\n".join(lines), sorted(crowded)
+
+
+@dataclass(frozen=True)
+class _Option:
+    """One of UDPipe's training options: its kind of value and the values it takes."""
+
+    kind: Literal["int", "float", "bool", "text"]
+    #: the least value UDPipe trains with (inclusive), for int and float
+    least: float | None = None
+    #: the values it takes, when only a few
+    choices: tuple[str, ...] = ()
+    #: set by casflow: why the option may not be given
+    casflow: str = ""
+
+
+_BOOL = _Option("bool")
+_TEXT = _Option("text")
+_COUNT = _Option("int", least=0)
+_SEED = _Option("int", casflow="casflow sets it from the training workflow's seed")
+#: UDPipe 1's training options of method morphodita_parsito (its manual, "Training
+#: UDPipe Models", and trainer_morphodita_parsito.cpp), by the part they train.
+UDPIPE_OPTIONS: dict[str, dict[str, _Option]] = {
+    "tokenizer": {
+        "model": _Option("text", choices=("gru", "generic")),
+        "from_model": _TEXT,
+        "detokenize": _TEXT,
+        "detokenize_handout": _BOOL,
+        "tokenize_url": _BOOL,
+        "allow_spaces": _BOOL,
+        "segment_size": _Option("int", least=10),
+        "dimension": _Option("int", choices=("16", "24", "64")),
+        "epochs": _Option("int", least=1),
+        "batch_size": _Option("int", least=1),
+        "learning_rate": _Option("float", least=0),
+        "learning_rate_final": _Option("float", least=0),
+        "dropout": _Option("float", least=0),
+        "initialization_range": _Option("float", least=0),
+        "early_stopping": _BOOL,
+        "run": _COUNT,
+        "seed": _SEED,
+    },
+    "tagger": {
+        "from_model": _TEXT,
+        "models": _Option("int", choices=("1", "2", "3", "4")),
+        "run": _COUNT,
+        "use_lemma": _BOOL,
+        "provide_lemma": _BOOL,
+        "use_xpostag": _BOOL,
+        "provide_xpostag": _BOOL,
+        "use_feats": _Option("bool", casflow="casflow never uses FEATS (use_feats=0)"),
+        "provide_feats": _Option("bool", casflow="casflow never predicts FEATS (provide_feats=0)"),
+        "dictionary_model": _TEXT,
+        "dictionary": _TEXT,
+        "dictionary_accuracy": _TEXT,
+        "dictionary_suffix_len": _COUNT,
+        "dictionary_flat_lemmas": _TEXT,
+        "dictionary_max_form_analyses": _COUNT,
+        "dictionary_lemma_encoding": _Option("int", choices=("0", "1", "2")),
+        "guesser_suffix_len": _COUNT,
+        "guesser_suffix_rules": _COUNT,
+        "guesser_prefixes_max": _COUNT,
+        "guesser_prefix_min_count": _COUNT,
+        "guesser_enrich_dictionary": _COUNT,
+        "order": _Option("float", choices=("2", "2.5", "3")),
+        "iterations": _Option("int", least=1),
+        "prune_features": _BOOL,
+        "early_stopping": _BOOL,
+        "templates": _TEXT,
+    },
+    "parser": {
+        "from_model": _TEXT,
+        "run": _COUNT,
+        "transition_system": _Option("text", choices=("projective", "swap", "link2")),
+        "transition_oracle": _Option(
+            "text", choices=("static", "dynamic", "static_eager", "static_lazy")
+        ),
+        "embedding_upostag": _COUNT,
+        "embedding_feats": _COUNT,
+        "embedding_xpostag": _COUNT,
+        "embedding_form": _COUNT,
+        "embedding_form_file": _TEXT,
+        "embedding_form_mincount": _Option("int", least=1),
+        "embedding_lemma": _COUNT,
+        "embedding_lemma_file": _TEXT,
+        "embedding_lemma_mincount": _Option("int", least=1),
+        "embedding_deprel": _COUNT,
+        "single_root": _BOOL,
+        "iterations": _Option("int", least=1),
+        "hidden_layer": _Option("int", least=1),
+        "batch_size": _Option("int", least=1),
+        "structured_interval": _COUNT,
+        "learning_rate": _Option("float", least=0),
+        "learning_rate_final": _Option("float", least=0),
+        "l2": _Option("float", least=0),
+        "early_stopping": _BOOL,
+        "use_gold_tags": _BOOL,
+        "seed": _SEED,
+    },
+}
+
+
+def option_problems(part: str, options: str) -> list[str]:
+    """What is wrong with ``options`` (``name=value;...``) for UDPipe's ``part``: names
+    it does not know, values it cannot parse or train with, options casflow sets."""
+    known = UDPIPE_OPTIONS[part]
+    problems = []
+    for item in options.split(";"):
+        if not item.strip():
+            continue
+        name, equals, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not equals:
+            problems.append(f"{part}: {item.strip()!r} is not name=value")
+            continue
+        # the tagger's options may be given per model: iterations_2=10
+        base = re.sub(r"_[1-9]$", "", name) if part == "tagger" and name not in known else name
+        option = known.get(base)
+        if option is None:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            problems.append(
+                f"{part}: {name!r} is not an option of UDPipe's {part}{hint}; its options: "
+                + ", ".join(sorted(n for n, o in known.items() if not o.casflow))
+            )
+        elif option.casflow:
+            problems.append(f"{part}: {name}: {option.casflow}; leave it out")
+        elif (problem := _value_problem(option, value)) is not None:
+            problems.append(f"{part}: {name}={value}: {problem}")
+    return problems
+
+
+def _value_problem(option: _Option, value: str) -> str | None:
+    if option.kind == "text":
+        if option.choices and value not in option.choices:
+            return "UDPipe takes " + " or ".join(option.choices)
+        return None
+    try:
+        number = float(value) if option.kind == "float" else int(value)
+    except ValueError:
+        return "not a number" if option.kind == "float" else "not a whole number"
+    if option.kind == "bool" and number not in (0, 1):
+        return "0 or 1"
+    if option.choices and number not in {float(c) for c in option.choices}:
+        return "UDPipe takes " + " or ".join(option.choices)
+    if option.least is not None and number < option.least:
+        return f"at least {option.least:g}" if option.least else "not negative"
+    return None
 
 
 def _join(*options: str) -> str:
