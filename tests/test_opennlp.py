@@ -10,6 +10,7 @@ from pathlib import Path
 import cassis
 import pytest
 
+from casflow.components.evaluators.adapters import written_outer_bracket
 from casflow.components.formats.penn.alignment import TreeTypes, align_trees, build_tree_layers
 from casflow.components.opennlp.head_rules import head_rules_text
 from casflow.components.opennlp.model import chunk_spans, chunk_tags, parser_word
@@ -417,6 +418,9 @@ def test_penn_tree_of_a_word_with_a_bracket_reads_back(
     )
     (line,) = [p.PennTree for p in view.select(PENN_TREE)]
     assert " Ca-LRB-2)" in line
+    # Written as every parser's tree in the chain, "( (S ...) )", not OpenNLP's "(TOP":
+    # eval.constituents.v1 then counts its outer bracket as it counts gold's.
+    assert line.startswith("( (") and written_outer_bracket(line) == ""
     tree_file = tmp_path / "back.tree"
     tree_file.write_text(line + "\n", encoding="utf-8")
     (aligned,) = align_trees(tree_file, text, "text")
