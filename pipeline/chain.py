@@ -416,10 +416,12 @@ def run_batch(
     for ref, cas in live:
         result = results[ref.doc_id]
         stage = "writing"
+        wrote: list[Writer] = []
         try:
             for step, writer in chain.writers:
                 t0 = time.perf_counter()
                 stage = f"writer {step.spec.label()}"
+                wrote.append(writer)
                 result.outputs.extend(str(p) for p in writer.write(cas, ref.doc_id))
                 stage_time(ref, step.spec.label(), time.perf_counter() - t0)
             for step, evaluator in chain.evaluators:
@@ -440,6 +442,11 @@ def run_batch(
             result.tokens = count_tokens(cas)
         except _DOCUMENT_ERRORS as exc:
             fail(ref, stage, exc)
+            # A failed document leaves no output behind: one kept in the batch's
+            # archive would be there twice once a later run has processed it.
+            for writer in wrote:
+                with contextlib.suppress(*_DOCUMENT_ERRORS):
+                    writer.discard(ref.doc_id)
 
     _end_batch(chain, [ref for ref, _ in live], results, fail, stage_time)
     return _in_order(refs, results, started)

@@ -344,6 +344,11 @@ class Writer(Component[ConfigT]):
         atomically. If it raises, every document of the batch fails."""
         return []
 
+    def discard(self, doc_id: str) -> None:
+        """Called in the worker when a document this writer wrote in the current batch
+        failed afterwards (in a later writer or an evaluator): take back its output,
+        which the failed document must not leave behind. Default: nothing to take back."""
+
     def finish(self) -> list[Path]:
         """Write run-level files once (e.g. the type system XML); parent process."""
         return []

@@ -230,6 +230,8 @@ class _Listing:
             key = safe_file_stem(ref.doc_id).lower() if self.ignore_case else ref.doc_id
             first = self.uris.get(key)
             if first is not None:
+                # counted like any document processed, so progress never passes its total
+                self.progress.add_total()
                 self.events.append(_same_id(ref, self.case_ids.get(key, ref.doc_id), first))
                 continue
             self.uris[key] = ref.uri
@@ -266,6 +268,7 @@ class _Listing:
                 return
             except Exception as exc:
                 self.count += 1
+                self.progress.add_total()
                 self.events.append(
                     DocumentResult(
                         LISTING_FAILED_ID,
@@ -427,7 +430,10 @@ class Dispatcher:
     def close(self) -> None:
         """Release the workers (a cluster); called once, after the last result."""
 
-    def _replaced(self, cause: str, documents: list[DocumentRef], retried: bool) -> None:
+    def _replaced(
+        self, cause: str, documents: list[DocumentRef], retried: bool, as_: str = "failed"
+    ) -> None:
+        recorded = "as timed out" if as_ == "timeout" else "as failed"
         self.replacements.append(
             {
                 "cause": cause,
@@ -435,7 +441,7 @@ class Dispatcher:
                 "what_happened": (
                     "each of these documents was run again alone"
                     if retried
-                    else "this document, run alone, took its worker down and was recorded as failed"
+                    else f"this document, run alone, took its worker down and was recorded {recorded}"
                 ),
             }
         )
@@ -605,8 +611,9 @@ class LokyDispatcher(Dispatcher):
         except Exception as exc:
             if not _is_pool_failure(exc):
                 raise
-            self._replaced(replacement_cause(exc, timeout), [ref], retried=False)
-            return [self.runner.lost(ref, exc, log_size)]
+            lost = self.runner.lost(ref, exc, log_size)
+            self._replaced(replacement_cause(exc, timeout), [ref], retried=False, as_=lost.status)
+            return [lost]
 
     def stop(self) -> None:
         _kill_loky_workers()
@@ -630,11 +637,13 @@ class DaskDispatcher(Dispatcher):
         self._client_context.__exit__(None, None, None)
 
     def stop(self) -> None:
-        with contextlib.suppress(Exception):
-            self.client.cancel(list(self.pending), force=True)
-        # A remote cluster's busy workers can only be stopped by restarting them.
+        # A remote cluster's busy workers can only be stopped by restarting them, and
+        # which workers run our tasks is known only until the tasks are cancelled
+        # (then client.processing() no longer lists them): restart first.
         if self.run_spec.scheduler:
             _restart_workers_running(self.client, list(self.pending))
+        with contextlib.suppress(Exception):
+            self.client.cancel(list(self.pending), force=True)
 
     def results(self, todo: Iterator[DocumentRef]) -> Generator[list[DocumentResult]]:
         # One future per batch, through the distributed client: joblib's Dask
@@ -720,8 +729,9 @@ class DaskDispatcher(Dispatcher):
                 future.cancel()
             elif not _is_pool_failure(exc):
                 raise
-            self._replaced(replacement_cause(exc, timeout), [ref], retried=False)
-            return self.runner.lost(ref, exc, log_size)
+            lost = self.runner.lost(ref, exc, log_size)
+            self._replaced(replacement_cause(exc, timeout), [ref], retried=False, as_=lost.status)
+            return lost
         finally:
             self.pending.pop(future, None)
 
@@ -1053,6 +1063,9 @@ class Runner:
                     break
                 if run.max_failures is not None and progress.failed >= run.max_failures:
                     outcome.stopped_early = True
+                    # Batches still running are stopped too (as for a signal): their
+                    # documents are not recorded, so the next run processes them.
+                    dispatcher.stop()
                     break
             drain()
         except RunInterrupted as exc:

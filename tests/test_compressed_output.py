@@ -236,6 +236,58 @@ def test_a_batch_whose_archive_cannot_be_written_fails_every_document(tmp_path: 
     assert all(r.outputs == [] for r in results)
 
 
+class _RefusesOne:
+    """A writer after the XMI writer that fails one document."""
+
+    def start_batch(self, doc_ids: Any) -> None:
+        pass
+
+    def write(self, cas: cassis.Cas, doc_id: str) -> list[Path]:
+        if doc_id == "d01":
+            raise RuntimeError("refused")
+        return []
+
+    def end_batch(self) -> list[Path]:
+        return []
+
+    def discard(self, doc_id: str) -> None:
+        pass
+
+
+@pytest.mark.parametrize("packed", ["archive: tar, compress: gzip", "archive: none"])
+def test_a_document_failing_after_the_xmi_writer_leaves_no_output(
+    tmp_path: Path, packed: str
+) -> None:
+    # Kept in its batch's archive, the failed document would be there twice once a
+    # later run had processed it (in an archive of its own).
+    _inputs(tmp_path, 3)
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(
+        textwrap.dedent(
+            f"""\
+            reader: {{component: text.reader.v1, config: {{input: "{tmp_path / "in"}"}}}}
+            writers:
+              - {{component: xmi.writer.v1, config: {{{packed}}}}}
+              - {{component: xmi.writer.v1, id: second, config: {{folder: second}}}}
+            run: {{output: "{tmp_path / "out"}", jobs: 1, progress: false}}
+            """
+        )
+    )
+    workflow = load_workflow(wf)
+    chain = Chain(workflow, RunContext(output_dir=tmp_path / "out", workflow_dir=tmp_path))
+    chain.writers = [chain.writers[0], (chain.writers[1][0], _RefusesOne())]  # type: ignore[list-item]
+    refs = [DocumentRef(f"d{i:02d}", str(tmp_path / "in" / f"d{i:02d}.txt")) for i in range(3)]
+    results = run_batch(chain, refs, timeout=None)
+    assert [r.status for r in results] == ["ok", "failed", "ok"]
+    xmi = tmp_path / "out" / "xmi"
+    if "tar" in packed:
+        (archive,) = xmi.glob("*.tar")
+        with tarfile.open(archive) as tar:
+            assert tar.getnames() == ["d00.xmi.gz", "d02.xmi.gz"]
+    else:
+        assert sorted(p.name for p in xmi.glob("*.xmi")) == ["d00.xmi", "d02.xmi"]
+
+
 def test_archives_and_gzip_are_reproducible_and_damage_is_reported(tmp_path: Path) -> None:
     members = [("a.xmi.gz", gzip.compress(b"<a/>", mtime=0)), ("b.xmi", b"<b/>")]
     assert tar_bytes(members) == tar_bytes(members)

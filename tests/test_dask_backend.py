@@ -241,3 +241,37 @@ def test_an_unreachable_scheduler_is_one_line_and_leaves_the_output_alone(
     assert err.startswith("casflow: cannot reach the Dask scheduler at tcp://127.0.0.1:1 ("), err
     assert "dask scheduler" in err and "Traceback" not in err
     assert not out.exists()  # no manifest claims the folder for a run that never began
+
+
+def test_stopping_a_run_restarts_the_remote_workers_before_cancelling_their_tasks() -> None:
+    # Which workers run a task is known only until it is cancelled: cancelling first
+    # left a remote cluster's workers running the run's tasks after casflow had exited.
+    from casflow.pipeline.runner import DaskDispatcher
+
+    class Future:
+        key = "batch-1"
+
+    class Client:
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+            self.cancelled = False
+
+        def processing(self) -> dict[str, list[str]]:
+            self.calls.append("processing")
+            return {} if self.cancelled else {"tcp://worker:1": ["batch-1"]}
+
+        def restart_workers(self, workers: list[str], raise_for_error: bool) -> None:
+            self.calls.append(f"restart {workers}")
+
+        def cancel(self, futures: list[object], force: bool) -> None:
+            self.calls.append("cancel")
+            self.cancelled = True
+
+    class RunSpec:
+        scheduler = "tcp://scheduler:8786"
+
+    dispatcher = DaskDispatcher.__new__(DaskDispatcher)
+    dispatcher.client, dispatcher.run_spec = Client(), RunSpec()
+    dispatcher.pending = {Future(): []}
+    dispatcher.stop()
+    assert dispatcher.client.calls == ["processing", "restart ['tcp://worker:1']", "cancel"]

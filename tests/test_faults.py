@@ -351,6 +351,14 @@ def test_each_worker_replacement_is_in_the_report_and_the_summary(fault_run: Fau
     assert alone >= {"PMC7100001", "PMC7100002", "PMC7100003", "PMC7100004"}
     retried = [r for r in replacements if r["what_happened"].startswith("each of")]
     assert retried and all(r["documents"] for r in retried)
+    # What happened to a document run alone says the status it was recorded with.
+    status = {e["document"]: e["status"] for e in fault_run.report["failures"]}
+    for r in replacements:
+        if r["what_happened"].startswith("this document"):
+            (doc,) = r["documents"]
+            said = "timed out" if status[doc] == "timeout" else "failed"
+            assert r["what_happened"].endswith(f"recorded as {said}"), (doc, r)
+    assert "timeout" in {status[d] for r in replacements for d in r["documents"] if d in status}
     causes = " ".join(r["cause"] for r in replacements)
     assert "crashed (SIGSEGV)" in causes and "killed (SIGKILL" in causes
     assert f"workers replaced {len(replacements)} times:" in fault_run.summary

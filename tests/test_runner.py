@@ -222,11 +222,16 @@ def test_duplicate_document_id_fails_that_document_and_the_run_goes_on(
     (tmp_path / "in" / "c" / "other.txt").write_text("z", encoding="utf-8")
     wf = tmp_path / "wf.yaml"
     out = tmp_path / "out"
-    wf.write_text(_workflow(tmp_path / "in", out), encoding="utf-8")
-    assert main(["run", str(wf), "--quiet"]) == 1
+    wf.write_text(
+        _workflow(tmp_path / "in", out).replace("progress: false", "progress: true"),
+        encoding="utf-8",
+    )
+    assert main(["run", str(wf)]) == 1
     err = capsys.readouterr().err
     first, second = tmp_path / "in" / "a" / "same.txt", tmp_path / "in" / "b" / "same.txt"
     assert f"{second} has the same document id as {first}" in err
+    # the duplicate counts in the total as in the processed documents ("3 of 2" before)
+    assert "3 of 3 processed (1 failed)" in err, err
     report = json.loads((out / "run-report.json").read_text("utf-8"))
     assert report["counts"] == {
         "ok": 2,

@@ -75,6 +75,12 @@ class FolderWriter(Writer[FolderWriterConfigT]):
     def output_paths(self, doc_id: str) -> list[Path]:
         return [self.folder / f"{safe_file_stem(doc_id)}{self.extension}"]
 
+    def discard(self, doc_id: str) -> None:
+        # The document failed after this writer wrote it: its file goes (a run-level
+        # file that finish() combines from these must not include it either).
+        for path in self.output_paths(doc_id):
+            path.unlink(missing_ok=True)
+
 
 # What archive_name makes: <first document>-<12 hex digits>.tar
 _ARCHIVE_NAME = re.compile(r".+-[0-9a-f]{12}\.tar\Z")
@@ -145,6 +151,15 @@ class PackedFolderWriter(FolderWriter[PackedWriterConfigT]):
             return self.end_batch()
         self._members.append((self.file_name(doc_id), data))
         return [self._archive]
+
+    def discard(self, doc_id: str) -> None:
+        if self.config.archive == "tar":
+            # Not in the batch's archive: a later run that processes the document
+            # writes it into an archive of its own, so it would be there twice.
+            name = self.file_name(doc_id)
+            self._members = [(n, data) for n, data in self._members if n != name]
+            return
+        super().discard(doc_id)
 
     def end_batch(self) -> list[Path]:
         archive, members = self._archive, self._members
