@@ -602,6 +602,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("casflow: interrupted; run again with the same command to resume", file=sys.stderr)
         return 130
+    except Exception as exc:
+        # A plug-in type system that cannot be used stops any command before work
+        # starts. Its class is looked up, not imported: raising it imported the module,
+        # and this module stays light.
+        plugin_error = getattr(sys.modules.get("casflow.typesystem"), "TypeSystemPluginError", None)
+        if plugin_error is None or not isinstance(exc, plugin_error):
+            raise
+        print(f"casflow: {exc}", file=sys.stderr)
+        return EXIT_NOT_STARTED
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ Built-in components are listed in one place (``casflow.components.builtin``) as
 ``name -> "module:Class"`` strings, and plug-in packages add theirs through the
 entry point group ``casflow.components``. Nothing is imported until a name is
 asked for, so a broken optional plug-in cannot break unrelated workflows, and
-registration never depends on import side effects.
+registration never depends on import side effects. A name registered twice (by two
+plug-ins, or by a plug-in and a built-in) is broken in the same way: asking for it
+names both origins.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ class Registry:
         self._targets: dict[str, str] = {}
         self._origins: dict[str, str] = {}
         self._loaded: dict[str, type[Component]] = {}
+        # Names more than one origin claims (plug-ins, or a plug-in and a built-in):
+        # name -> every origin. Such a name is refused when asked for, not at the scan,
+        # so the clash cannot break workflows that do not use it.
+        self._clashes: dict[str, list[str]] = {}
         self._plugins_scanned = False
 
     def register(self, name: str, target: str | type[Component], origin: str = "built-in") -> None:
@@ -65,9 +71,26 @@ class Registry:
             return
         self._plugins_scanned = True
         for ep in entry_points(group=ENTRY_POINT_GROUP):
-            if ep.name not in self._targets:
-                dist = ep.dist.name if ep.dist is not None else "unknown distribution"
-                self.register(ep.name, ep.value, origin=f"entry point from {dist}")
+            dist = ep.dist.name if ep.dist is not None else "unknown distribution"
+            origin = f"entry point from {dist}"
+            if ep.name in self._targets:
+                # Which one a workflow would get is not the user's choice: refuse both.
+                self._clashes.setdefault(ep.name, [self._origins[ep.name]]).append(origin)
+            else:
+                self.register(ep.name, ep.value, origin=origin)
+
+    def _clash(self, name: str) -> ComponentLoadError:
+        origins = self._clashes[name]
+        fix = (
+            "a plug-in cannot replace a built-in component: give the plug-in's a name of its "
+            "own (entry point key and class name)"
+            if "built-in" in origins
+            else "uninstall all but one of them, or give one a name of its own"
+        )
+        return ComponentLoadError(
+            f"component name {name!r} is registered twice ({' and '.join(origins)}); "
+            f"component names must be unique: {fix}"
+        )
 
     def target(self, name: str) -> str:
         """The "module:Class" path a name resolves to."""
@@ -92,6 +115,8 @@ class Registry:
 
     def get(self, name: str) -> type[Component]:
         self._scan_plugins()
+        if name in self._clashes:
+            raise self._clash(name)
         if name in self._loaded:
             return self._loaded[name]
         if name not in self._targets:

@@ -92,3 +92,53 @@ components:
     assert any(
         "names: Field required" in m or "names: required key is missing" in m for m in messages
     ), messages
+
+
+def _distribution(site: Path, name: str, components: str) -> None:
+    """A .dist-info as pip installs it, whose casflow.components are ``components``."""
+    dist_info = site / f"{name.replace('-', '_')}-0.1.0.dist-info"
+    dist_info.mkdir(parents=True)
+    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
+    (dist_info / "entry_points.txt").write_text(f"[casflow.components]\n{components}\n")
+
+
+def test_a_component_name_registered_twice_is_broken_and_names_both_origins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from casflow.pipeline.cli import main
+
+    site = tmp_path / "site"
+    tagger = "casflow_example_plugin:DictionaryGeneTagger"
+    _distribution(site, "casflow-clash-one", f"example.dictionary_genes.v1 = {tagger}")
+    _distribution(site, "casflow-clash-two", f"example.dictionary_genes.v1 = {tagger}")
+    _distribution(site, "casflow-clash-builtin", f"sentences.rules.v1 = {tagger}")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
+    monkeypatch.setattr(registry_module, "_REGISTRY", None)
+
+    assert main(["components"]) == 0
+    listing = capsys.readouterr().out
+    for name, origins in [
+        ("example.dictionary_genes.v1", ["casflow-clash-one", "casflow-clash-two"]),
+        ("sentences.rules.v1", ["built-in", "casflow-clash-builtin"]),
+    ]:
+        line = next(x for x in listing.splitlines() if x.startswith(f"{name}  "))
+        assert "BROKEN, cannot be used: " in line and "registered twice (" in line, line
+        assert all(origin in line for origin in origins), line
+    assert "a plug-in cannot replace a built-in component" in listing
+
+    (tmp_path / "a.txt").write_text("BRCA1 binds BARD1.", encoding="utf-8")
+    reader = f'reader: {{component: text.reader.v1, config: {{input: "{tmp_path / "a.txt"}"}}}}\n'
+    clashing = tmp_path / "clash.yaml"
+    clashing.write_text(
+        reader + "components:\n  - component: example.dictionary_genes.v1\n"
+        "    config: {names: [BRCA1]}\n",
+        encoding="utf-8",
+    )
+    assert main(["validate", str(clashing)]) == 2
+    err = capsys.readouterr().err
+    assert f"{clashing}:3:" in err and "'example.dictionary_genes.v1' is registered twice" in err
+    unrelated = tmp_path / "unrelated.yaml"
+    unrelated.write_text(reader + "components:\n  - component: sentences.syntok.v1\n")
+    assert main(["validate", str(unrelated)]) == 0
+    sys.modules.pop("casflow_example_plugin", None)

@@ -343,6 +343,22 @@ def test_xmi_reader_brings_back_every_view(
     assert cas.select(DOCUMENT_METADATA)[0].documentId == "doc1"
 
 
+def test_xmi_reader_fails_a_file_whose_offsets_split_a_character(tmp_path: Path) -> None:
+    from casflow.components.formats.xmi.reader import XmiDocumentError, XmiReader
+    from casflow.pipeline.component import RunContext
+    from tests.test_xmi_writer import split_offsets_xmi
+
+    # The second token starts between the two UTF-16 halves of the DNA helix.
+    path = tmp_path / "split.xmi"
+    path.write_bytes(split_offsets_xmi([(0, 1), (2, 3)]))
+    reader = XmiReader(XmiReader.Config(input=str(path)), RunContext(output_dir=tmp_path))
+    (ref,) = reader.iter_documents()
+    with pytest.raises(XmiDocumentError) as info:
+        reader.load(ref, cassis.Cas(typesystem=load_typesystem()))
+    assert str(info.value).startswith(f"{path}: {TOKEN} at UTF-16 offsets [2,3) in view ")
+    assert "inside a surrogate pair" in str(info.value) and info.value.hint
+
+
 def test_progress_lines_when_not_a_terminal(
     corpus: Path, tmp_path: Path, test_components: None, capsys: pytest.CaptureFixture[str]
 ) -> None:

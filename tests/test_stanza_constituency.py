@@ -287,6 +287,40 @@ def test_requirements_and_model_problems_before_any_document(tmp_path: Path) -> 
     )
 
 
+def test_a_model_trained_with_word_vectors_needs_its_pretrain_before_the_run(
+    tmp_path: Path,
+) -> None:
+    torch = pytest.importorskip("torch", reason="Stanza is the stanza extra")
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    # What Stanza saves of a constituency model that matters here: the vectors' path.
+    model = tmp_path / "parser.pt"
+    saved = {"params": {"config": {"wordvec_pretrain_file": "gone/pretrain.pt", "lang": "en"}}}
+    torch.save(saved, model)
+    (tmp_path / "pretrain.pt").write_bytes(b"vectors")
+    context = RunContext(output_dir=tmp_path, workflow_dir=tmp_path)
+    parser = registry().get("parse.constituency.v1")
+    (problem,) = parser.check_config(parser.Config(model="parser.pt"), context)
+    assert problem.startswith(f"parse.constituency.v1: pretrain: {model} was trained with word ")
+    assert "(gone/pretrain.pt when it was trained)" in problem
+    assert (
+        parser.check_config(parser.Config(model="parser.pt", pretrain="pretrain.pt"), context) == []
+    )
+    # The same through stanza.pipeline.v1's model_files, and not for a model without vectors.
+    pipeline = registry().get("stanza.pipeline.v1")
+    config = pipeline.Config(
+        processors={"constituency": "default"},
+        model_files={"constituency": {"model": "parser.pt"}},
+        use_existing_sentences=True,
+        use_existing_tokens=True,
+        use_existing_pos=True,
+        layers=["constituents"],
+    )
+    (problem,) = pipeline.check_config(config, context)
+    assert "model_files.constituency.pretrain: parser.pt was trained with word vectors" in problem
+    torch.save({"params": {"config": {"wordvec_pretrain_file": None}}}, model)
+    assert pipeline.check_config(config, context) == []
+
+
 @pytest.mark.slow
 def test_trees_load_in_apache_uima_java_with_the_same_counts(
     tiny_constituency_training, tmp_path: Path

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,54 @@ def test_plugin_typesystem_is_merged(tmp_path: Path, monkeypatch: pytest.MonkeyP
     finally:
         monkeypatch.undo()
         typesystem_module.load_typesystem.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("module", "problem"),
+    [
+        ("import casflow_no_such_module_anywhere\n", "cannot be loaded: ModuleNotFoundError"),
+        ("def typesystem():\n    return '<not xml'\n", "cannot be merged: "),
+    ],
+)
+def test_a_plugin_typesystem_that_fails_is_one_line_naming_it_and_exit_2(
+    module: str,
+    problem: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    site = tmp_path / "site"
+    dist = site / "casflow_broken_types-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: casflow-broken-types\nVersion: 0.1\n"
+    )
+    (dist / "entry_points.txt").write_text(
+        "[casflow.typesystems]\nbroken = casflow_broken_types:typesystem\n"
+    )
+    (site / "casflow_broken_types.py").write_text(module)
+    (tmp_path / "a.txt").write_text("x", encoding="utf-8")
+    workflow = tmp_path / "wf.yaml"
+    workflow.write_text(
+        f'reader: {{component: text.reader.v1, config: {{input: "{tmp_path / "a.txt"}"}}}}\n'
+        "components: [{component: sentences.rules.v1}]\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(site))
+    typesystem_module.load_typesystem.cache_clear()
+    try:
+        assert main(["validate", str(workflow)]) == 2
+    finally:
+        monkeypatch.undo()
+        typesystem_module.load_typesystem.cache_clear()
+        sys.modules.pop("casflow_broken_types", None)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(
+        "casflow: type system contributed by entry point 'broken' = "
+        "'casflow_broken_types:typesystem' of casflow-broken-types (group casflow.typesystems) "
+    ), err
+    assert problem in err, err
 
 
 def test_components_command_lists_contract(capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,6 +16,7 @@ from casflow.components.uima.engine import (
     UimaEngine,
     UimaEngineConfig,
     UimaEngineError,
+    UimaOffsetWarning,
     uima_missing,
 )
 from casflow.pipeline.component import RunContext
@@ -72,6 +73,28 @@ public class SpaceTokenizer extends CasAnnotator_ImplBase {
 }
 """
 
+# One annotation per UTF-16 unit that is not whitespace, as OpenNLP's tokenizer may cut
+# a character beyond the BMP into its two halves.
+UNIT_ANNOTATOR = """
+import org.apache.uima.analysis_component.CasAnnotator_ImplBase;
+import org.apache.uima.cas.CAS;
+import org.apache.uima.cas.Type;
+
+public class UnitTokenizer extends CasAnnotator_ImplBase {
+  @Override
+  public void process(CAS cas) {
+    Type type = cas.getTypeSystem().getType(
+        "de.tudarmstadt.ukp.dkpro.core.api.segmentation.type.Token");
+    String text = cas.getDocumentText();
+    for (int i = 0; i < text.length(); i++) {
+      if (!Character.isWhitespace(text.charAt(i))) {
+        cas.addFsToIndexes(cas.createAnnotation(type, i, i + 1));
+      }
+    }
+  }
+}
+"""
+
 DESCRIPTOR = """<?xml version="1.0" encoding="UTF-8"?>
 <analysisEngineDescription xmlns="http://uima.apache.org/resourceSpecifier">
   <frameworkImplementation>org.apache.uima.java</frameworkImplementation>
@@ -113,10 +136,12 @@ TEXT = "Ca\U0001d6fc binds  p53.\nThe MDM2 gene."
 def annotator_jar(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("annotator")
     (folder / "SpaceTokenizer.java").write_text(ANNOTATOR, encoding="utf-8")
+    (folder / "UnitTokenizer.java").write_text(UNIT_ANNOTATOR, encoding="utf-8")
     classes = folder / "classes"
     classes.mkdir()
+    sources = ["SpaceTokenizer.java", "UnitTokenizer.java"]
     subprocess.run(
-        ["javac", "-cp", str(find_uima_jar()), "-d", str(classes), "SpaceTokenizer.java"],
+        ["javac", "-cp", str(find_uima_jar()), "-d", str(classes), *sources],
         cwd=folder,
         check=True,
     )
@@ -125,9 +150,14 @@ def annotator_jar(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return jar
 
 
-def _descriptor(folder: Path, type_name: str) -> Path:
+def _descriptor(folder: Path, type_name: str, annotator: str = "SpaceTokenizer") -> Path:
     path = folder / "space-tokenizer.xml"
-    path.write_text(DESCRIPTOR.replace("{type}", type_name), encoding="utf-8")
+    text = DESCRIPTOR.replace("{type}", type_name)
+    text = text.replace(
+        ">SpaceTokenizer</annotatorImplementationName>",
+        f">{annotator}</annotatorImplementationName>",
+    )
+    path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -223,6 +253,64 @@ def test_engine_types_are_mapped_onto_ours_with_feature_renames(
         assert sorted(found) == expected
     finally:
         mapped.close()
+
+
+def test_engine_offsets_inside_a_surrogate_pair_become_whole_characters(
+    annotator_jar: Path, tmp_path: Path
+) -> None:
+    descriptor = _descriptor(tmp_path, TOKEN, annotator="UnitTokenizer")
+    config = UimaEngineConfig(descriptor=str(descriptor), classpath=[str(annotator_jar)])
+    component = UimaEngine(config, RunContext(output_dir=tmp_path))
+    text = "a\U0001f9ecb\n\U0001d6fc"
+    try:
+        _, view = _cas(text)
+        with pytest.warns(UimaOffsetWarning) as caught:
+            component.process(view)
+    finally:
+        component.close()
+    # Each half of a character is widened to the whole character (both kept).
+    spans = [(t.begin, t.end) for t in view.select(TOKEN)]
+    assert spans == [(0, 1), (1, 2), (1, 2), (2, 3), (4, 5), (4, 5)]
+    assert len(caught) == 1  # once for the document
+    assert "put 4 annotation(s) between the two UTF-16 halves" in str(caught[0].message)
+    assert f"first: {TOKEN} at UTF-16 [1,2)" in str(caught[0].message)
+
+
+def test_mapping_targets_that_are_not_our_types_are_validation_errors(tmp_path: Path) -> None:
+    from casflow.pipeline.validation import WorkflowValidationError
+    from casflow.pipeline.workflow import load_workflow_text
+
+    _descriptor(tmp_path, "org.example.Word")
+    (tmp_path / "a.txt").write_text("x", encoding="utf-8")
+    text = f"""\
+reader: {{component: text.reader.v1, config: {{input: "{tmp_path / "a.txt"}"}}}}
+components:
+  - component: uima.engine.v1
+    config:
+      descriptor: space-tokenizer.xml
+      types:
+        org.example.Group:
+          type: org.nowhere.Bogus
+        org.example.Word: {{type: NamedEntity, features: {{kind: nowhere}}}}
+      tags:
+        "org.example.Word:tag": {{type: org.nowhere.Tag, value_feature: PosValue}}
+        "org.example.Word:pos": {{type: POS, value_feature: NoSuchValue}}
+run: {{output: "{tmp_path / "out"}"}}
+"""
+    with pytest.raises(WorkflowValidationError) as info:
+        load_workflow_text(text, source=str(tmp_path / "wf.yaml"))
+    found = {(i.line, i.message.split(" is not ")[0]) for i in info.value.issues}
+    assert found == {
+        (8, "Value error, org.nowhere.Bogus"),
+        (9, "Value error, features: target 'nowhere'"),
+        (11, "Value error, org.nowhere.Tag"),
+        (12, "Value error, value_feature 'NoSuchValue'"),
+    }, info.value
+    # Short names of our types are taken, as elsewhere.
+    config = UimaEngineConfig(
+        descriptor="x.xml", types={"org.example.Word": {"type": "NamedEntity"}}
+    )
+    assert config.types["org.example.Word"].type == NAMED_ENTITY
 
 
 def test_engine_failures_name_the_descriptor(tmp_path: Path) -> None:

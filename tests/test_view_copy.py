@@ -6,7 +6,7 @@ from casflow.components.views.copy import CopyAnnotations
 from casflow.pipeline.testing import cas_from_text, run_component
 from casflow.pipeline.validation import WorkflowValidationError
 from casflow.pipeline.workflow import load_workflow_text
-from casflow.typesystem import HEADING, PARAGRAPH, TOKEN
+from casflow.typesystem import HEADING, PARAGRAPH, SENTENCE, TOKEN
 
 
 def test_structure_is_copied_and_nothing_else() -> None:
@@ -117,3 +117,21 @@ def test_trees_are_copied_with_their_children(tmp_path) -> None:
     assert all(
         id(child) not in original for c in copy.select(CONSTITUENT) for child in c.children.elements
     )
+
+
+def test_short_type_names_are_taken_as_other_components_take_them(tmp_path) -> None:
+    (tmp_path / "a.txt").write_text("Pax6 is expressed.", encoding="utf-8")
+    workflow = f"""\
+reader: {{component: text.reader.v1, view: gold, config: {{input: {tmp_path / "a.txt"}}}}}
+components:
+  - {{component: sentences.rules.v1, view: gold}}
+  - {{component: view.copy.v1, view: system, config: {{from_view: gold, types: [Sentence]}}}}
+  - {{component: spacy.pipeline.v1, view: system, config: {{model: "casflow:craft_syntax",
+      use_existing_sentences: true, layers: [tokens, pos]}}}}
+run: {{output: {tmp_path / "out"}}}
+"""
+    loaded = load_workflow_text(workflow, source="wf.yaml")  # system has its Sentence
+    assert loaded.processors[1].config.types == [SENTENCE]
+    cas = cas_from_text("Pax6 is expressed.", view="gold", spans={"Token": [(0, 4)]})
+    run_component("view.copy.v1", cas, view="system", from_view="gold", types=["Token"])
+    assert [t.get_covered_text() for t in cas.get_view("system").select(TOKEN)] == ["Pax6"]

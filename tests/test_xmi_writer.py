@@ -132,6 +132,66 @@ def test_out_of_range_offsets_warn_and_stay_as_cassis_leaves_them() -> None:
     assert b'end="99"' in data and b'begin="2" end="40"' in data and b'begin="6" end="5"' in data
 
 
+# "x", a DNA helix (two UTF-16 units), a space, another, "y": UTF-16 positions 2 and 5
+# fall inside the pairs. The spans are UTF-16, as Java writes them.
+SPLIT_TEXT = "x\U0001f9ec \U0001f9ecy"
+
+
+def split_offsets_xmi(spans: list[tuple[int, int]]) -> bytes:
+    tokens = "".join(
+        f'<type:Token xmi:id="{i}" sofa="1" begin="{b}" end="{e}"/>'
+        for i, (b, e) in enumerate(spans, start=2)
+    )
+    members = " ".join(str(i) for i in range(2, len(spans) + 2))
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?><xmi:XMI xmlns:xmi="http://www.omg.org/XMI" '
+        'xmlns:cas="http:///uima/cas.ecore" '
+        'xmlns:type="http:///de/tudarmstadt/ukp/dkpro/core/api/segmentation/type.ecore" '
+        f'xmi:version="2.0"><cas:NULL xmi:id="0"/>{tokens}'
+        f'<cas:Sofa xmi:id="1" sofaNum="1" sofaID="_InitialView" mimeType="text" '
+        f'sofaString="{SPLIT_TEXT}"/><cas:View sofa="1" members="{members}"/></xmi:XMI>'
+    ).encode()
+
+
+def test_offsets_inside_a_surrogate_pair_are_found_and_snapped_to_whole_characters() -> None:
+    from casflow.cas.xmi_offsets import load_xmi, snap_to_characters
+
+    spans = [(0, 2), (2, 3), (3, 4), (4, 5), (5, 7), (5, 5)]
+    cas, problems = load_xmi(split_offsets_xmi(spans), T.load_typesystem())
+    assert [(p.begin, p.end, p.inside_pair) for p in problems] == [
+        (0, 2, True),
+        (2, 3, True),
+        (4, 5, True),
+        (5, 7, True),
+        (5, 5, True),
+    ]
+    assert "Token at UTF-16 offsets [2,3) in view '_InitialView'" in problems[1].describe()
+    snap_to_characters(cas, problems)
+    # Begin down to its pair's start, end up to its pair's end; empty stays empty.
+    found = [(t.begin, t.end, t.get_covered_text()) for t in cas.select(T.TOKEN)]
+    assert found == [
+        (0, 2, "x\U0001f9ec"),
+        (1, 2, "\U0001f9ec"),
+        (2, 3, " "),
+        (3, 3, ""),
+        (3, 4, "\U0001f9ec"),
+        (3, 5, "\U0001f9ecy"),
+    ]
+    assert b'begin="4" end="7"' in cas_to_xmi_bytes(cas)  # written back whole
+
+
+def test_offsets_outside_the_text_or_clean_files_are_told_apart() -> None:
+    from casflow.cas.xmi_offsets import load_xmi
+
+    cas, problems = load_xmi(split_offsets_xmi([(6, 9), (0, 1)]), T.load_typesystem())
+    assert [(p.begin, p.end, p.inside_pair) for p in problems] == [(6, 9, False)]
+    assert "outside the text" in problems[0].describe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning of cassis's escapes on a clean file
+        _, none = load_xmi(split_offsets_xmi([(0, 1), (1, 3), (3, 4)]), T.load_typesystem())
+    assert none == []
+
+
 def test_document_language_and_unindexed_references_get_ids_as_in_cassis() -> None:
     ts = T.load_typesystem()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from importlib import resources
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 import cassis
@@ -88,11 +88,32 @@ def resolve_type_name(name: str) -> str:
     return f"{matches[0]}{sep}{feature}" if len(matches) == 1 else name
 
 
+class TypeSystemPluginError(RuntimeError):
+    """A plug-in's type system cannot be used (casflow stops before any work, exit 2)."""
+
+
+def _entry_point_label(ep: EntryPoint) -> str:
+    dist = ep.dist.name if ep.dist is not None else "unknown distribution"
+    return (
+        f"type system contributed by entry point {ep.name!r} = {ep.value!r} of {dist} "
+        f"(group {TYPESYSTEM_ENTRY_POINT_GROUP})"
+    )
+
+
 def _plugin_typesystem_sources() -> list[tuple[str, str | Path]]:
     sources = []
     for ep in sorted(entry_points(group=TYPESYSTEM_ENTRY_POINT_GROUP), key=lambda e: e.name):
-        provider = ep.load()
-        sources.append((ep.name, provider() if callable(provider) else provider))
+        # Whatever a plug-in's import or provider raises, the message must name it:
+        # every command needs the type system, so a bare traceback hides the culprit.
+        try:
+            provider = ep.load()
+            source = provider() if callable(provider) else provider
+        except Exception as exc:
+            raise TypeSystemPluginError(
+                f"{_entry_point_label(ep)} cannot be loaded: {type(exc).__name__}: {exc}; "
+                "fix or uninstall that distribution"
+            ) from exc
+        sources.append((_entry_point_label(ep), source))
     return sources
 
 
@@ -127,15 +148,12 @@ def _merge_type_descriptions(base: bytes, extra: bytes) -> bytes:
 def load_typesystem() -> cassis.TypeSystem:
     """The merged casflow type system (built-in XML plus plug-in contributions)."""
     xml = typesystem_xml_path().read_bytes()
-    for name, source in _plugin_typesystem_sources():
+    for label, source in _plugin_typesystem_sources():
         try:
             merged = _merge_type_descriptions(xml, _xml_bytes(source))
             cassis.load_typesystem(merged.decode("utf-8"))
         except Exception as exc:
-            raise RuntimeError(
-                f"type system contributed by entry point {name!r} "
-                f"(group {TYPESYSTEM_ENTRY_POINT_GROUP}) cannot be merged: {exc}"
-            ) from exc
+            raise TypeSystemPluginError(f"{label} cannot be merged: {exc}") from exc
         xml = merged
     return cassis.load_typesystem(xml.decode("utf-8"))
 

@@ -147,7 +147,12 @@ class ConstituencyParser(Processor[ConstituencyConfig]):
             return [
                 f"{cls.name}: no model at {where_looked(config.model, context.workflow_dir)}: {hint}"
             ]
-        return StanzaPipeline.check_config(_stanza_config(config, context), context)
+        # The wrapped pipeline's messages name its own keys; this step's are its own.
+        theirs = f"{StanzaPipeline.name}: model_files.constituency.pretrain: "
+        return [
+            f"{cls.name}: pretrain: {p.removeprefix(theirs)}" if p.startswith(theirs) else p
+            for p in StanzaPipeline.check_config(_stanza_config(config, context), context)
+        ]
 
     def process(self, view: cassis.Cas) -> None:
         self.pipeline.process_batch([view])

@@ -117,6 +117,7 @@ def file_problems(
                     f"model_files.{name}.{role}: no file at {where_looked(value, workflow_dir)}"
                 )
         problems += _charlm_problems(name, files, workflow_dir)
+        problems += _pretrain_problems(name, files, workflow_dir)
     # lemma: identity is Stanza's model-free lemmatizer (the word itself).
     from_resources = [
         p
@@ -173,6 +174,42 @@ def _charlm_problems(name: str, files: ModelFiles, workflow_dir: Path) -> list[s
     return missing + given_charlm_problems(
         given, workflow_dir, lambda direction: f"model_files.{name}.{direction}_charlm"
     )
+
+
+def _pretrain_problems(name: str, files: ModelFiles, workflow_dir: Path) -> list[str]:
+    """A constituency model saves the path of the word vectors it was trained with.
+    Given no pretrain, Stanza looks for them at that path and, not finding them there,
+    downloads its default vectors when the pipeline is built: in every worker, after
+    validation, and without network it fails with a traceback."""
+    if name != "constituency" or files.pretrain is not None:
+        return []
+    path = model_path(files.model, workflow_dir)
+    if not path.is_file():
+        return []  # reported as missing
+    trained_with = constituency_pretrain_of(path)
+    if trained_with is None:
+        return []
+    return [
+        f"model_files.{name}.pretrain: {files.model} was trained with word vectors "
+        f"({trained_with} when it was trained); give that file (Stanza's pretrain format) "
+        "as pretrain, or Stanza would try to download its default vectors at run time"
+    ]
+
+
+def constituency_pretrain_of(path: Path) -> str | None:
+    """The word-vector file a Stanza constituency model was trained with (its saved
+    ``wordvec_pretrain_file``), or None: none, or not a file torch reads (reported when
+    Stanza loads it)."""
+    try:
+        import torch
+    except ImportError:
+        return None  # the missing stanza extra is reported on its own
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+        value = checkpoint["params"]["config"].get("wordvec_pretrain_file")
+    except Exception:  # torch raises many kinds for a file that is not its own
+        return None
+    return str(value) if value else None
 
 
 def given_charlm_problems(

@@ -19,7 +19,11 @@ structure, new or the view's own. A new structure that points at one that went o
 own original. UIMA's DocumentAnnotation, which Java adds to every view, is not copied.
 
 Offsets: XMI counts UTF-16 units; casflow's writer and cassis convert, so the view's
-code-point offsets come back exact for any text.
+code-point offsets come back exact for any text. An offset the engine puts between the
+two UTF-16 halves of a character beyond the BMP (OpenNLP's tokenizer cuts 🧬 in two)
+has no code point: the annotation is widened to whole characters (begin down, end up;
+the two halves' tokens then both cover the character) with a warning per document,
+and an offset outside the text fails the document.
 """
 
 from __future__ import annotations
@@ -27,18 +31,22 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import cassis
 from cassis.typesystem import FeatureStructure
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
+from casflow.cas.metadata import find_document_id
 from casflow.cas.xmi import cas_to_xmi_bytes
+from casflow.cas.xmi_offsets import OffsetProblem, load_xmi, snap_to_characters
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.pipeline.jvm import JsonLinesJvm, SharedJvm, cache_dir, compile_java
 from casflow.pipeline.uima_java import find_uima_jar, java_available
+from casflow.typesystem import load_typesystem, resolve_type_name
 
 SERVER_CLASS = "UimaEngineServer"
 DOCUMENT_ANNOTATION = "uima.tcas.DocumentAnnotation"
@@ -48,6 +56,10 @@ SKIPPED_FEATURES = {"sofa"}
 
 class UimaEngineError(RuntimeError):
     """The UIMA engine or its JVM failed."""
+
+
+class UimaOffsetWarning(UserWarning):
+    """The engine's offsets split characters and were widened to whole ones."""
 
 
 def uima_missing() -> str | None:
@@ -63,6 +75,28 @@ def uima_missing() -> str | None:
     return None
 
 
+def _our_type(name: str) -> str:
+    """The full name of one of our types (short names such as Token accepted)."""
+    full = resolve_type_name(name)
+    if not load_typesystem().contains_type(full):
+        raise ValueError(
+            f"{name} is not in casflow's type system (typesystem/casflow-typesystem.xml and "
+            "plug-ins); name one of our types, e.g. "
+            "de.tudarmstadt.ukp.dkpro.core.api.ner.type.NamedEntity"
+        )
+    return full
+
+
+def _check_features(type_name: str, features: list[str], what: str) -> None:
+    known = {f.name for f in load_typesystem().get_type(type_name).all_features}
+    for feature in features:
+        if feature not in known:
+            raise ValueError(
+                f"{what} {feature!r} is not a feature of {type_name} (its features: "
+                f"{', '.join(sorted(known))})"
+            )
+
+
 class TypeMapping(ComponentConfig):
     """Where one of the engine's types goes in our type system."""
 
@@ -72,6 +106,16 @@ class TypeMapping(ComponentConfig):
         description="Engine feature -> our feature; null drops the feature. Features not "
         "named keep their name and must exist on our type.",
     )
+
+    # Checked before the run: at run time a missing target would be reported as the
+    # engine's type being unmapped.
+    _type_is_ours = field_validator("type")(_our_type)
+
+    @model_validator(mode="after")
+    def _features_are_ours(self) -> TypeMapping:
+        targets = [name for name in self.features.values() if name is not None]
+        _check_features(self.type, targets, "features: target")
+        return self
 
 
 class TagMapping(ComponentConfig):
@@ -83,6 +127,13 @@ class TagMapping(ComponentConfig):
     link: str | None = Field(
         None, description="Feature of the tagged structure that points at it (Token: pos)."
     )
+
+    _type_is_ours = field_validator("type")(_our_type)
+
+    @model_validator(mode="after")
+    def _value_feature_is_ours(self) -> TagMapping:
+        _check_features(self.type, [self.value_feature], "value_feature")
+        return self
 
 
 ParameterValue = str | int | float | bool | list[str] | list[int] | list[bool]
@@ -273,8 +324,9 @@ class UimaEngine(Processor[UimaEngineConfig]):
             jvm.request("process", engine=engine, input=str(source), output=str(target))
         except UimaEngineError as exc:
             raise UimaEngineError(f"{self.descriptor}: the engine failed ({exc})") from exc
-        with open(target, "rb") as f:
-            returned = cassis.load_cas_from_xmi(f, typesystem=engine_ts)
+        returned, problems = load_xmi(target.read_bytes(), engine_ts)
+        if problems:
+            self._snap(returned, problems, view)
         mapper = self._mapper(ts)
         memo: dict[int, tuple[Any, Any]] = {}
         new = [
@@ -286,6 +338,30 @@ class UimaEngine(Processor[UimaEngineConfig]):
         added += self._tags(returned, ts, by_id, memo)
         for fs in added:
             view.add(fs)
+
+    def _snap(self, returned: cassis.Cas, problems: list[OffsetProblem], view: cassis.Cas) -> None:
+        """Whole characters for the engine's offsets that split one (Java's tokenizers
+        count UTF-16 units and may cut 🧬 in two), said once per document."""
+        outside = [p for p in problems if not p.inside_pair]
+        if outside:
+            raise UimaEngineError(
+                f"{self.descriptor}: the engine made {outside[0].describe()}; check the "
+                "engine's parameters (or report it to its authors)"
+            )
+        snap_to_characters(returned, problems)
+        first = problems[0]
+        document = find_document_id(view) or "this document"
+        # Two halves become two annotations over the same character; both are kept,
+        # since which one (if any) is redundant is the engine's to say.
+        warnings.warn(
+            UimaOffsetWarning(
+                f"{document}: {self.descriptor}: the engine put {len(problems)} "
+                f"annotation(s) between the two UTF-16 halves of a character beyond the BMP "
+                f"(first: {first.annotation.type.name} at UTF-16 [{first.begin},{first.end})); "
+                "widened them to whole characters"
+            ),
+            stacklevel=2,
+        )
 
     def _tags(
         self,
@@ -318,6 +394,11 @@ class UimaEngine(Processor[UimaEngineConfig]):
         def mapped(type_name: str) -> tuple[Any, dict[str, str | None]]:
             rule = self.config.types.get(type_name)
             target = rule.type if rule else type_name
+            if rule and not ts.contains_type(target):
+                raise UimaEngineError(
+                    f"{self.descriptor}: types: {type_name} maps to {target}, which is not in "
+                    "our type system; map it to one of our types"
+                )
             if not ts.contains_type(target):
                 raise UimaEngineError(
                     f"{self.descriptor}: the engine made {type_name}, which is not in our type "

@@ -11,23 +11,31 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import cassis
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from casflow.pipeline.component import ComponentConfig, Processor
-from casflow.typesystem import BLOCK_STRUCTURE_TYPES, SECTION
+from casflow.typesystem import BLOCK_STRUCTURE_TYPES, SECTION, resolve_type_name
 
 
 class CopyAnnotationsConfig(ComponentConfig):
     from_view: str = Field(description="View to copy from.")
     types: list[str] = Field(
         default_factory=lambda: [*BLOCK_STRUCTURE_TYPES, SECTION],
-        description="Full type names to copy (default: title, heading, caption, paragraph, section). "
+        description="Type names to copy, full or short such as Token (default: title, "
+        "heading, caption, paragraph, section). "
         "A feature that references another annotation (Token.pos, Token.lemma, "
         "Constituent.parent) is copied when that annotation is copied too, pointing at "
         "its copy, and an array of annotations (Constituent.children) when all of them "
         "are; references to annotations not copied are left empty. A subtype is copied "
         "only when its own name is listed.",
     )
+
+    @field_validator("types")
+    @classmethod
+    def _full_names(cls, types: list[str]) -> list[str]:
+        # Short names as other components take them; an unknown one is left as written
+        # for the workflow validator to name.
+        return [resolve_type_name(t) for t in types]
 
 
 class CopyAnnotations(Processor[CopyAnnotationsConfig]):

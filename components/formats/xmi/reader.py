@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 
 import cassis
 from lxml import etree
 from pydantic import Field
 
+from casflow.cas.xmi_offsets import load_xmi
 from casflow.components.inputs import (
     IdStyle,
     document_id,
@@ -80,7 +80,9 @@ class XmiReader(Reader[XmiReaderConfig]):
     """Loads every view of the XMI into the CAS being built.
 
     The annotations keep their views: a document written by casflow with gold
-    and system views comes back with the same views.
+    and system views comes back with the same views. A file with an annotation whose
+    UTF-16 offset splits a character beyond the BMP (or lies outside the text) fails
+    its document, naming the annotation: cassis would keep the offset unconverted.
     """
 
     name = "xmi.reader.v1"
@@ -119,11 +121,23 @@ class XmiReader(Reader[XmiReaderConfig]):
         except PackedFileError as exc:
             raise XmiDocumentError(str(exc)) from exc
         try:
-            # cassis takes a str as a path: give it the bytes as a file object.
-            loaded = cassis.load_cas_from_xmi(
-                io.BytesIO(data), typesystem=load_typesystem(), lenient=self.config.lenient
+            loaded, problems = load_xmi(
+                data, typesystem=load_typesystem(), lenient=self.config.lenient
             )
         except (etree.XMLSyntaxError, ValueError, TypeError) as exc:
             raise XmiDocumentError(f"{ref.uri}: cannot load XMI: {exc}") from exc
+        if problems:
+            # An input file is not ours to repair: which character a half was meant to
+            # cover is the writer's knowledge, and guessing would change the gold.
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            error = XmiDocumentError(
+                f"{ref.uri}: {problems[0].describe()}{more}; cassis cannot convert such an "
+                "offset to a character offset"
+            )
+            error.hint = (
+                "fix the tool that wrote the file so its offsets fall between characters "
+                "(UTF-16 offsets must not split a character beyond the BMP)"
+            )
+            raise error
         # The loaded CAS replaces the empty one the chain made: all its views come along.
         return loaded

@@ -1,0 +1,138 @@
+"""Loading XMI whose UTF-16 offsets may not fall between characters.
+
+XMI counts offsets in UTF-16 units, where a character beyond the BMP (🧬, 𝛼) is two
+units, a surrogate pair. A Java tool can put an offset between the two halves
+(OpenNLP's tokenizer splits 🧬 into two tokens). cassis then cannot convert the
+offset to a code point: it only warns ("Not mapping external offset") and keeps the
+UTF-16 number, which counts in the wrong unit, so the annotation silently covers
+other text, or ends before it begins, and is written back that way.
+
+:func:`load_xmi` loads with cassis and, only when cassis warned, reads the offsets the
+XMI holds again to name the annotations cassis could not convert.
+:func:`snap_to_characters` widens those inside a pair to whole characters.
+"""
+
+from __future__ import annotations
+
+import bisect
+import io
+import re
+import warnings
+from dataclasses import dataclass
+from typing import IO, Any
+
+import cassis
+from lxml import etree
+
+# What cassis 0.12 warns when a UTF-16 offset has no code point (Utf16CodepointOffsetConverter).
+_CASSIS_OFFSET_WARNING = "Not mapping external offset"
+_XMI_ID = "{http://www.omg.org/XMI}id"
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+@dataclass(frozen=True)
+class OffsetProblem:
+    """An annotation whose XMI offsets are not between two characters of its view."""
+
+    view: str
+    annotation: Any
+    begin: int  # UTF-16, as the XMI holds it
+    end: int
+    inside_pair: bool  # False: an offset lies outside the text
+
+    def describe(self) -> str:
+        where = (
+            "inside a surrogate pair (between the two UTF-16 halves of one character)"
+            if self.inside_pair
+            else "outside the text"
+        )
+        return (
+            f"{self.annotation.type.name} at UTF-16 offsets [{self.begin},{self.end}) in view "
+            f"{self.view!r}: an offset falls {where}"
+        )
+
+
+class _Utf16Text:
+    """UTF-16 positions of one text: which split a character, and their code points."""
+
+    def __init__(self, text: str) -> None:
+        astral = [m.start() for m in _ASTRAL.finditer(text)]
+        self.pair_starts = [p + k for k, p in enumerate(astral)]  # UTF-16, ascending
+        self.length = len(text) + len(astral)
+
+    def inside_pair(self, offset: int) -> bool:
+        i = bisect.bisect_left(self.pair_starts, offset - 1)
+        return i < len(self.pair_starts) and self.pair_starts[i] == offset - 1
+
+    def valid(self, offset: int) -> bool:
+        return 0 <= offset <= self.length and not self.inside_pair(offset)
+
+    def code_point(self, offset: int) -> int:
+        """Code-point offset of a valid UTF-16 ``offset``."""
+        return offset - bisect.bisect_left(self.pair_starts, offset - 1)
+
+
+def load_xmi(
+    source: bytes | IO[bytes], typesystem: cassis.TypeSystem, *, lenient: bool = False
+) -> tuple[cassis.Cas, list[OffsetProblem]]:
+    """The CAS cassis loads from ``source``, and the annotations whose offsets it could
+    not convert (their begin/end are then cassis's unconverted UTF-16 numbers)."""
+    data = source if isinstance(source, bytes) else source.read()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cas = cassis.load_cas_from_xmi(io.BytesIO(data), typesystem=typesystem, lenient=lenient)
+    offsets_unmapped = False
+    for w in caught:
+        if _CASSIS_OFFSET_WARNING in str(w.message):
+            offsets_unmapped = True
+        else:  # not ours to judge: pass it on as if it had not been caught
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    if not offsets_unmapped:
+        return cas, []
+    return cas, _offset_problems(cas, data)
+
+
+def _offset_problems(cas: cassis.Cas, data: bytes) -> list[OffsetProblem]:
+    # cassis kept no trace of which offsets failed: read them from the XMI again (only
+    # on this rare path, so a clean file is parsed once).
+    raw: dict[int, tuple[int, int]] = {}
+    for _, elem in etree.iterparse(io.BytesIO(data), events=("end",), huge_tree=True):
+        begin, end, xmi_id = elem.get("begin"), elem.get("end"), elem.get(_XMI_ID)
+        if begin is not None and end is not None and xmi_id is not None:
+            raw[int(xmi_id)] = (int(begin), int(end))
+        elem.clear()
+    problems = []
+    for sofa in cas.sofas:
+        view = cas.get_view(sofa.sofaID)
+        if view.sofa_string is None:
+            continue
+        text = _Utf16Text(view.sofa_string)
+        for annotation in view.select_all_annotations():
+            offsets = raw.get(annotation.xmiID)
+            if offsets is None or all(text.valid(o) for o in offsets):
+                continue
+            inside = all(0 <= o <= text.length for o in offsets)
+            problems.append(OffsetProblem(sofa.sofaID, annotation, *offsets, inside_pair=inside))
+    return problems
+
+
+def snap_to_characters(cas: cassis.Cas, problems: list[OffsetProblem]) -> None:
+    """Widen the annotations of ``problems`` (all ``inside_pair``) to whole characters:
+    begin down to the start of its pair, end up to the end of its pair, so a token
+    holding half a character holds the whole character. An empty annotation inside a
+    pair stays empty, at the pair's start."""
+    for problem in problems:
+        if not problem.inside_pair:
+            raise ValueError(f"cannot snap {problem.describe()}")
+        view = cas.get_view(problem.view)
+        text = _Utf16Text(view.sofa_string)
+        begin, end = problem.begin, problem.end
+        if text.inside_pair(begin):
+            begin -= 1
+        if text.inside_pair(end):
+            end = end - 1 if end == problem.begin else end + 1
+        annotation = problem.annotation
+        # The view's index is sorted by offsets: take it out while they change.
+        view.remove(annotation)
+        annotation.begin, annotation.end = text.code_point(begin), text.code_point(end)
+        view.add(annotation, keep_id=True)
