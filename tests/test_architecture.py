@@ -2,7 +2,8 @@
 
 The engine (pipeline/) knows components only through the registry's table of
 built-ins, so a component can be added, moved or removed without touching the
-engine; the CAS helpers (cas/) and the type system know neither.
+engine; the CAS helpers (cas/) and the type system know neither. Components use
+of the engine only the modules docs/architecture.md lists.
 """
 
 from __future__ import annotations
@@ -56,6 +57,59 @@ def violations(folder: str, forbidden: tuple[str, ...]) -> list[str]:
 )
 def test_import_boundaries(folder: str, forbidden: tuple[str, ...]) -> None:
     assert violations(folder, forbidden) == []
+
+
+#: What components/ may import from casflow.pipeline (docs/architecture.md's table);
+#: of ``training`` only these names, the driver being the engine's.
+COMPONENT_PIPELINE_MODULES = {
+    "component",
+    "counts",
+    "files",
+    "fingerprints",
+    "gold_sources",
+    "locks",
+    "jvm",
+    "uima_java",
+    "journal",
+    "packed",
+    "significance",
+    "training",
+}
+COMPONENT_TRAINING_NAMES = {"LogLines", "TrainingDataError"}
+
+
+def pipeline_violations(folder: Path) -> list[str]:
+    bad = []
+    for path in sorted(folder.rglob("*.py")):
+        relative = path.relative_to(folder.parent).as_posix()
+        for line, module in imports(path):
+            # ``from casflow.pipeline import x`` also yields the bare package; x is checked
+            parts = module.split(".")
+            if parts[:2] != ["casflow", "pipeline"] or len(parts) < 3:
+                continue
+            if parts[2] not in COMPONENT_PIPELINE_MODULES or (
+                parts[2] == "training"
+                and len(parts) > 3
+                and parts[3] not in COMPONENT_TRAINING_NAMES
+            ):
+                bad.append(f"{relative}:{line} imports {module}")
+    return bad
+
+
+def test_components_import_from_the_pipeline_only_what_the_table_lists() -> None:
+    assert pipeline_violations(ROOT / "components") == [], "see docs/architecture.md"
+
+
+def test_the_pipeline_check_refuses_the_training_driver(tmp_path: Path) -> None:
+    folder = tmp_path / "components"
+    folder.mkdir()
+    (folder / "m.py").write_text(
+        "from casflow.pipeline.training import LogLines, train_workflow\n"
+        "from casflow.pipeline import runner\n",
+        encoding="utf-8",
+    )
+    bad = [b.split(" imports ")[1] for b in pipeline_violations(folder)]
+    assert bad == ["casflow.pipeline.training.train_workflow", "casflow.pipeline.runner"]
 
 
 def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ class MemberConfig(ComponentConfig):
 class CombineConfig(ComponentConfig):
     members: list[MemberConfig] = Field(
         description="The views to combine, in order (ties go to the earlier member): a view "
-        "name, or {view, weight, label_weights}."
+        "name, or {view, weight, label_weights, label_mapping}."
     )
     agreement: bool = Field(
         True,

@@ -134,8 +134,8 @@ class StanzaConfig(SegmenterConfig):
     )
     model_files: dict[StanzaProcessor, ModelFiles] = Field(
         default_factory=dict,
-        description="Local model files per processor (model, pretrain, charlm), e.g. models "
-        "trained with Stanza's trainers.",
+        description="Local model files per processor ({model, pretrain, forward_charlm, "
+        "backward_charlm}; only model required), e.g. models trained with Stanza's trainers.",
     )
     layers: list[StanzaLayer] | None = Field(
         None,
