@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import textwrap
 import warnings
@@ -334,6 +335,95 @@ def test_spanned_text_mismatch_warns_and_keeps_the_mention(corpus_copy: Path) ->
     assert len(cas.select(T.ANATOMY_MENTION)) == 2
 
 
+def pr_file(corpus: Path) -> Path:
+    return corpus / "concept-annotation" / "PR" / "PR" / "knowtator" / f"{PMID}.txt.knowtator.xml"
+
+
+def sections_file(corpus: Path) -> Path:
+    folder = corpus / "structural-annotation" / "sections-and-typography" / "knowtator"
+    return folder / f"{PMID}.txt.knowtator.xml"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda t: "\ufeff" + t, "starts with a byte-order mark"),
+        (lambda t: t.replace("\n", "\r\n"), r"carriage return \(CR\) on line 1"),
+    ],
+)
+def test_a_text_not_as_distributed_fails_before_any_offset_is_used(
+    corpus_copy: Path, change: Any, message: str
+) -> None:
+    # a converted copy would shift every span by one character per line (or one in all)
+    text = corpus_copy / "articles" / "txt" / f"{PMID}.txt"
+    text.write_bytes(change(text.read_text("utf-8")).encode("utf-8"))
+    with pytest.raises(CraftDataError, match=message):
+        load(corpus_copy, layers=["concepts"], ontologies=["PR"])
+
+
+def test_a_knowtator_file_of_another_article_fails(corpus_copy: Path) -> None:
+    replace_in(pr_file(corpus_copy), 'textSource="90000001.txt"', 'textSource="17244351.txt"')
+    with pytest.raises(CraftDataError, match="annotates '17244351.txt'.*not article 90000001"):
+        load(corpus_copy, layers=["concepts"], ontologies=["PR"])
+
+
+def test_a_file_whose_spans_mostly_mismatch_fails_naming_it(corpus_copy: Path) -> None:
+    # every PR span shifted by one: each reads as "a mismatch", but the file is wrong
+    xml = pr_file(corpus_copy)
+    content = xml.read_text("utf-8")
+    shifted = re.sub(
+        r'start="(\d+)" end="(\d+)"',
+        lambda m: f'start="{int(m[1]) + 1}" end="{int(m[2]) + 1}"',
+        content,
+    )
+    xml.write_text(shifted, "utf-8")
+    with pytest.raises(CraftDataError, match=rf"{xml}: 6 of 6 mention\(s\) have a spannedText"):
+        load(corpus_copy, layers=["concepts"], ontologies=["PR"])
+
+
+def test_structure_spans_are_checked_against_spanned_text(corpus_copy: Path) -> None:
+    xml = sections_file(corpus_copy)
+    replace_in(
+        xml,
+        "<spannedText>Brca2 regulates cell growth in mice</spannedText>",
+        "<spannedText>Brca2 regulates cell growth in rats</spannedText>",
+    )
+    with pytest.warns(CraftDataWarning, match=rf"{xml}: 1 annotation\(s\) whose spannedText"):
+        load(corpus_copy, layers=["structure"])
+    content = xml.read_text("utf-8")
+    xml.write_text(
+        re.sub(r"<spannedText>[^<]*</spannedText>", "<spannedText>x</spannedText>", content),
+        "utf-8",
+    )
+    with pytest.raises(CraftDataError, match=r"8 of 8 annotation\(s\) have a spannedText"):
+        load(corpus_copy, layers=["structure"])
+
+
+def test_a_repeated_annotation_is_read_once_with_a_warning(corpus_copy: Path) -> None:
+    xml = pr_file(corpus_copy)
+    content = xml.read_text("utf-8")
+    first = content[content.index("  <annotation>") : content.index("</annotation>") + 14]
+    replace_in(xml, first, first + "\n" + first)
+    with pytest.warns(CraftDataWarning, match="1 annotation\\(s\\) repeat an earlier one"):
+        cas = load(corpus_copy, layers=["concepts"], ontologies=["PR"])
+    assert len(cas.select(T.GENE_MENTION)) == 6
+
+
+def test_span_errors_give_the_file_line_and_say_what_is_wrong(corpus_copy: Path) -> None:
+    replace_in(pr_file(corpus_copy), 'start="0" end="5"', 'start="5" end="0"')
+    with pytest.raises(
+        CraftDataError, match=r"knowtator.xml:3 \(PR:\d+\): span \(5, 0\) is inverted"
+    ):
+        load(corpus_copy, layers=["concepts"], ontologies=["PR"])
+    xml = sections_file(corpus_copy)
+    replace_in(xml, 'end="35"', 'end="9999"')
+    with pytest.raises(
+        CraftDataError,
+        match=r"sections-and-typography/knowtator/90000001\.txt\.knowtator\.xml:\d+ ",
+    ):
+        load(corpus_copy, layers=["structure"])
+
+
 # ----------------------------------------------------------------------------- configuration
 
 
@@ -361,6 +451,23 @@ def test_config_is_strict() -> None:
         CraftReaderConfig(ids=["1", "1"])
     with pytest.raises(ValidationError, match="not an SO class id"):
         CraftReaderConfig(gene_so_classes=["gene"])
+    with pytest.raises(ValidationError, match="annotation sets listed more than once: PR"):
+        CraftReaderConfig(ontologies=["PR", "PR"])
+    with pytest.raises(ValidationError, match="unknown mention_values key 'pr' .did you mean 'PR'"):
+        CraftReaderConfig(mention_values={"pr": "GENE"})
+    with pytest.raises(
+        ValidationError, match="unknown mention_values key 'PRX' .did you mean 'PR'"
+    ):
+        CraftReaderConfig(mention_values={"PRX": "GENE"})
+
+
+def test_a_missing_so_ontology_file_is_a_validation_error(tmp_path: Path) -> None:
+    config = CraftReaderConfig(corpus=str(FIXTURE), so_ontology=str(tmp_path / "SO.obo"))
+    problems = CraftReader.check_config(config, RunContext(output_dir=tmp_path))
+    assert problems == [
+        f"so_ontology {tmp_path / 'SO.obo'} does not exist; give the SO ontology (.obo or "
+        ".obo.zip) or leave so_ontology out to use the corpus's"
+    ]
 
 
 def test_splits_and_ids_choose_the_documents() -> None:

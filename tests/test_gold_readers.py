@@ -18,6 +18,9 @@ import cassis
 import pytest
 
 from casflow.cas.metadata import set_document_metadata
+from casflow.components.corpora.anatem import AnatemDataError
+from casflow.components.corpora.genetag import GenetagDataError
+from casflow.components.corpora.selection import read_id_list
 from casflow.components.formats.bc2 import parse as bc2
 from casflow.components.formats.genetag import parse as genetag
 from casflow.pipeline.component import RunContext
@@ -194,8 +197,70 @@ def test_bc2gm_text_mismatch_warns_by_default_and_fails_on_request(
     with pytest.warns(bc2.FormatWarning, match="GENE.eval:1: sentence S2"):
         list(build("bc2gm.reader.v1", {"corpus": str(bc2_corpus)}, tmp_path).iter_documents())
     strict = build("bc2gm.reader.v1", {"corpus": str(bc2_corpus), "on_mismatch": "raise"}, tmp_path)
-    with pytest.raises(ValueError, match="GENE.eval:1: sentence S2: mention text 'Yes'"):
-        list(strict.iter_documents())
+    errors = {r.doc_id: r.error for r in strict.iter_documents()}
+    assert errors["S1"] is None and errors["S3"] is None  # only S2 fails
+    assert "GENE.eval:1: sentence S2: mention text 'Yes'" in (errors["S2"] or "")
+
+
+def test_bc2gm_a_mention_line_outside_its_sentence_fails_that_sentence_only(
+    bc2_corpus: Path, tmp_path: Path
+) -> None:
+    genes = bc2_corpus / "bc2-format/devel/GENE.eval"
+    genes.write_text(BC2_GENES.replace("S1|15 18|MDM2", "S1|15 981|MDM2"), encoding="utf-8")
+    reader = build("bc2gm.reader.v1", {"corpus": str(bc2_corpus)}, tmp_path)
+    refs = list(reader.iter_documents())
+    assert [r.doc_id for r in refs] == ["S1", "S2", "S3"]
+    assert "GENE.eval:2: sentence S1: offsets 15 981 are outside" in (refs[0].error or "")
+    assert refs[1].error is None and refs[2].error is None
+    cas = cassis.Cas(typesystem=load_typesystem())
+    reader.load(refs[2], cas)
+    assert covered(cas, GENE_MENTION) == ["IL-2 receptor alpha chain"]
+
+
+def test_bc2gm_a_byte_order_mark_does_not_hide_the_first_sentence(
+    bc2_corpus: Path, tmp_path: Path
+) -> None:
+    for name in ("devel.in", "GENE.eval"):
+        path = bc2_corpus / "bc2-format/devel" / name
+        path.write_text("\ufeff" + path.read_text("utf-8"), encoding="utf-8")
+    first, _, _ = load_all(build("bc2gm.reader.v1", {"corpus": str(bc2_corpus)}, tmp_path))
+    assert first.select(SENTENCE)[0].id == "S1"
+    assert covered(first, GENE_MENTION) == ["p53", "MDM2", "murine double minute 2"]
+
+
+def test_bc2gm_a_repeated_gold_line_is_read_once_with_a_warning(
+    bc2_corpus: Path, tmp_path: Path
+) -> None:
+    genes = bc2_corpus / "bc2-format/devel/GENE.eval"
+    genes.write_text("S1|3 5|p53\n" + BC2_GENES, encoding="utf-8")
+    with pytest.warns(
+        bc2.FormatWarning, match="1 gold mention line.s. repeat .*line 2 repeats line 1"
+    ):
+        first, _, _ = load_all(build("bc2gm.reader.v1", {"corpus": str(bc2_corpus)}, tmp_path))
+    assert covered(first, GENE_MENTION) == ["p53", "MDM2", "murine double minute 2"]
+
+
+@pytest.mark.parametrize("reader", ["bc2gm.reader.v1", "genetag.reader.v1"])
+def test_sentence_readers_refuse_ids_with_ids_file(reader: str, tmp_path: Path) -> None:
+    cls = registry().get(reader)
+    with pytest.raises(ValueError, match="give 'ids' or 'ids_file', not both"):
+        cls.Config.model_validate({"ids": ["S1"], "ids_file": "ids.txt"})
+
+
+def test_bc2gm_empty_files_and_selections_are_validation_errors(
+    bc2_corpus: Path, tmp_path: Path
+) -> None:
+    config = {"corpus": str(bc2_corpus)}
+    assert problems("bc2gm.reader.v1", {**config, "ids": []}, tmp_path) == [
+        "'ids' is empty: the configuration selects no sentence"
+    ]
+    (unknown,) = problems("bc2gm.reader.v1", {**config, "ids": ["S1", "S9"]}, tmp_path)
+    assert unknown.startswith("ids not in ") and unknown.endswith("devel.in: S9")
+    (bc2_corpus / "bc2-format/devel/GENE.eval").write_text("", encoding="utf-8")
+    (empty,) = problems("bc2gm.reader.v1", config, tmp_path)
+    assert "GENE.eval" in empty and "is empty: no sentence would have a gold mention" in empty
+    (bc2_corpus / "bc2-format/devel/devel.in").write_text("\n", encoding="utf-8")
+    assert "the sentence file" in problems("bc2gm.reader.v1", config, tmp_path)[0]
 
 
 def test_bc2gm_a_folder_as_distributed_and_ids(tmp_path: Path) -> None:
@@ -258,6 +323,28 @@ def test_genetag_tokens_genes_and_alternatives(genetag_corpus: Path, tmp_path: P
     assert [a.get_covered_text() for a in large_t.alternatives.elements] == ["T antigen"]
     assert covered(second, GENE_MENTION) == ["hTAF ( II ) 100", "TBP"]
     assert sorted(covered(second, ALTERNATIVE)) == ["The", "hTAF"]  # "The" overlaps no gene
+
+
+def test_genetag_damaged_files(genetag_corpus: Path, tmp_path: Path) -> None:
+    folder = genetag_corpus / "devtest"
+    config = {"corpus": str(genetag_corpus)}
+    (folder / "Gold.format").write_text("@@1|4 4|TBP\n" + GENETAG_GOLD, encoding="utf-8")
+    with pytest.warns(genetag.FormatWarning, match="1 gold mention line.s. repeat"):
+        first, _ = load_all(build("genetag.reader.v1", config, tmp_path))
+    assert covered(first, GENE_MENTION) == ["Large T antigen", "TBP"]
+    # a bad line fails its sentence, labelled as GENETAG's
+    (folder / "Gold.format").write_text(GENETAG_GOLD.replace("@@1|4 4", "@@1|4 40"), "utf-8")
+    refs = list(build("genetag.reader.v1", config, tmp_path).iter_documents())
+    assert "tokens 4..40 outside its 6 tokens" in (refs[0].error or "") and refs[1].error is None
+    with pytest.raises(GenetagDataError, match="ids not in"):
+        list(build("genetag.reader.v1", {**config, "ids": ["@@9"]}, tmp_path).iter_documents())
+    (folder / "Gold.format").write_text("", encoding="utf-8")
+    (empty,) = problems("genetag.reader.v1", config, tmp_path)
+    assert "Gold.format" in empty and "is empty" in empty
+    tabbed = GENETAG_TAGGED.replace("antigen/NEWGENE binds", "antigen/NEWGENE\tbinds")
+    (folder / "TAGGED_GENE_CORPUS").write_text(tabbed, encoding="utf-8")
+    with pytest.raises(GenetagDataError, match="TAGGED_GENE_CORPUS:1: .*a token cannot contain"):
+        list(build("genetag.reader.v1", config, tmp_path).iter_documents())
 
 
 def test_genetag_a_folder_as_distributed_and_ids(genetag_corpus: Path, tmp_path: Path) -> None:
@@ -387,6 +474,32 @@ def test_anatem_reads_files_named_directly_without_a_layout(
     conll = write_files(tmp_path / "conll", {"PMID-9.conll": ANATEM_DOC1_CONLL})
     (problem,) = problems("anatem.reader.v1", {"input": str(conll)}, tmp_path)
     assert problem.startswith("'input' names no .nersuite file") and "CoNLL form" in problem
+
+
+def test_anatem_empty_file_and_absurd_offset(anatem_corpus: Path, tmp_path: Path) -> None:
+    doc2 = anatem_corpus / "nersuite/devel/PMID-2.nersuite"
+    doc2.write_text(ANATEM_DOC2.replace("\t0\t4\t", "\t30000000\t30000004\t"), "utf-8")
+    reader = build("anatem.reader.v1", {"corpus": str(anatem_corpus), "ids": ["PMID-2"]}, tmp_path)
+    with pytest.raises(AnatemDataError, match=r"PMID-2.nersuite:1: .*leaves 30000000 characters"):
+        load_all(reader)
+    doc2.write_text("", encoding="utf-8")
+    (problem,) = problems("anatem.reader.v1", {"corpus": str(anatem_corpus)}, tmp_path)
+    assert problem == f"1 NERsuite file(s) are empty, e.g. {doc2}"
+    with pytest.raises(AnatemDataError, match="has no token .empty file."):
+        load_all(reader)
+
+
+def test_id_lists_with_a_byte_order_mark(anatem_corpus: Path, tmp_path: Path) -> None:
+    listing = anatem_corpus / "splits/devel-documents.list"
+    listing.write_text("\ufeffPMID-1\nPMID-2\n", encoding="utf-8")
+    (tmp_path / "ids.txt").write_text("\ufeffPMID-2\n", encoding="utf-8")
+    reader = build(
+        "anatem.reader.v1", {"corpus": str(anatem_corpus), "ids_file": "ids.txt"}, tmp_path
+    )
+    assert [r.doc_id for r in reader.iter_documents()] == ["PMID-2"]
+    assert read_id_list(tmp_path / "ids.txt") == ["PMID-2"]
+    whole = build("anatem.reader.v1", {"corpus": str(anatem_corpus)}, tmp_path)
+    assert [r.doc_id for r in whole.iter_documents()] == ["PMID-1", "PMID-2"]
 
 
 def test_anatem_test_split_without_a_document_list_and_an_ids_file(

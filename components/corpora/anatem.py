@@ -179,6 +179,9 @@ class AnatemReader(Reader[AnatemReaderConfig]):
         missing = [path for _, path in listed if not path.is_file()]
         if missing:
             return [f"{len(missing)} document(s) have no NERsuite file, e.g. {missing[0]}"]
+        empty = [path for _, path in listed if path.stat().st_size == 0]
+        if empty:
+            return [f"{len(empty)} NERsuite file(s) are empty, e.g. {empty[0]}"]
         return []
 
     def iter_documents(self) -> Iterator[DocumentRef]:
@@ -197,6 +200,8 @@ class AnatemReader(Reader[AnatemReaderConfig]):
             )
         except (FormatError, OSError) as exc:
             raise AnatemDataError(f"document {ref.doc_id}: {exc}") from exc
+        if not document.sentences:
+            raise AnatemDataError(f"document {ref.doc_id}: {ref.uri} has no token (empty file)")
         set_text(cas, document.text, ref.doc_id, ref.uri)
         use_pos = self.config.pos
         add_sentences(

@@ -18,7 +18,12 @@ The importer of system output in this format, ``bc2.import.v1``, is
 
 Offsets whose text differs from the line's text are kept with a warning by
 default (the official scorer compares offsets only; the training data has four
-such lines); ``on_mismatch: raise`` makes them errors.
+such lines); ``on_mismatch: raise`` makes them errors. An error in a mention line
+(offsets outside the sentence, or such a mismatch) fails only its sentence; the
+others are read. A gold line repeating another (same sentence and span) is read
+once, with one warning per file. An empty sentence or GENE.eval file, an empty
+``ids`` selection, ids the sentence file lacks, and ``ids`` with ``ids_file`` are
+validation errors. A byte-order mark at the start of a file is skipped.
 """
 
 from __future__ import annotations
@@ -27,10 +32,10 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import cassis
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from casflow.components.corpora import locations
 from casflow.components.corpora.selection import IdSelectionError, unknown_ids, wanted_ids
@@ -105,8 +110,22 @@ class Bc2gmReaderConfig(ComponentConfig):
     on_mismatch: OnMismatch = Field(
         "warn",
         description="A mention whose text differs from its offsets: keep it with a "
-        "warning, or fail.",
+        "warning, or fail its sentence.",
     )
+
+    @model_validator(mode="after")
+    def _one_id_list(self) -> Bc2gmReaderConfig:
+        return one_id_list(self)
+
+
+_Options = TypeVar("_Options", bound="GoldFileOptions")
+
+
+def one_id_list(config: _Options) -> _Options:
+    """The model check every sentence reader shares: 'ids' or 'ids_file', not both."""
+    if config.ids is not None and config.ids_file is not None:
+        raise ValueError("give 'ids' or 'ids_file', not both")
+    return config
 
 
 def _resolve(path: str, context: RunContext) -> Path:
@@ -146,6 +165,7 @@ def gold_files(
     portion: str,
     names: tuple[str, str, str],
     sentence_globs: tuple[str, ...] = (),
+    error: type[DocumentError] = Bc2DataError,
 ) -> tuple[Path, Path | None, Path | None]:
     """(sentences, genes, alternatives): with an explicit ``sentences`` option the explicit
     files (genes and alternatives only when given); with ``folder`` the files there (the
@@ -160,7 +180,7 @@ def gold_files(
         return explicit[0], explicit[1], explicit[2]
     if config.folder is not None:
         given = _resolve(config.folder, context)
-        sentences = _one_match(given, sentence_globs or (names[0],))
+        sentences = _one_match(given, sentence_globs or (names[0],), error)
         genes, alternatives = (
             path or (given / name if (given / name).is_file() else None)
             for path, name in zip(explicit[1:], names[1:], strict=True)
@@ -173,13 +193,13 @@ def gold_files(
     return sentences, genes, alternatives
 
 
-def _one_match(folder: Path, globs: Sequence[str]) -> Path:
+def _one_match(folder: Path, globs: Sequence[str], error: type[DocumentError]) -> Path:
     """The one file of ``folder`` the first matching glob names (a path that does not
     exist, for the error, when none matches)."""
     for pattern in globs:
         found = sorted(p for p in folder.glob(pattern) if p.is_file())
         if len(found) > 1:
-            raise Bc2DataError(
+            raise error(
                 f"{folder} holds {len(found)} files matching {pattern} "
                 f"({', '.join(p.name for p in found[:3])}); name one with 'sentences'"
             )
@@ -188,11 +208,13 @@ def _one_match(folder: Path, globs: Sequence[str]) -> Path:
     return folder / globs[0]
 
 
-def selected_ids(config: GoldFileOptions, context: RunContext) -> list[str] | None:
+def selected_ids(
+    config: GoldFileOptions, context: RunContext, error: type[DocumentError] = Bc2DataError
+) -> list[str] | None:
     try:
         return wanted_ids(config.ids, config.ids_file, context.workflow_dir)
     except IdSelectionError as exc:
-        raise Bc2DataError(str(exc)) from exc
+        raise error(str(exc)) from exc
 
 
 def missing_files(files: Sequence[Path | None], names: Sequence[str], holding: str) -> list[str]:
@@ -204,6 +226,55 @@ def missing_files(files: Sequence[Path | None], names: Sequence[str], holding: s
         for what, path in zip(names, files, strict=True)
         if path is not None and not path.is_file()
     ]
+
+
+def _is_blank(path: Path) -> bool:
+    with path.open("rb") as f:
+        return not f.read().decode("utf-8", errors="replace").strip("\ufeff \t\r\n")
+
+
+def file_problems(
+    config: GoldFileOptions,
+    context: RunContext,
+    files: Sequence[Path | None],
+    names: Sequence[str],
+    holding: str,
+    sentence_ids: Callable[[Path], list[str]],
+    error: type[DocumentError] = Bc2DataError,
+) -> list[str]:
+    """What :meth:`check_config` of a sentence reader reports: a missing file, an empty
+    sentence or gold file (every sentence would have no gold), a selection of no id, and
+    ids the sentence file (read with ``sentence_ids``) does not hold."""
+    try:
+        ids = selected_ids(config, context, error)
+    except DocumentError as exc:
+        return [str(exc)]
+    problems = missing_files(files, names, holding)
+    if problems:
+        return problems
+    sentences = files[0]
+    for what, path in zip(names[:2], files[:2], strict=True):
+        if path is not None and _is_blank(path):
+            problems.append(
+                f"the {what} file {path} is empty"
+                + ("" if path == sentences else ": no sentence would have a gold mention")
+                + "; check 'corpus', 'split' or the explicit file options"
+            )
+    if ids is not None and not ids:
+        problems.append(
+            f"the ids_file {config.ids_file} lists no id"
+            if config.ids_file is not None
+            else "'ids' is empty: the configuration selects no sentence"
+        )
+    if ids and not problems and sentences is not None:
+        # the sentence file is small (a few MB): unknown ids are found before the run
+        try:
+            problem = unknown_ids(ids, set(sentence_ids(sentences)), str(sentences))
+        except (FormatError, OSError) as exc:
+            problem = str(exc)
+        if problem:
+            problems.append(problem)
+    return problems
 
 
 def bc2gm_files(
@@ -259,10 +330,12 @@ def sentence_refs(
     value: str,
     extra: Callable[[Any], dict[str, Any]] = lambda sentence: {},
     ids: Sequence[str] | None = None,
+    error: type[DocumentError] = Bc2DataError,
 ) -> Iterator[DocumentRef]:
     """One reference per sentence (only those of ``ids`` when given, then the first
     ``limit``), its text and gold mentions in ``data`` (see :func:`encode_sentence`;
-    ``extra(sentence)`` adds keys)."""
+    ``extra(sentence)`` adds keys). A sentence in ``corpus.failed`` (a mention line of it
+    could not be located) comes with that error, so that it alone fails."""
     unattached: dict[str, list[Any]] = defaultdict(list)
     for alternative in corpus.orphan_alternatives:
         unattached[alternative.sentence_id].append(alternative)
@@ -270,10 +343,16 @@ def sentence_refs(
     if ids is not None:
         problem = unknown_ids(ids, {s.id for s in sentences}, str(sentences_path))
         if problem:
-            raise Bc2DataError(problem)
+            raise error(problem)
         wanted = set(ids)
         sentences = [s for s in sentences if s.id in wanted]
     for sentence in sentences[:limit]:
+        failure = corpus.failed.get(sentence.id)
+        if failure is not None:
+            yield DocumentRef(
+                sentence.id, f"{sentences_path}:{sentence.line}", size=0, error=failure
+            )
+            continue
         specs, free = linked_specs(
             corpus.genes[sentence.id], unattached.get(sentence.id, []), value
         )
@@ -323,16 +402,26 @@ class Bc2gmReader(Reader[Bc2gmReaderConfig]):
     def check_config(cls, config: Bc2gmReaderConfig, context: RunContext) -> list[str]:
         try:
             files = bc2gm_files(config, context)
-            selected_ids(config, context)
         except Bc2DataError as exc:
             return [str(exc)]
-        return missing_files(files, ("sentence", "GENE.eval", "ALTGENE.eval"), "bc2-format/")
+        return file_problems(
+            config,
+            context,
+            files,
+            ("sentence", "GENE.eval", "ALTGENE.eval"),
+            "bc2-format/",
+            lambda path: [s.id for s in bc2.read_sentences(path)],
+        )
 
     def iter_documents(self) -> Iterator[DocumentRef]:
         sentences_path, genes_path, alternatives_path = bc2gm_files(self.config, self.context)
         try:
             corpus = bc2.load_bc2(
-                sentences_path, genes_path, alternatives_path, on_mismatch=self.config.on_mismatch
+                sentences_path,
+                genes_path,
+                alternatives_path,
+                on_mismatch=self.config.on_mismatch,
+                keep_going=True,
             )
         except (FormatError, OSError) as exc:
             raise Bc2DataError(str(exc)) from exc
@@ -359,9 +448,11 @@ __all__ = [
     "decode_sentence",
     "default_corpus",
     "encode_sentence",
+    "file_problems",
     "gold_files",
     "load_sentence",
     "missing_files",
+    "one_id_list",
     "selected_ids",
     "sentence_refs",
 ]

@@ -65,6 +65,15 @@ without sections-and-typography files). Layers (config ``layers``, default all):
   CRAFT writes them): a difference is a :class:`CraftDataWarning`, an offset
   outside the text an error.
 
+Every Knowtator file (concepts and structure) is checked the same way: a span
+outside the text or inverted is an error (file and line); ``spannedText`` differing
+from the text in a few annotations is a :class:`CraftDataWarning`, in more than
+half of a file's annotations an error (the file does not fit the text); a file
+whose ``textSource`` names another article is an error; an exact repeat of an
+annotation is read once, with one warning per file. The text must be as
+distributed (LF line ends, no byte-order mark; every offset counts that form):
+a BOM or a carriage return fails the article.
+
 Discontinuous mentions (CRAFT has about 770 in the 67 articles, 2 or 3 pieces):
 ``begin``/``end`` cover the first to the last piece and ``fragments`` lists the
 pieces (``casflow.ner.Fragment``, also indexed) in text order; a contiguous
@@ -100,7 +109,11 @@ from casflow.components.corpora.selection import (
 )
 from casflow.components.formats.common import FormatError
 from casflow.components.formats.conllu.parse import ConlluDocument, parse_conllu
-from casflow.components.formats.knowtator import KnowtatorAnnotation, read_knowtator
+from casflow.components.formats.knowtator import (
+    KnowtatorAnnotation,
+    read_knowtator,
+    read_knowtator_file,
+)
 from casflow.components.formats.obo import is_a_parents, read_obo
 from casflow.components.formats.penn.alignment import (
     CONSTITUENT_LAYER,
@@ -257,7 +270,8 @@ class CraftReaderConfig(ComponentConfig):
     )
     mention_values: dict[str, str] = Field(
         default_factory=dict,
-        description="Mention value per annotation set (e.g. {PR: GENE}); default the set name.",
+        description="Mention value per annotation set of 'ontologies' (e.g. {PR: GENE}); "
+        "default the set name.",
     )
 
     @field_validator("ids")
@@ -282,6 +296,18 @@ class CraftReaderConfig(ComponentConfig):
                     + f": use {', '.join(FILE_KINDS)} or an annotation set of 'ontologies' "
                     f"({', '.join(self.ontologies) or 'none'})"
                 )
+        for key in self.mention_values:
+            if key not in self.ontologies:
+                # case first: {pr: GENE} is the likeliest slip
+                close = [o for o in self.ontologies if o.lower() == key.lower()] or (
+                    difflib.get_close_matches(key, self.ontologies, n=1)
+                )
+                raise ValueError(
+                    f"unknown mention_values key {key!r}"
+                    + (f" (did you mean {close[0]!r}?)" if close else "")
+                    + f": use an annotation set of 'ontologies' "
+                    f"({', '.join(self.ontologies) or 'none'})"
+                )
         return self
 
     @field_validator("ontologies")
@@ -292,6 +318,10 @@ class CraftReaderConfig(ComponentConfig):
                 raise ValueError(
                     f"{name!r} is not an annotation set name (e.g. PR, GO_CC, PR+extensions)"
                 )
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            # each set would be read again: every mention twice
+            raise ValueError(f"annotation sets listed more than once: {', '.join(repeated)}")
         return names
 
     @field_validator("gene_so_classes")
@@ -436,15 +466,56 @@ def descendants(parents: dict[str, set[str]], roots: Iterable[str]) -> set[str]:
 # ----------------------------------------------------------------------------- Knowtator
 
 
-def _knowtator(path: Path) -> list[KnowtatorAnnotation]:
+def _knowtator(path: Path, pmid: str) -> list[KnowtatorAnnotation]:
+    """The annotations of article ``pmid``'s Knowtator file, each exact repeat dropped with
+    one :class:`CraftDataWarning` (a repeated gold mention would count twice in recall)."""
     try:
-        return read_knowtator(path)
+        text_source, annotations = read_knowtator_file(path)
     except FormatError as exc:
         raise CraftDataError(str(exc)) from exc
+    # Offsets only mean something over the text they were made on: another article's
+    # file (copied under this name) would read as shifted spans.
+    if text_source is not None and Path(text_source).name != f"{pmid}.txt":
+        raise CraftDataError(
+            f"{path}: the file annotates {text_source!r} (its textSource), not article "
+            f"{pmid}; put article {pmid}'s own file there"
+        )
+    unique: list[KnowtatorAnnotation] = []
+    seen: set[tuple[Any, ...]] = set()
+    repeats: list[KnowtatorAnnotation] = []
+    for annotation in annotations:
+        key = (
+            tuple(annotation.spans),
+            annotation.class_id,
+            tuple(sorted(annotation.slots.items())),
+        )
+        if key in seen:
+            repeats.append(annotation)
+        else:
+            seen.add(key)
+            unique.append(annotation)
+    if repeats:
+        warnings.warn(
+            CraftDataWarning(
+                f"{path}: {len(repeats)} annotation(s) repeat an earlier one (same spans, class "
+                f"and slots; e.g. line {repeats[0].line}: {repeats[0].class_id} "
+                f"{repeats[0].spans}); each read once"
+            ),
+            stacklevel=2,
+        )
+    return unique
+
+
+def _where(path: Path, annotation: KnowtatorAnnotation) -> str:
+    return f"{path}:{annotation.line} ({annotation.class_id})"
 
 
 def _check_spans(spans: Sequence[tuple[int, int]], text: str, where: str) -> None:
     for begin, end in spans:
+        if begin > end:
+            raise CraftDataError(
+                f"{where}: span ({begin}, {end}) is inverted (its start is after its end)"
+            )
         if not 0 <= begin <= end <= len(text):
             raise CraftDataError(
                 f"{where}: span ({begin}, {end}) lies outside the article text "
@@ -452,6 +523,39 @@ def _check_spans(spans: Sequence[tuple[int, int]], text: str, where: str) -> Non
             )
         if begin == end:
             raise CraftDataError(f"{where}: empty span ({begin}, {end})")
+
+
+def _check_spanned_text(
+    annotations: Sequence[KnowtatorAnnotation], path: Path, text: str, what: str
+) -> int:
+    """Compare each ``<spannedText>`` with the text at its offsets (fragments joined by
+    " ... "); returns the number that differ. A few differences are kept with a
+    :class:`CraftDataWarning`; more than half fail the article: the offsets are then
+    shifted or the file belongs to another text, and every span read from it is wrong."""
+    mismatches = []
+    for annotation in annotations:
+        covered = SPANNED_TEXT_SEPARATOR.join(text[b:e] for b, e in annotation.spans)
+        if annotation.spanned_text is not None and annotation.spanned_text != covered:
+            mismatches.append((annotation, covered))
+    if not mismatches:
+        return 0
+    first, found = mismatches[0]
+    example = f"e.g. line {first.line} {first.spans}: {first.spanned_text!r} vs {found!r}"
+    if 2 * len(mismatches) > len(annotations):
+        raise CraftDataError(
+            f"{path}: {len(mismatches)} of {len(annotations)} {what} have a spannedText that "
+            f"differs from the text at their offsets ({example}); the file does not belong "
+            "to this text as it is (shifted offsets, another article's file, or a text "
+            "that is not the distributed one)"
+        )
+    warnings.warn(
+        CraftDataWarning(
+            f"{path}: {len(mismatches)} {what} whose spannedText differs from the text "
+            f"at their offsets, {example}; kept as the offsets say"
+        ),
+        stacklevel=3,
+    )
+    return len(mismatches)
 
 
 # ----------------------------------------------------------------------------- treebank
@@ -605,7 +709,7 @@ def _build_structure(
     """Title, abstract, sections, captions, headings, paragraphs and typography."""
     sections: list[_SectionSpan] = []
     for annotation in annotations:
-        where = f"{path.name} ({annotation.class_id})"
+        where = _where(path, annotation)
         _check_spans(annotation.spans, text, where)
         begin, end = annotation.spans[0][0], annotation.spans[-1][1]
         if annotation.class_id in TYPOGRAPHY_CLASSES:
@@ -623,6 +727,7 @@ def _build_structure(
                 f"{where}: unknown class {annotation.class_id!r}; known: section, "
                 f"{', '.join(sorted(TYPOGRAPHY_CLASSES))}"
             )
+    _check_spanned_text(annotations, path, text, "annotation(s)")
     sections.sort(key=lambda s: (s.begin, -s.end))
     titles = [s for s in sections if s.name == "title"]
     floats = [s for s in sections if _FLOAT_NAME.fullmatch(s.name)]
@@ -696,13 +801,11 @@ def _build_concepts(
 ) -> int:
     """Mentions of one annotation set; returns the number of spannedText mismatches."""
     ontology = annotation_set.split("+", 1)[0]
-    mismatches = []
+    for annotation in annotations:
+        _check_spans(annotation.spans, text, _where(path, annotation))
+    mismatches = _check_spanned_text(annotations, path, text, "mention(s)")
     for annotation in annotations:
         spans = annotation.spans
-        _check_spans(spans, text, f"{path} ({annotation.class_id})")
-        covered = SPANNED_TEXT_SEPARATOR.join(text[b:e] for b, e in spans)
-        if annotation.spanned_text is not None and annotation.spanned_text != covered:
-            mismatches.append((spans, annotation.spanned_text, covered))
         mention_type = types.mention[_mention_type(ontology, annotation.class_id, gene_so_classes)]
         fragments = None
         if len(spans) > 1:
@@ -719,16 +822,7 @@ def _build_concepts(
                 fragments=fragments,
             )
         )
-    if mismatches:
-        spans, expected, found = mismatches[0]
-        warnings.warn(
-            CraftDataWarning(
-                f"{path}: {len(mismatches)} mention(s) whose spannedText differs from the text "
-                f"at their offsets, e.g. {spans}: {expected!r} vs {found!r}; kept as the offsets say"
-            ),
-            stacklevel=2,
-        )
-    return len(mismatches)
+    return mismatches
 
 
 def _mention_type(ontology: str, class_id: str, gene_so_classes: frozenset[str]) -> str:
@@ -805,7 +899,12 @@ class CraftReader(Reader[CraftReaderConfig]):
         if not articles:
             return ["the configuration selects no article; check 'input', 'split' or 'ids'"]
         problems = _missing_layer_files(config, articles)
-        if (
+        if locations.so_file is not None and not locations.so_file.is_file():
+            problems.append(
+                f"so_ontology {locations.so_file} does not exist; give the SO ontology "
+                "(.obo or .obo.zip) or leave so_ontology out to use the corpus's"
+            )
+        elif (
             "concepts" in expanded_layers(config.layers)
             and config.gene_so_descendants
             and any(s.split("+", 1)[0] == "SO" for s in config.ontologies)
@@ -857,6 +956,9 @@ class CraftReader(Reader[CraftReaderConfig]):
         except UnicodeDecodeError as exc:
             raise CraftDataError(f"article {pmid}: {text_path} is not UTF-8 ({exc})") from exc
         # CRAFT offsets count characters of the file as it is: nothing is normalised.
+        # The texts are distributed with LF line ends and no byte-order mark, and every
+        # layer's offsets refer to that form; a converted copy would shift every span.
+        _check_distributed_form(text, text_path, pmid)
         cas.sofa_string = text
         cas.sofa_mime = "text/plain"
         title = next((line.strip() for line in text.split("\n") if line.strip()), None)
@@ -882,19 +984,35 @@ class CraftReader(Reader[CraftReaderConfig]):
             _build_conllu_layers(document, conllu_path, pmid, text, tokens, layers, types, out)
         if "structure" in layers:
             path = paths.sections(pmid)
-            _build_structure(_knowtator(path), path, text, trees, types, out)
+            _build_structure(_knowtator(path, pmid), path, text, trees, types, out)
         if "concepts" in layers:
             gene_so = self.gene_so_classes(paths) if self._needs_so_classes() else frozenset()
             for annotation_set in self.config.ontologies:
                 path = paths.concepts(annotation_set, pmid)
                 value = self.config.mention_values.get(annotation_set, annotation_set)
                 _build_concepts(
-                    annotation_set, _knowtator(path), path, text, gene_so, value, types, out
+                    annotation_set, _knowtator(path, pmid), path, text, gene_so, value, types, out
                 )
         return out
 
     def _needs_so_classes(self) -> bool:
         return any(s.split("+", 1)[0] == "SO" for s in self.config.ontologies)
+
+
+def _check_distributed_form(text: str, path: Path, pmid: str) -> None:
+    if text.startswith("\ufeff"):
+        raise CraftDataError(
+            f"article {pmid}: {path} starts with a byte-order mark; CRAFT texts have none "
+            "and the offsets of every layer count from the first character without it; "
+            "use the text as distributed (or remove the mark)"
+        )
+    cr = text.find("\r")
+    if cr >= 0:
+        raise CraftDataError(
+            f"article {pmid}: {path} has a carriage return (CR) on line "
+            f"{text.count(chr(10), 0, cr) + 1}; CRAFT texts have LF line ends and the offsets "
+            "of every layer count them; use the text as distributed (or convert it to LF)"
+        )
 
 
 # ----------------------------------------------------------------------------- which articles

@@ -18,7 +18,11 @@ by single spaces (the form the mention lines use; see
 As for BC2GM, the files are parsed once in the parent and each reference carries
 its sentence as compact JSON. Two kinds of damage in the distributed mention files
 are repaired with a warning (see ``genetag.parse_mentions``), and mention lines whose
-text differs from their tokens are kept with a warning (``on_mismatch``).
+text differs from their tokens are kept with a warning (``on_mismatch``). Otherwise
+the files are checked as BC2GM's (:mod:`casflow.components.corpora.bc2gm`): a bad
+mention line fails its sentence only, a repeated gold line is read once, empty
+files and selections are validation errors; a token holding whitespace (a tab) is
+an error naming the line.
 """
 
 from __future__ import annotations
@@ -28,15 +32,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import cassis
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from casflow.components.corpora.bc2gm import (
     GENE_VALUE,
-    Bc2DataError,
     corpus_folder,
+    file_problems,
     gold_files,
     load_sentence,
-    missing_files,
+    one_id_list,
     selected_ids,
     sentence_refs,
 )
@@ -98,8 +102,14 @@ class GenetagReaderConfig(ComponentConfig):
         "gene tokens (gene tokens have no POS there).",
     )
     on_mismatch: Literal["warn", "raise"] = Field(
-        "warn", description="A mention whose text differs from its tokens: warn and keep, or fail."
+        "warn",
+        description="A mention whose text differs from its tokens: warn and keep, or fail its "
+        "sentence.",
     )
+
+    @model_validator(mode="after")
+    def _one_id_list(self) -> GenetagReaderConfig:
+        return one_id_list(self)
 
 
 def genetag_files(
@@ -113,6 +123,7 @@ def genetag_files(
         config.split,
         ("TAGGED_GENE_CORPUS", "Gold.format", "Correct.Data"),
         ("TAGGED_GENE_CORPUS", "TOKENIZED_CORPUS"),
+        GenetagDataError,
     )
 
 
@@ -140,18 +151,27 @@ class GenetagReader(Reader[GenetagReaderConfig]):
     def check_config(cls, config: GenetagReaderConfig, context: RunContext) -> list[str]:
         try:
             files = genetag_files(config, context)
-            selected_ids(config, context)
-        except Bc2DataError as exc:
+        except GenetagDataError as exc:
             return [str(exc)]
-        return missing_files(
-            files, ("sentence", "Gold.format", "Correct.Data"), "train/ and devtest/"
+        return file_problems(
+            config,
+            context,
+            files,
+            ("sentence", "Gold.format", "Correct.Data"),
+            "train/ and devtest/",
+            lambda path: [s.id for s in genetag.read_sentences(path)],
+            GenetagDataError,
         )
 
     def iter_documents(self) -> Iterator[DocumentRef]:
         sentences_path, genes_path, alternatives_path = genetag_files(self.config, self.context)
         try:
             corpus = genetag.load_genetag(
-                sentences_path, genes_path, alternatives_path, on_mismatch=self.config.on_mismatch
+                sentences_path,
+                genes_path,
+                alternatives_path,
+                on_mismatch=self.config.on_mismatch,
+                keep_going=True,
             )
         except (FormatError, OSError) as exc:
             raise GenetagDataError(str(exc)) from exc
@@ -161,7 +181,8 @@ class GenetagReader(Reader[GenetagReaderConfig]):
             self.config.limit,
             self.config.value,
             _token_payload,
-            ids=selected_ids(self.config, self.context),
+            ids=selected_ids(self.config, self.context, GenetagDataError),
+            error=GenetagDataError,
         )
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:

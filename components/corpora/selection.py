@@ -17,7 +17,8 @@ class IdSelectionError(DocumentError, ValueError):
 def read_id_list(path: Path) -> list[str]:
     """The ids of an id file, one a line (blank lines and ``#`` comments skipped)."""
     ids = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    # utf-8-sig: a byte-order mark would otherwise stay, invisible, in the first id
+    for line in path.read_text(encoding="utf-8-sig").splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
             ids.append(line)

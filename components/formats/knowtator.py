@@ -27,6 +27,8 @@ class KnowtatorAnnotation:
     class_id: str
     class_label: str
     slots: dict[str, str] = field(default_factory=dict)
+    #: Line of the ``<annotation>`` element in its file (for messages).
+    line: int | None = field(default=None, compare=False)
 
     @property
     def contiguous(self) -> bool:
@@ -42,6 +44,12 @@ def read_knowtator(path: str | Path) -> list[KnowtatorAnnotation]:
     Raises :class:`FormatError` (file and line) for unreadable XML, an annotation
     whose mention has no class, or a span without integer offsets.
     """
+    return read_knowtator_file(path)[1]
+
+
+def read_knowtator_file(path: str | Path) -> tuple[str | None, list[KnowtatorAnnotation]]:
+    """The ``textSource`` of a Knowtator XML file (the text file it annotates, e.g.
+    ``11532192.txt``; None when not given) and its annotations (:func:`read_knowtator`)."""
     source = str(path)
     try:
         root = etree.parse(source, _XML_PARSER).getroot()
@@ -99,7 +107,12 @@ def read_knowtator(path: str | Path) -> list[KnowtatorAnnotation]:
         class_id, class_label, slots = classes[mention_id]
         annotations.append(
             KnowtatorAnnotation(
-                spans, annotation.findtext("spannedText"), class_id, class_label, slots
+                spans,
+                annotation.findtext("spannedText"),
+                class_id,
+                class_label,
+                slots,
+                annotation.sourceline,
             )
         )
-    return annotations
+    return root.get("textSource"), annotations

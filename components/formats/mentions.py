@@ -74,6 +74,10 @@ class MentionCorpus(Generic[S, M]):
     genes: dict[str, list[LocatedMention[M]]]
     #: alternatives overlapping no gold mention of their sentence
     orphan_alternatives: list[LocatedMention[M]]
+    #: sentence id -> why a mention line of it could not be located (the sentence is
+    #: then unusable; its other lines are still read), when the loader was asked to
+    #: keep going (``failed`` of :func:`locate_all`)
+    failed: dict[str, str] = field(default_factory=dict)
 
 
 def check_text(
@@ -101,10 +105,14 @@ def locate_all(
     *,
     on_mismatch: OnMismatch,
     sentence_file: str,
+    failed: dict[str, str] | None = None,
 ) -> list[LocatedMention[M]]:
     """``locate(sentence, mention, on_mismatch=...)`` each mention; an unknown sentence id
     (said to be missing from ``sentence_file``) raises, or with ``on_mismatch="warn"`` skips
-    the line."""
+    the line. A line that cannot be located (offsets outside its sentence; a text mismatch
+    with ``on_mismatch="raise"``) raises, or with ``failed`` given is skipped and its error
+    recorded there under its sentence id (the first error per sentence), so that one bad
+    line costs its sentence only."""
     by_id = sentences if isinstance(sentences, dict) else {s.id: s for s in sentences}
     located = []
     for mention in mentions:
@@ -115,7 +123,12 @@ def locate_all(
                 raise FormatError(message, source=mention.source, line=mention.line)
             warn(message + "; line skipped", source=mention.source, line=mention.line)
             continue
-        located.append(locate(sentence, mention, on_mismatch=on_mismatch))
+        try:
+            located.append(locate(sentence, mention, on_mismatch=on_mismatch))
+        except FormatError as exc:
+            if failed is None:
+                raise
+            failed.setdefault(mention.sentence_id, str(exc))
     return located
 
 
@@ -136,6 +149,30 @@ def link_alternatives(
     return orphans
 
 
+def _unique(
+    genes: list[LocatedMention[M]], path: str | os.PathLike[str] | None
+) -> list[LocatedMention[M]]:
+    first: dict[tuple[str, int, int], LocatedMention[M]] = {}
+    repeats: list[tuple[LocatedMention[M], LocatedMention[M]]] = []
+    for gene in genes:
+        key = (gene.sentence_id, gene.begin, gene.end)
+        if key in first:
+            repeats.append((gene, first[key]))
+        else:
+            first[key] = gene
+    if not repeats:
+        return genes
+    again, earlier = repeats[0]
+    warn(
+        f"{len(repeats)} gold mention line(s) repeat an earlier line of the same sentence and "
+        f"span (e.g. line {again.mention.line} repeats line {earlier.mention.line}, sentence "
+        f"{again.sentence_id}); each mention read once",
+        source=str(path) if path is not None else None,
+        line=None,
+    )
+    return list(first.values())
+
+
 def load_located(
     sentences: Sequence[S],
     genes_path: str | os.PathLike[str] | None,
@@ -144,9 +181,12 @@ def load_located(
     link: Callable[[Sequence[LocatedMention[M]], list[LocatedMention[M]]], list[LocatedMention[M]]],
 ) -> tuple[dict[str, list[LocatedMention[M]]], list[LocatedMention[M]]]:
     """Gold mentions per sentence id (every sentence listed) and the orphan alternatives,
-    each file read with ``locate_file`` and the alternatives attached with ``link``."""
+    each file read with ``locate_file`` and the alternatives attached with ``link``. A gold
+    mention repeating an earlier one (same sentence and span) is dropped with one warning
+    for the file: counted twice, it would inflate the recall denominator."""
     by_id = {s.id: s for s in sentences}
     genes = locate_file(by_id, genes_path) if genes_path is not None else []
+    genes = _unique(genes, genes_path)
     orphans: list[LocatedMention[M]] = []
     if alternatives_path is not None:
         orphans = link(genes, locate_file(by_id, alternatives_path))

@@ -8,7 +8,8 @@
 Document text: rebuilt from the NERsuite offsets, each token at its offsets and
 every gap filled with spaces. The distribution has no text files, so which gaps
 were newlines is unknown; in the corpus every gap between sentences is 1 or 2
-characters (never 0) and gaps inside sentences are 0 to 2. By default all gaps
+characters (never 0) and gaps inside sentences are 0 to 2 (a gap of more than
+:data:`MAX_GAP` is an error: a wrong offset). By default all gaps
 become spaces (putting a newline at every gold sentence end would hand a
 pipeline's sentence splitter the gold boundaries); ``sentence_break="\\n"``
 makes the first gap character after each sentence a newline instead.
@@ -33,6 +34,7 @@ from casflow.components.formats.common import (
 )
 
 __all__ = [
+    "MAX_GAP",
     "FormatError",
     "FormatWarning",
     "ANATEM_CLASSES",
@@ -130,6 +132,10 @@ def _sentence_mentions(
     return mentions
 
 
+#: The widest gap between tokens (or before the first) accepted; AnatEM has 0 to 2.
+MAX_GAP = 1000
+
+
 def parse_nersuite(
     text: str,
     source: str = STRING_SOURCE,
@@ -187,6 +193,15 @@ def parse_nersuite(
                 line=number,
             )
         gap = begin - len(chars)
+        if gap > MAX_GAP:
+            # a wrong offset would otherwise make a document of that many spaces
+            raise FormatError(
+                f"token {token_text!r} at {begin} leaves {gap} characters after the previous "
+                f"token (which ends at {len(chars)}); AnatEM gaps are 0 to 2 characters, more "
+                f"than {MAX_GAP} means a wrong offset",
+                source=source,
+                line=number,
+            )
         if gap and not tokens and sentences:
             chars.append(sentence_break)
             gap -= 1
@@ -303,4 +318,5 @@ def document_ids(anatem_dir: str | os.PathLike[str], split: str) -> list[str]:
     """Document ids of a split (``splits/<split>-documents.list``)."""
     path = Path(anatem_dir) / "splits" / f"{split}-documents.list"
     text, _ = read_text_file(path)
-    return [line.strip() for line in split_lines(text) if line.strip()]
+    # a byte-order mark would end up, invisible, in the first id
+    return [line.strip() for line in split_lines(text.removeprefix("\ufeff")) if line.strip()]

@@ -97,9 +97,16 @@ class Bc2Corpus(_shared.MentionCorpus[Bc2Sentence, Bc2Mention]):
 # ---------------------------------------------------------------- sentences
 
 
+def _without_bom(text: str) -> str:
+    # A byte-order mark (some editors write one) would become part of the first id,
+    # and that line's mentions would silently find no sentence.
+    return text.removeprefix("\ufeff")
+
+
 def parse_sentences(text: str, source: str = STRING_SOURCE) -> list[Bc2Sentence]:
     sentences = []
     seen: set[str] = set()
+    text = _without_bom(text)
     for number, line in enumerate(split_lines(text), 1):
         if not line.strip():
             continue
@@ -135,6 +142,7 @@ def write_sentences(sentences: Iterable[Bc2Sentence], path: str | os.PathLike[st
 
 def parse_mentions(text: str, source: str = STRING_SOURCE) -> list[Bc2Mention]:
     mentions = []
+    text = _without_bom(text)
     for number, line in enumerate(split_lines(text), 1):
         if not line.strip():
             continue
@@ -233,6 +241,7 @@ def locate_mentions(
     mentions: Iterable[Bc2Mention],
     *,
     on_mismatch: OnMismatch = "raise",
+    failed: dict[str, str] | None = None,
 ) -> list[LocatedMention[Bc2Mention]]:
     """Locate many mentions. With ``on_mismatch="warn"`` a text mismatch keeps the
     offsets (the official scorer compares offsets only) and an unknown sentence id
@@ -242,6 +251,7 @@ def locate_mentions(
         mentions,
         locate_mention,
         on_mismatch=on_mismatch,
+        failed=failed,
         sentence_file="sentence file",
     )
 
@@ -275,14 +285,20 @@ def load_bc2(
     alternatives_path: str | os.PathLike[str] | None = None,
     *,
     on_mismatch: OnMismatch = "raise",
+    keep_going: bool = False,
 ) -> Bc2Corpus:
-    """Read a BC2GM portion: sentences, gold genes (located) and their alternatives."""
+    """Read a BC2GM portion: sentences, gold genes (located) and their alternatives.
+    With ``keep_going`` a mention line that cannot be located fails only its sentence
+    (:attr:`~casflow.components.formats.mentions.MentionCorpus.failed`)."""
     sentences = read_sentences(sentences_path)
+    failed: dict[str, str] | None = {} if keep_going else None
     genes, orphans = load_located(
         sentences,
         genes_path,
         alternatives_path,
-        lambda by_id, path: locate_mentions(by_id, read_mentions(path), on_mismatch=on_mismatch),
+        lambda by_id, path: locate_mentions(
+            by_id, read_mentions(path), on_mismatch=on_mismatch, failed=failed
+        ),
         link_alternatives,
     )
-    return Bc2Corpus(sentences, genes, orphans)
+    return Bc2Corpus(sentences, genes, orphans, failed or {})

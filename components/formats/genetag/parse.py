@@ -117,6 +117,12 @@ class GenetagCorpus(_shared.MentionCorpus[GenetagSentence, GenetagMention]):
 # ---------------------------------------------------------------- sentences
 
 
+def _without_bom(text: str) -> str:
+    # A byte-order mark (some editors write one) would become part of the first id,
+    # and that line's mentions would silently find no sentence.
+    return text.removeprefix("\ufeff")
+
+
 def _sentence_from_line(line: str, source: str, number: int) -> GenetagSentence:
     sentence_id, _, rest = line.partition(" ")
     if not sentence_id.startswith("@@"):
@@ -128,6 +134,14 @@ def _sentence_from_line(line: str, source: str, number: int) -> GenetagSentence:
     tokens = []
     offset = 0
     for item in rest.split(" ") if rest else ():
+        if any(c.isspace() for c in item):
+            # a tab would glue two tokens into one and shift every later token index
+            raise FormatError(
+                f"sentence {sentence_id}: item {item!r} holds whitespace other than the "
+                "single spaces that separate items; a token cannot contain whitespace",
+                source=source,
+                line=number,
+            )
         text, slash, tag = item.rpartition("/")
         if not slash or not text or not tag:
             raise FormatError(
@@ -144,6 +158,7 @@ def _sentence_from_line(line: str, source: str, number: int) -> GenetagSentence:
 def parse_sentences(text: str, source: str = STRING_SOURCE) -> list[GenetagSentence]:
     sentences = []
     seen: set[str] = set()
+    text = _without_bom(text)
     for number, line in enumerate(split_lines(text), 1):
         if not line.strip():
             continue
@@ -198,6 +213,7 @@ def parse_mentions(
     :class:`FormatWarning` unless ``strict``: a missing ``|`` before the text, and a
     second record glued to the end of a line."""
     mentions = []
+    text = _without_bom(text)
     for number, line in enumerate(split_lines(text), 1):
         if not line.strip():
             continue
@@ -296,6 +312,7 @@ def locate_mentions(
     *,
     on_mismatch: OnMismatch = "raise",
     ignore_case: bool = False,
+    failed: dict[str, str] | None = None,
 ) -> list[LocatedMention[GenetagMention]]:
     """Locate many mentions; with ``on_mismatch="warn"`` a text mismatch keeps the
     indices and an unknown sentence id skips the line, each with a warning."""
@@ -304,6 +321,7 @@ def locate_mentions(
         mentions,
         functools.partial(locate_mention, ignore_case=ignore_case),
         on_mismatch=on_mismatch,
+        failed=failed,
         sentence_file="corpus file",
     )
 
@@ -363,15 +381,21 @@ def load_genetag(
     alternatives_path: str | os.PathLike[str] | None = None,
     *,
     on_mismatch: OnMismatch = "raise",
+    keep_going: bool = False,
 ) -> GenetagCorpus:
     """Read a GENETAG portion: sentences (TOKENIZED_CORPUS or TAGGED_GENE_CORPUS),
-    located gold genes (Gold.format) and their alternatives (Correct.Data)."""
+    located gold genes (Gold.format) and their alternatives (Correct.Data). With
+    ``keep_going`` a mention line that cannot be located fails only its sentence
+    (:attr:`~casflow.components.formats.mentions.MentionCorpus.failed`)."""
     sentences = read_sentences(corpus_path)
+    failed: dict[str, str] | None = {} if keep_going else None
     genes, orphans = load_located(
         sentences,
         genes_path,
         alternatives_path,
-        lambda by_id, path: locate_mentions(by_id, read_mentions(path), on_mismatch=on_mismatch),
+        lambda by_id, path: locate_mentions(
+            by_id, read_mentions(path), on_mismatch=on_mismatch, failed=failed
+        ),
         link_alternatives,
     )
-    return GenetagCorpus(sentences, genes, orphans)
+    return GenetagCorpus(sentences, genes, orphans, failed or {})
