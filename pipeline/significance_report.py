@@ -20,6 +20,7 @@ counts (``batch_metric``) use it, otherwise each shuffle is scored in full.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -375,17 +376,17 @@ def markdown_table(tests: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+# What a Markdown renderer would take for HTML: "<" opening a tag, comment or
+# declaration, "&" opening an entity. A "<" or ">" in "len<=40" or ">=1" is left as
+# it is, so the file stays readable as text.
+_MARKUP_START = re.compile(r"<(?=[A-Za-z/!?])|&(?=[A-Za-z#])")
+
+
 def markdown_escape(text: Any) -> str:
     """``text`` for a Markdown table cell or heading: ``|`` would end the cell, and
     ``<A>`` would be read as an HTML tag and vanish."""
-    return (
-        str(text)
-        .replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace("|", "\\|")
-        .replace("\n", " ")
-    )
+    escaped = _MARKUP_START.sub(lambda m: "&lt;" if m.group() == "<" else "&amp;", str(text))
+    return escaped.replace("|", "\\|").replace("\n", " ")
 
 
 def output_name(system_a: str, system_b: str) -> str:

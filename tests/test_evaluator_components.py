@@ -1123,10 +1123,14 @@ def test_markdown_escapes_view_names_and_leaves_unevaluated_systems_empty() -> N
     scored = {"documents": 2, "scores": evaluator.score({"token/tp": 1})}
     none = {"documents": 0, "scores": evaluator.score({})}
     lines = _markdown_table("x & <y>", "eval.tokens.v1", evaluator, {"a|b": scored, "<A>": none})
-    assert lines[0] == "## x &amp; &lt;y&gt; (`eval.tokens.v1`)"
+    assert lines[0] == "## x & &lt;y> (`eval.tokens.v1`)"
     assert lines[4] == "| a\\|b | 2 | 100.00 | 100.00 | 100.00 |"
     # No document scored: no scores (not 0.00), so nothing to rank either.
-    assert lines[5] == "| &lt;A&gt; | 0 |  |  |  |"
+    assert lines[5] == "| &lt;A> | 0 |  |  |  |"
+    # "&" before a letter could start an entity; "<=" and ">=" stay readable as they are.
+    assert _markdown_table("a &b <=40 >=1", "eval.tokens.v1", evaluator, {})[0] == (
+        "## a &amp;b <=40 >=1 (`eval.tokens.v1`)"
+    )
     assert _markdown_table("x", "eval.tokens.v1", evaluator, {"<A>": none})[2] == (
         "(no document was evaluated)"
     )
@@ -1134,4 +1138,4 @@ def test_markdown_escapes_view_names_and_leaves_unevaluated_systems_empty() -> N
               "units": "documents", "error": "no document was scored for both"}  # fmt: skip
     table = markdown_table([failed])
     assert table[0].endswith("9 shuffles, seed 4, units: documents):")
-    assert table[4] == "| a\\|b | &lt;A&gt; | | | | no document was scored for both |"
+    assert table[4] == "| a\\|b | &lt;A> | | | | no document was scored for both |"
