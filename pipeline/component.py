@@ -223,6 +223,12 @@ class Component(ABC, Generic[ConfigT]):
         return {}
 
     @classmethod
+    def view_problems(cls, config: ConfigT, view: str) -> list[str]:
+        """Problems of the config in the step's ``view`` (e.g. a combiner whose member is
+        the view it writes), found before any document is read. The default finds none."""
+        return []
+
+    @classmethod
     def check_config(cls, config: ConfigT, context: RunContext) -> list[str]:
         """Problems found before any document is read (missing files, models).
 

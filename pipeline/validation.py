@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from casflow.pipeline.component import INITIAL_VIEW, Reader, RunContext, Writer
 from casflow.pipeline.files import output_folder_problem
 from casflow.pipeline.yaml_lines import LocatedYaml
-from casflow.typesystem import load_typesystem, short_name
+from casflow.typesystem import TypeSystemPluginError, load_typesystem, short_name
 
 if TYPE_CHECKING:
     from casflow.pipeline.workflow import ResolvedStep, RunSpec
@@ -302,6 +302,8 @@ def check_requirements(
         # so no later step is reported for reading a view or a type it may have written.
         chain.available = _UnknownViews()
     for step in processors:
+        for problem in step.component_class.view_problems(step.config, step.spec.view):
+            issues.append(issue_at(located, step.path + ("view",), problem))
         requires, produces = chain.declare(step)
         chain.check(step, requires, step.spec.view, "reads")
         chain.check_views_read(step)
@@ -347,12 +349,28 @@ def run_component_checks(
     issues: list[WorkflowIssue],
     overrides: Mapping[str, Any] | None = None,
 ) -> None:
-    """Each component's own pre-run checks (``check_config``: inputs, models)."""
+    """Each component's own pre-run checks (``check_config``: inputs, models).
+
+    A check that raises instead of returning its problems (a file it could not read)
+    is a problem of that step, with the exception's text, never a traceback that
+    hides the other steps' problems."""
     input_overridden = (overrides or {}).get("input") is not None
     for step in steps:
         if step is None:
             continue
-        for problem in step.component_class.check_config(step.config, context):
+        try:
+            problems = step.component_class.check_config(step.config, context)
+        except TypeSystemPluginError:
+            raise  # stops every command before work, as it does elsewhere
+        except (ValueError, OSError) as exc:
+            problems = [f"{step.spec.component!r}: {exc}"]
+        except Exception as exc:
+            problems = [
+                f"{step.spec.component!r}: its configuration check failed with "
+                f"{type(exc).__name__}: {exc} (a bug in the component's check; please "
+                "report it)"
+            ]
+        for problem in problems:
             if step.section == "reader" and input_overridden:
                 # typed on the command line, not in the YAML
                 issues.append(WorkflowIssue(("--input",), None, problem))

@@ -198,3 +198,16 @@ def test_weighted_agreement_uses_the_class_weights_of_the_vote(tmp_path: Path) -
     # both proposed units have a majority of their class's weight, as the vote says
     assert lens.majorityShare == 1.0
     assert lens.support == pytest.approx((3 / 5 + 2 / 3) / 2)
+
+
+def test_a_type_without_value_is_a_config_error() -> None:
+    # the class is read from 'value': Token would fail every document
+    with pytest.raises(ValueError, match="type 'Token' has no 'value' feature"):
+        CombineMentionsConfig(members=["m1", "m2"], type="Token")
+
+
+def test_a_member_that_is_the_written_view_is_refused_before_the_run() -> None:
+    config = CombineMentionsConfig(members=["m1", "m2"], type="GeneMention")
+    (problem,) = CombineMentions.view_problems(config, "m2")
+    assert "writes view 'm2', which is also one of its members" in problem
+    assert CombineMentions.view_problems(config, "combined") == []

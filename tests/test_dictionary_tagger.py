@@ -14,7 +14,7 @@ from casflow.components.dictionary.entries import CompileSettings, compile_dicti
 from casflow.components.dictionary.normalise import phrase_key, stem
 from casflow.components.dictionary.tagger import DictionaryTagger
 from casflow.pipeline.cli import main
-from casflow.typesystem import ANATOMY_MENTION, load_typesystem
+from casflow.typesystem import ANATOMY_MENTION, SENTENCE, load_typesystem
 
 # A hand-written ontology: a root with two CARO-like classes below it, terms
 # under them, synonyms of every scope, an obsolete term and a short acronym.
@@ -300,3 +300,63 @@ def test_latin_plurals_in_es_meet_their_singulars_in_is() -> None:
     # four letters stay as they are: "this" is not "the"
     assert [stem(w) for w in ("this", "axis", "iris")] == ["this", "axis", "iris"]
     assert phrase_key("Testes") == phrase_key("testis")
+
+
+def test_check_config_refuses_files_that_are_no_ontology(tmp_path: Path) -> None:
+    from casflow.pipeline.component import RunContext
+
+    (tmp_path / "bytes.obo").write_bytes(b"\xff\xfe[Term]\nid: X\n")
+    (tmp_path / "fake.obo.zip").write_text("not a zip", encoding="utf-8")
+    (tmp_path / "text.obo").write_text("this is not an obo\n{json: 1}\n", encoding="utf-8")
+    context = RunContext(output_dir=tmp_path, workflow_dir=tmp_path)
+    for name, reason in [
+        ("bytes.obo", "can't decode"),
+        ("fake.obo.zip", "not a zip file"),
+        ("text.obo", "no [Term] stanza"),
+    ]:
+        config = DictionaryTagger.Config(ontologies=[name], cache=False)
+        (problem,) = DictionaryTagger.check_config(config, context)
+        assert name in problem and reason in problem, problem
+        # compiling says so too, naming the file, rather than tagging nothing
+        with pytest.raises(ValueError, match=name.replace(".", r"\.")):
+            compile_dictionary([tmp_path / name], CompileSettings())
+
+
+def test_a_damaged_cache_file_is_compiled_again_and_overwritten(obo: Path, tmp_path: Path) -> None:
+    dictionary_cache._IN_MEMORY.clear()
+    config = DictionaryTagger.Config(ontologies=[str(obo)], cache_dir=str(tmp_path / "cache"))
+    DictionaryTagger(config)
+    (cached,) = (tmp_path / "cache").glob("*.pickle")
+    # a pickle of an unknown protocol: pickle raises ValueError, not UnpicklingError
+    cached.write_bytes(b"\x80\x09garbage")
+    dictionary_cache._IN_MEMORY.clear()
+    tagger = DictionaryTagger(config)
+    assert tagger.dictionary.entries
+    assert cached.read_bytes() != b"\x80\x09garbage"
+
+
+def test_mention_type_must_be_a_named_entity(obo: Path) -> None:
+    with pytest.raises(ValueError, match="'Token' is not a NamedEntity subtype"):
+        DictionaryTagger.Config(ontologies=[str(obo)], mention_type="Token")
+
+
+def _dictionary_mentions(obo: Path, text: str, sentences: list[tuple[int, int]]) -> list[str]:
+    config = DictionaryTagger.Config(ontologies=[str(obo)], cache=False)
+    cas = cassis.Cas(typesystem=load_typesystem())
+    cas.sofa_string = text
+    sentence = cas.typesystem.get_type(SENTENCE)
+    cas.add_all(sentence(begin=b, end=e) for b, e in sentences)
+    DictionaryTagger(config).process(cas)
+    return [a.get_covered_text() for a in cas.select(ANATOMY_MENTION)]
+
+
+def test_matches_stay_within_sentences_and_lines(obo: Path) -> None:
+    # "heart ventricle" is an entry: across a sentence or a line break it is not one
+    text = "the left heart ventricle"
+    assert _dictionary_mentions(obo, text, []) == ["left heart ventricle"]
+    assert _dictionary_mentions(obo, text, [(0, 14), (15, 24)]) == ["heart"]
+    assert _dictionary_mentions(obo, "Results: heart\n\nventricle of heart", []) == [
+        "heart",
+        "ventricle of heart",
+    ]
+    assert _dictionary_mentions(obo, "the heart\nventricle", []) == ["heart"]

@@ -4,6 +4,7 @@ train.headrules.v1) on a hand-made treebank."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import cassis
@@ -16,6 +17,7 @@ from casflow.components.formats.penn.parse import leaves, parse_tree
 from casflow.components.headrules.component import (
     ConvertDependencies,
     ConvertDependenciesConfig,
+    _load,
     model_file,
 )
 from casflow.components.headrules.rules import (
@@ -276,3 +278,53 @@ def test_a_view_without_trees_is_an_error_not_an_empty_result(tmp_path: Path) ->
     view = treebank_view(tmp_path, {"sentences", "tokens", "pos"})
     with pytest.raises(CasInputError, match="no constituency trees.*view.copy.v1"):
         convert(view, saved_model(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        ({"format": "casflow.headrules/1"}, "no rules, defaults, labels, root_label"),
+        ([1], "a JSON list, not an object"),
+        (
+            {
+                "format": "casflow.headrules/1",
+                "rules": {"S": [["VP"]]},
+                "defaults": {},
+                "labels": [],
+                "root_label": "root",
+            },
+            "rule ['VP'] of 'S' is not [label, side]",
+        ),
+        (
+            {
+                "format": "casflow.headrules/1",
+                "rules": {},
+                "defaults": {"NP": "up"},
+                "labels": [],
+                "root_label": "root",
+            },
+            "'defaults' must map",
+        ),
+        (
+            {
+                "format": "casflow.headrules/1",
+                "rules": {},
+                "defaults": {},
+                "labels": {"a": "b"},
+                "root_label": "root",
+            },
+            "'labels' must be a list",
+        ),
+    ],
+)
+def test_a_damaged_model_is_a_problem_saying_what_is_wrong(
+    tmp_path: Path, data: object, reason: str
+) -> None:
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        Converter.load(path)
+    _load.cache_clear()
+    config = ConvertDependenciesConfig(model=str(path))
+    (problem,) = ConvertDependencies.check_config(config, RunContext(output_dir=tmp_path))
+    assert str(path) in problem and reason in problem

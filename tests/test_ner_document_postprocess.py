@@ -12,6 +12,7 @@ from pathlib import Path
 import cassis
 import pytest
 
+from casflow.components.crfsuite.abbreviations import find_abbreviations
 from casflow.components.crfsuite.crf import (
     META_FILE,
     DocumentContext,
@@ -22,10 +23,10 @@ from casflow.components.crfsuite.crf import (
 from casflow.components.crfsuite.ensemble import assemble, document_steps
 from casflow.components.crfsuite.features import FeatureSettings
 from casflow.components.crfsuite.postprocess import DOCUMENT_POSTPROCESSORS, propagate_abbreviations
-from casflow.components.crfsuite.tagger import AnatomyNer, AnatomyNerConfig
+from casflow.components.crfsuite.tagger import AnatomyNer, AnatomyNerConfig, model_problem
 from casflow.components.crfsuite.tokenize import tokenize
 from casflow.pipeline.component import RunContext
-from casflow.typesystem import ANATOMY_MENTION, load_typesystem
+from casflow.typesystem import ANATOMY_MENTION, TOKEN, load_typesystem
 
 
 def spans_of(text: str, word: str) -> list[tuple[int, int]]:
@@ -134,3 +135,86 @@ def test_an_unknown_document_step_names_the_meta_file(tmp_path: Path) -> None:
     (member / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
     with pytest.raises(ValueError, match=r"meta\.json: unknown document_postprocess"):
         _tag(member, "the liver")
+
+
+def test_a_short_form_defined_with_two_long_forms_is_not_propagated() -> None:
+    text = (
+        "Colorectal carcinoma (CC) is a cancer. The corpus callosum (CC) was imaged. "
+        "CC volume was low."
+    )
+    (carcinoma,) = spans_of(text, "carcinoma")  # the long form Schwartz-Hearst finds
+    (callosum,) = spans_of(text, "corpus callosum")
+    (defined_second,) = [s for s in spans_of(text, "CC") if text[s[0] - 1] == "(" and s[0] > 50]
+    tagged = [
+        (*carcinoma, "Cancer", 1.0),
+        (*callosum, "Multi-tissue_structure", 1.0),
+        (*defined_second, "Multi-tissue_structure", 0.6),
+    ]
+    # each definition keeps the tagger's own tags; no "CC" takes the first long form's class
+    assert propagate_abbreviations(text, tagged) == sorted(tagged)
+    # the features still see the first definition, as the shipped models were trained
+    assert find_abbreviations(text) == {"CC": "carcinoma"}
+
+
+def test_a_long_form_does_not_reach_back_over_a_sentence_or_paragraph() -> None:
+    text = "in the colorectal region.\n\nCancer (CRC) cells. CRC grew."
+    (cancer,) = spans_of(text, "Cancer")
+    assert propagate_abbreviations(text, [(*cancer, "Cancer", 1.0)]) == [(*cancer, "Cancer", 1.0)]
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def _problem(model: Path, meta: object) -> str | None:
+    (model / META_FILE).write_text(json.dumps(meta) if not isinstance(meta, str) else meta, "utf-8")
+    return model_problem(model)
+
+
+def test_a_damaged_meta_file_is_a_problem_naming_it(tmp_path: Path) -> None:
+    member = _member(tmp_path / "member")
+    meta = json.loads((member / META_FILE).read_text("utf-8"))
+    meta_file = str(member / META_FILE)
+    for damaged, reason in [
+        ("{oops", "is not valid JSON"),
+        ([1, 2], "holds a list, not a JSON object"),
+        ({**meta, "dictionary": {"min_length": 0}}, "invalid dictionary settings (min_length"),
+        ({**meta, "document_postprocess": ["frobnicate"]}, "unknown document_postprocess"),
+    ]:
+        problem = _problem(member, damaged)
+        assert problem is not None and meta_file in problem and reason in problem, problem
+        config = AnatomyNerConfig(model=str(member))
+        (reported,) = AnatomyNer.check_config(config, RunContext(output_dir=tmp_path))
+        assert reported == problem
+    _problem(member, meta)
+    assert model_problem(member) is None
+
+
+def test_an_ensemble_with_an_unknown_step_is_refused_before_the_run(tmp_path: Path) -> None:
+    member = _member(tmp_path / "member")
+    ensemble = tmp_path / "ensemble"
+    assemble(ensemble, [member, member])
+    meta = json.loads((ensemble / META_FILE).read_text("utf-8"))
+    meta["document_postprocess"] = ["propagate_abbreviations", "frobnicate"]
+    problem = _problem(ensemble, meta)
+    assert problem is not None and "unknown document_postprocess frobnicate" in problem
+
+
+def test_mention_type_takes_a_short_name() -> None:
+    assert AnatomyNerConfig(mention_type="AnatomyMention").mention_type == ANATOMY_MENTION
+    problems = AnatomyNer.check_config(
+        AnatomyNerConfig(mention_type="Token"), RunContext(output_dir=Path("."))
+    )
+    assert len(problems) == 1 and "Token' is not one of GeneMention" in problems[0]
+
+
+def test_duplicate_tokens_give_one_mention(tmp_path: Path) -> None:
+    member = _member(tmp_path / "member")
+    text = "the colorectal cancer was large"
+    cas = cassis.Cas(typesystem=load_typesystem())
+    cas.sofa_string = text
+    token = cas.typesystem.get_type(TOKEN)
+    spans = tokenize(text)
+    cas.add_all(token(begin=b, end=e) for b, e in spans + spans)
+    config = AnatomyNerConfig(model=str(member), use_existing_tokens=True)
+    AnatomyNer(config, RunContext(output_dir=tmp_path)).process(cas)
+    assert [m.get_covered_text() for m in cas.select(ANATOMY_MENTION)] == ["colorectal cancer"]

@@ -390,6 +390,12 @@ def test_cluster_features_use_normalised_words() -> None:
     assert feats[1] == ["k=UNK", "k1[-1]=2"]
 
 
+def test_balance_brackets_trims_the_space_a_dropped_bracket_leaves() -> None:
+    assert balance_brackets("a ( IL-2 b", [(2, 8, "GENE", 1.0)]) == [(4, 8, "GENE", 1.0)]
+    assert balance_brackets("a IL-2 ) b", [(2, 8, "GENE", 1.0)]) == [(2, 6, "GENE", 1.0)]
+    assert balance_brackets("a ( ] b", [(2, 5, "GENE", 1.0)]) == []
+
+
 def test_balance_brackets_repairs_or_drops() -> None:
     text = "the IL-2 (CD25 receptor) and (p53 x) y"
     mentions = [

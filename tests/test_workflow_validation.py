@@ -351,3 +351,53 @@ def test_an_output_folder_inside_the_input_folder_is_refused(inputs: Path) -> No
         inputs,
     )
     assert len(errors) == 1 and "is inside the input folder" in errors[0], errors
+
+
+def test_a_check_that_raises_is_a_problem_of_its_step(
+    inputs: Path, test_components: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.helpers.components import ConstantTagger
+
+    workflow = """\
+        reader:
+          component: text.reader.v1
+          config: {input: INPUT}
+        components:
+          - component: test.whitespace_tokenizer.v1
+          - component: test.constant_tagger.v1
+        """
+
+    def unreadable(cls: type, config: object, context: object) -> list[str]:
+        raise ValueError("model.json is damaged")
+
+    def buggy(cls: type, config: object, context: object) -> list[str]:
+        raise KeyError("rules")
+
+    monkeypatch.setattr(ConstantTagger, "check_config", classmethod(unreadable))
+    (error,) = _errors(workflow, inputs)
+    assert error.startswith("wf.yaml:6: components -> 1 -> config:")
+    assert "'test.constant_tagger.v1': model.json is damaged" in error
+    monkeypatch.setattr(ConstantTagger, "check_config", classmethod(buggy))
+    (error,) = _errors(workflow, inputs)
+    assert "KeyError: 'rules'" in error and "a bug in the component's check" in error
+
+
+def test_a_combiner_writing_into_one_of_its_members_is_refused(inputs: Path) -> None:
+    errors = _errors(
+        """\
+        reader:
+          component: text.reader.v1
+          config: {input: INPUT}
+        components:
+          - {component: view.copy.v1, view: a, config: {from_view: _InitialView}}
+          - {component: view.copy.v1, view: b, config: {from_view: _InitialView}}
+          - component: combine.mentions.v1
+            view: a
+            config: {members: [a, b], type: GeneMention}
+        """,
+        inputs,
+    )
+    assert any(
+        e.startswith("wf.yaml:8: components -> 2 -> view:") and "also one of its members" in e
+        for e in errors
+    ), errors

@@ -125,6 +125,15 @@ class Combiner(Processor[CombineConfigT]):
         return ()
 
     @classmethod
+    def view_problems(cls, config: CombineConfigT, view: str) -> list[str]:
+        if any(member.view == view for member in config.members):
+            return [
+                f"{cls.name} writes view {view!r}, which is also one of its members; "
+                "write the combination into a view of its own"
+            ]
+        return []
+
+    @classmethod
     def views_read(cls, config: CombineConfigT) -> dict[str, tuple[str, ...]]:
         requires = cls.member_requires(config)
         return {member.view: requires for member in config.members}

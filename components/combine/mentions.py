@@ -54,7 +54,7 @@ from casflow.components.combine.mention_vote import (
 from casflow.components.combine.voting import Weight, agreement
 from casflow.components.crfsuite.postprocess import DOCUMENT_POSTPROCESSORS, known_document_steps
 from casflow.components.evaluators.mentions import resolve_type_name
-from casflow.typesystem import NAMED_ENTITY, SENTENCE_AGREEMENT, short_name
+from casflow.typesystem import NAMED_ENTITY, SENTENCE_AGREEMENT, load_typesystem, short_name
 
 
 class CombineMentionsConfig(CombineConfig):
@@ -87,7 +87,19 @@ class CombineMentionsConfig(CombineConfig):
     @field_validator("type")
     @classmethod
     def _known_type(cls, value: str) -> str:
-        return resolve_type_name(value)
+        name = resolve_type_name(value)
+        typesystem = load_typesystem()
+        # an unknown name is left for the workflow validator to report
+        if (
+            typesystem.contains_type(name)
+            and typesystem.get_type(name).get_feature("value") is None
+        ):
+            # the class is read from 'value'; without it every document would fail
+            raise ValueError(
+                f"type {value!r} has no 'value' feature to hold a mention's class; use "
+                "NamedEntity or one of its subtypes (GeneMention, AnatomyMention, ...)"
+            )
+        return name
 
 
 class CombineMentions(Combiner[CombineMentionsConfig]):

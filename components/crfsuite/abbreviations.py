@@ -55,14 +55,27 @@ def _match_long(short: str, candidate: str) -> str | None:
     return long
 
 
-def find_abbreviations(text: str) -> dict[str, str]:
-    """Short form -> long form for every "long form (SF)" definition in ``text``."""
-    found: dict[str, str] = {}
+#: where a sentence or a paragraph ends: a long form never reaches back over it
+_SENTENCE_END = re.compile(r"\n|[.!?][\"')\]]*\s")
+
+
+def abbreviation_definitions(text: str, within_sentence: bool = False) -> list[Abbreviation]:
+    """Every "long form (SF)" definition in ``text``, in text order (a short form may be
+    defined more than once, with different long forms).
+
+    ``within_sentence``: a long form starts after the last line break or sentence end
+    before the brackets ("region.\n\nCancer (CRC)" defines nothing). The features
+    (:func:`find_abbreviations`) do not cut, as the shipped models were trained so."""
+    found: list[Abbreviation] = []
     for match in _PAREN.finditer(text):
         short = match.group(1).strip()
         if not _valid_short(short):
             continue
         before = text[max(0, match.start() - 200) : match.start()]
+        if within_sentence:
+            ends = list(_SENTENCE_END.finditer(before))
+            if ends:
+                before = before[ends[-1].end() :]
         words = [m for m in _WORD.finditer(before)]
         limit = min(len(short) + 5, 2 * len(short))
         words = words[-limit:]
@@ -71,7 +84,17 @@ def find_abbreviations(text: str) -> dict[str, str]:
         candidate = before[words[0].start() :].rstrip()
         long = _match_long(short, candidate)
         if long is not None:
-            found.setdefault(short, long)
+            found.append(Abbreviation(short, long))
+    return found
+
+
+def find_abbreviations(text: str) -> dict[str, str]:
+    """Short form -> long form for every "long form (SF)" definition in ``text``; a short
+    form defined twice keeps its first long form (the features the shipped models were
+    trained with)."""
+    found: dict[str, str] = {}
+    for definition in abbreviation_definitions(text):
+        found.setdefault(definition.short, definition.long)
     return found
 
 

@@ -11,6 +11,7 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from casflow.components.crfsuite.crf import META_FILE, CrfTagger
 from casflow.components.crfsuite.postprocess import DOCUMENT_POSTPROCESSORS, DocumentStep
@@ -59,10 +60,17 @@ def load_tagger(model_dir: str | Path) -> CrfTagger | EnsembleTagger:
     return EnsembleTagger.load(model_dir) if "members" in meta else CrfTagger.load(model_dir)
 
 
-def document_steps(model_dir: str | Path) -> list[DocumentStep]:
-    """The document-level post-processing a model folder's meta names (after the vote)."""
-    meta = json.loads((Path(model_dir) / META_FILE).read_text(encoding="utf-8"))
+def document_steps(model_dir: str | Path, meta: dict[str, Any] | None = None) -> list[DocumentStep]:
+    """The document-level post-processing a model folder's meta names (after the vote);
+    ValueError naming the file for a name this casflow does not know. ``meta``: the
+    folder's meta.json, already read."""
+    if meta is None:
+        meta = json.loads((Path(model_dir) / META_FILE).read_text(encoding="utf-8"))
     names = meta.get("document_postprocess", [])
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise ValueError(
+            f"{Path(model_dir) / META_FILE}: document_postprocess must be a list of step names"
+        )
     unknown = [name for name in names if name not in DOCUMENT_POSTPROCESSORS]
     if unknown:
         raise ValueError(

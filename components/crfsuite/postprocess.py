@@ -3,8 +3,8 @@
 - ``balance_brackets`` (BANNER's rule): a gene name never has unbalanced
   brackets; when a tagged mention does, the tagger stopped one token early or
   late, so the mention is extended over the bracket right after it (or before
-  it), or the stray bracket at its edge is dropped; mentions that cannot be
-  repaired that way are removed.
+  it), or the stray bracket at its edge is dropped (with the whitespace it
+  leaves at the edge); mentions that cannot be repaired that way are removed.
 - ``drop_long_chunks``: a whitespace-free run of 50 or more characters is an
   encoded formula or image (PMC text holds "MathType@MTEF@..." strings), never
   an entity; the tokenizer splits it into many tokens that the tagger sometimes
@@ -17,7 +17,11 @@ the members' vote):
   document is tagged wherever it stands, with the class of a tagged mention that
   spells the long form or its last words ("human colorectal cancer (CRC)" with
   "colorectal cancer" tagged as Cancer makes every "CRC" a Cancer); the
-  abbreviation features alone leave many short forms untagged.
+  abbreviation features alone leave many short forms untagged. A definition's
+  long form lies within its sentence ("region.\n\nCancer (CRC)" defines nothing
+  here). A short form defined with two different long forms ("colorectal
+  carcinoma (CC)", "corpus callosum (CC)") is ambiguous: it is not propagated,
+  and each definition keeps the tagger's own tags.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from casflow.components.crfsuite.abbreviations import find_abbreviations
+from casflow.components.crfsuite.abbreviations import abbreviation_definitions
 
 Mention = tuple[int, int, str, float]
 _PAIRS = (("(", ")"), ("[", "]"))
@@ -33,6 +37,16 @@ _PAIRS = (("(", ")"), ("[", "]"))
 
 def _balanced(piece: str) -> bool:
     return all(piece.count(o) == piece.count(c) for o, c in _PAIRS)
+
+
+def _trimmed(text: str, begin: int, end: int) -> tuple[int, int] | None:
+    """``(begin, end)`` without the whitespace at its edges ("( IL-2" less its
+    bracket is "IL-2", not " IL-2"); None when nothing is left."""
+    while begin < end and text[begin].isspace():
+        begin += 1
+    while end > begin and text[end - 1].isspace():
+        end -= 1
+    return (begin, end) if begin < end else None
 
 
 def balance_brackets(text: str, mentions: Sequence[Mention]) -> list[Mention]:
@@ -51,9 +65,9 @@ def balance_brackets(text: str, mentions: Sequence[Mention]) -> list[Mention]:
             if repaired:
                 break
         if repaired is None and len(piece) > 1 and piece[-1] in "()[]":
-            repaired = (begin, end - 1)
+            repaired = _trimmed(text, begin, end - 1)
         elif repaired is None and len(piece) > 1 and piece[0] in "()[]":
-            repaired = (begin + 1, end)
+            repaired = _trimmed(text, begin + 1, end)
         if repaired is not None and _balanced(text[repaired[0] : repaired[1]]):
             out.append((*repaired, label, confidence))
     return out
@@ -95,7 +109,14 @@ def propagate_abbreviations(text: str, mentions: Sequence[Mention]) -> list[Ment
         tagged.setdefault(" ".join(text[mention[0] : mention[1]].lower().split()), mention)
     taken = [(m[0], m[1]) for m in mentions]
     added: list[Mention] = []
-    for short, long in find_abbreviations(text).items():
+    long_forms: dict[str, dict[str, str]] = {}  # short -> normalised long -> long
+    for definition in abbreviation_definitions(text, within_sentence=True):
+        normalised = " ".join(definition.long.lower().split())
+        long_forms.setdefault(definition.short, {}).setdefault(normalised, definition.long)
+    for short, longs in long_forms.items():
+        if len(longs) > 1:
+            continue  # ambiguous: which long form an occurrence means is not known
+        long = next(iter(longs.values()))
         source = _long_form_mention(long, tagged)
         if source is None:
             continue

@@ -11,19 +11,27 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import cassis
-from pydantic import Field
+from pydantic import Field, ValidationError, field_validator
 
 from casflow.components.crfsuite.crf import META_FILE, MODEL_FILE
 from casflow.components.crfsuite.ensemble import document_steps, load_tagger
 from casflow.components.crfsuite.tokenize import Span, refine, tokenize
+from casflow.components.dictionary.entries import ontology_problem
 from casflow.components.dictionary.features import META_KEY as DICTIONARY_KEY
 from casflow.components.dictionary.tagger import DictionaryTaggerConfig, resolve_ontology
 from casflow.components.models import ALIASES, SHIPPED_PREFIX, model_path
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
-from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION, SENTENCE, TOKEN
+from casflow.typesystem import (
+    ANATOMY_MENTION,
+    GENE_MENTION,
+    SENTENCE,
+    TOKEN,
+    resolve_type_name,
+    short_name,
+)
 
 MENTION_TYPES = (GENE_MENTION, ANATOMY_MENTION)
 
@@ -33,39 +41,85 @@ def resolve_model(model: str, workflow_dir: Path | None = None) -> Path:
     return model_path(model, workflow_dir)
 
 
+def read_meta(path: Path) -> dict[str, Any]:
+    """The ``meta.json`` of model folder ``path`` as a JSON object, else ValueError
+    naming the file and what is wrong (OSError when it cannot be read)."""
+    file = path / META_FILE
+    try:
+        meta = json.loads(file.read_text(encoding="utf-8"))
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise ValueError(f"{file} is not valid JSON ({exc}); retrain the model") from exc
+    if not isinstance(meta, dict):
+        raise ValueError(
+            f"{file} holds a {type(meta).__name__}, not a JSON object; retrain the model"
+        )
+    members = meta.get("members", [])
+    if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+        raise ValueError(f"{file}: 'members' must be a list of member folder names")
+    return meta
+
+
 def model_problem(path: Path) -> str | None:
     """Why ``path`` is not a usable model folder, or None."""
+    try:
+        check_model(path)
+    except (OSError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def check_model(path: Path) -> None:
+    """FileNotFoundError when ``path`` (or a member, or an ontology its dictionary
+    features need) is missing, ValueError when its meta.json cannot be used."""
     if (path / META_FILE).is_file():
-        members = json.loads((path / META_FILE).read_text(encoding="utf-8")).get("members", [])
+        meta = read_meta(path)
+        members = meta.get("members", [])
         for member in members:
-            problem = model_problem(path / member)
-            if problem:
-                return problem
+            check_model(path / member)
         if members:
-            return None
+            document_steps(path, meta)
+            return
     missing = [name for name in (MODEL_FILE, META_FILE) if not (path / name).is_file()]
     if missing:
-        return (
+        raise FileNotFoundError(
             f"model folder {path} lacks {', '.join(missing)}; train one with "
             "'casflow train' (train.crf.mentions.v1) or name a shipped model "
             f"({', '.join(SHIPPED_PREFIX + n for n in ALIASES)})"
         )
-    return dictionary_problem(path)
+    document_steps(path, read_meta(path))
+    check_dictionary(path)
 
 
-def dictionary_problem(path: Path) -> str | None:
-    """Why a stacking model (dictionary features) cannot compute its features here."""
-    stored = json.loads((path / META_FILE).read_text(encoding="utf-8")).get(DICTIONARY_KEY)
+def check_dictionary(path: Path) -> None:
+    """FileNotFoundError when the ontologies of a stacking model's dictionary features
+    are missing, ValueError when its settings or those files cannot be used."""
+    file = path / META_FILE
+    stored = read_meta(path).get(DICTIONARY_KEY)
     if not stored:
-        return None
-    config = DictionaryTaggerConfig.model_validate(stored)
-    missing = [p for p in config.ontologies if not resolve_ontology(p, Path.cwd()).is_file()]
-    if not missing:
-        return None
-    return (
-        f"model {path} computes dictionary features from {', '.join(missing)}, not found; "
-        "set CASFLOW_CORPORA to the corpora folder (holding craft/)"
-    )
+        return
+    try:
+        config = DictionaryTaggerConfig.model_validate(stored)
+    except ValidationError as exc:
+        details = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc']) or 'settings'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        raise ValueError(
+            f"{file}: invalid dictionary settings ({details}); retrain the model"
+        ) from None
+    paths = [resolve_ontology(p, Path.cwd()) for p in config.ontologies]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"model {path} computes dictionary features from {', '.join(missing)}, not found; "
+            "set CASFLOW_CORPORA to the corpora folder (holding craft/)"
+        )
+    for ontology in paths:
+        problem = ontology_problem(ontology)
+        if problem:
+            raise ValueError(
+                f"model {path} computes dictionary features from an unusable file: {problem}"
+            )
 
 
 class CrfNerConfig(ComponentConfig):
@@ -74,7 +128,8 @@ class CrfNerConfig(ComponentConfig):
         description="Shipped model (casflow:gene, casflow:anatomy) or a model folder path.",
     )
     mention_type: str = Field(
-        GENE_MENTION, description="Annotation type written (GeneMention or AnatomyMention)."
+        GENE_MENTION,
+        description="Annotation type written (GeneMention or AnatomyMention, full or short name).",
     )
     use_existing_tokens: bool = Field(
         False,
@@ -87,6 +142,11 @@ class CrfNerConfig(ComponentConfig):
         "sentences come from the rule-based splitter.",
     )
 
+    @field_validator("mention_type")
+    @classmethod
+    def _full_type_name(cls, value: str) -> str:
+        return resolve_type_name(value)
+
 
 class CrfNer(Processor[CrfNerConfig]):
     name = "ner.crf.v1"
@@ -98,9 +158,7 @@ class CrfNer(Processor[CrfNerConfig]):
     def __init__(self, config: CrfNerConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         path = resolve_model(config.model, self.context.workflow_dir)
-        problem = model_problem(path)
-        if problem:
-            raise FileNotFoundError(problem)
+        check_model(path)
         self.tagger = load_tagger(path)
         self.document_steps = document_steps(path)
 
@@ -113,9 +171,8 @@ class CrfNer(Processor[CrfNerConfig]):
     def check_config(cls, config: CrfNerConfig, context: RunContext) -> list[str]:
         problems = []
         if config.mention_type not in MENTION_TYPES:
-            problems.append(
-                f"mention_type {config.mention_type!r} is not one of {', '.join(MENTION_TYPES)}"
-            )
+            known = ", ".join(f"{short_name(t)} ({t})" for t in MENTION_TYPES)
+            problems.append(f"mention_type {config.mention_type!r} is not one of {known}")
         try:
             problem = model_problem(resolve_model(config.model, context.workflow_dir))
         except ImportError as exc:
@@ -136,9 +193,10 @@ class CrfNer(Processor[CrfNerConfig]):
     def _tokens(self, view: cassis.Cas, text: str, sentence: Span) -> list[Span]:
         if self.config.use_existing_tokens:
             begin, end = sentence
-            covered = [
-                (t.begin, t.end) for t in view.select(TOKEN) if begin <= t.begin and t.end <= end
-            ]
+            # a span annotated twice is one token (else each mention came out twice)
+            covered = sorted(
+                {(t.begin, t.end) for t in view.select(TOKEN) if begin <= t.begin and t.end <= end}
+            )
             return refine(text, covered)
         return tokenize(text, *sentence)
 

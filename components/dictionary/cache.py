@@ -63,6 +63,8 @@ def _read(path: Path) -> Dictionary | None:
     try:
         with path.open("rb") as handle:
             loaded = pickle.load(handle)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+    except Exception:
+        # a damaged pickle raises almost anything (ValueError, KeyError, ...): the
+        # dictionary is compiled anew and the file overwritten, never an error forever
         return None
     return loaded if isinstance(loaded, Dictionary) else None

@@ -14,6 +14,7 @@ ontology's prefix (``UBERON``).
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,8 @@ from typing import Any, NamedTuple
 
 from casflow.components.crfsuite.tokenize import Span
 from casflow.components.dictionary.normalise import keyed_tokens, phrase_key
-from casflow.components.formats.obo import OboStanza, read_obo, terms
+from casflow.components.formats.common import FormatError
+from casflow.components.formats.obo import OboStanza, obo_lines, read_obo, terms
 
 SCOPES = ("EXACT", "NARROW", "RELATED", "BROAD")
 
@@ -224,12 +226,31 @@ def entry_phrases(stanza: OboStanza, scopes: Iterable[str]) -> list[tuple[int, s
     return found
 
 
+def ontology_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot be an ontology the dictionary is compiled from, or None.
+
+    Cheap, for checks before a run: reads only up to the first ``[Term]`` line, so
+    an unreadable file, a ``.zip`` that is not an archive (or holds no ``.obo``),
+    bytes that are not UTF-8 and a text without any term are found, not a damaged
+    stanza further on (compiling reports that, naming the file)."""
+    try:
+        for line in obo_lines(path):
+            if line.strip() == "[Term]":
+                return None
+    except (OSError, zipfile.BadZipFile, UnicodeDecodeError, FormatError) as exc:
+        return f"cannot read the OBO file {path}: {exc}"
+    return f"{path} holds no [Term] stanza: not an OBO ontology"
+
+
 def compile_dictionary(paths: Sequence[str | Path], settings: CompileSettings) -> Dictionary:
     """The dictionary of the terms of every OBO file in ``paths`` (in priority order)."""
     dictionary = Dictionary()
     stop = {phrase_key(phrase) for phrase in settings.stop_list}
     for order, path in enumerate(paths):
         stanzas = read_obo(path)
+        if not any(True for _ in terms(stanzas)):
+            # a text file that is not OBO would otherwise tag nothing, silently
+            raise FormatError("no [Term] stanza with an id: not an OBO ontology", source=str(path))
         parents = {t.id: t.parents for t in terms(stanzas) if t.id}
         memo: dict[str, set[str]] = {}
         for stanza in terms(stanzas):

@@ -16,6 +16,12 @@ multi-tissue structure, anatomical cluster (-> Multi-tissue_structure); else
 ``Multi-tissue_structure``. AnatEM's ``Cancer``, ``Pathological_formation`` and
 ``Cellular_component`` have no counterpart in the two ontologies. ``one_class``
 writes one label instead.
+
+Matches stay within a sentence, as the stacking features
+(:mod:`casflow.components.dictionary.features`) see them through the CRF: within
+each of the view's Sentence annotations when it has any, else within each line
+(a match never spans a line break or a blank line: "Skeletal\n\nMuscle tissue" is
+two lines, not "skeletal muscle tissue").
 """
 
 from __future__ import annotations
@@ -27,11 +33,18 @@ import cassis
 from pydantic import Field, field_validator
 
 from casflow.components.corpora.locations import corpus_dir, craft_ontology, describe_default
-from casflow.components.crfsuite.tokenize import refine, tokenize
+from casflow.components.crfsuite.tokenize import Span, refine, tokenize
 from casflow.components.dictionary.cache import default_cache_dir, load_dictionary
-from casflow.components.dictionary.entries import CompileSettings
+from casflow.components.dictionary.entries import CompileSettings, Match, ontology_problem
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
-from casflow.typesystem import ANATOMY_MENTION, TOKEN, resolve_type_name
+from casflow.typesystem import (
+    ANATOMY_MENTION,
+    NAMED_ENTITY,
+    SENTENCE,
+    TOKEN,
+    load_typesystem,
+    resolve_type_name,
+)
 
 Scope = Literal["EXACT", "NARROW", "RELATED", "BROAD"]
 
@@ -125,7 +138,17 @@ class DictionaryTaggerConfig(ComponentConfig):
     @field_validator("mention_type")
     @classmethod
     def _full_type_name(cls, value: str) -> str:
-        return resolve_type_name(value)
+        name = resolve_type_name(value)
+        typesystem = load_typesystem()
+        if not typesystem.contains_type(name):
+            return name  # the workflow validator reports it against the type system
+        if not typesystem.subsumes(typesystem.get_type(NAMED_ENTITY), typesystem.get_type(name)):
+            # value and identifier are NamedEntity features; another type fails every document
+            raise ValueError(
+                f"mention_type {value!r} is not a NamedEntity subtype; use AnatomyMention "
+                "(the default), NamedEntity or another of its subtypes"
+            )
+        return name
 
     def settings(self) -> CompileSettings:
         return CompileSettings(
@@ -168,11 +191,16 @@ class DictionaryTagger(Processor[DictionaryTaggerConfig]):
         if not config.ontologies:
             problems.append("ontologies is empty; name at least one OBO file")
         for path in config.ontologies:
-            if not resolve_ontology(path, context.workflow_dir).is_file():
+            resolved = resolve_ontology(path, context.workflow_dir)
+            if not resolved.is_file():
                 problems.append(
                     f"ontology file {path} not found; set CASFLOW_CORPORA to the corpora "
                     "folder (holding craft/) or give the OBO file's path in 'ontologies'"
                 )
+                continue
+            problem = ontology_problem(resolved)
+            if problem:
+                problems.append(f"ontologies: {problem}; give an OBO file (.obo or .obo.zip)")
         return problems
 
     def __init__(self, config: DictionaryTaggerConfig, context: RunContext | None = None) -> None:
@@ -183,17 +211,38 @@ class DictionaryTagger(Processor[DictionaryTaggerConfig]):
             cache = Path(config.cache_dir).expanduser() if config.cache_dir else default_cache_dir()
         self.dictionary = load_dictionary(paths, config.settings(), cache)
 
+    def _token_runs(self, view: cassis.Cas, text: str) -> list[list[Span]]:
+        """The tokens of each sentence (of each line when the view has no sentences)."""
+        existing = (
+            [(t.begin, t.end) for t in view.select(TOKEN)]
+            if self.config.use_existing_tokens
+            else None
+        )
+        sentences = sorted({(s.begin, s.end) for s in view.select(SENTENCE)})
+        if sentences:
+            runs = []
+            for begin, end in sentences:
+                if existing is None:
+                    runs.append(tokenize(text, begin, end))
+                else:
+                    covered = [(b, e) for b, e in existing if begin <= b and e <= end]
+                    runs.append(refine(text, covered))
+            return runs
+        spans = tokenize(text) if existing is None else refine(text, existing)
+        return split_at_line_breaks(text, spans)
+
     def process(self, view: cassis.Cas) -> None:
         text = view.sofa_string or ""
-        if self.config.use_existing_tokens:
-            spans = refine(text, [(t.begin, t.end) for t in view.select(TOKEN)])
-        else:
-            spans = tokenize(text)
         mention_type = view.typesystem.get_type(self.config.mention_type)
         # NamedEntity has value and identifier; ConceptMention subtypes also ontology
         with_ontology = mention_type.get_feature("ontology") is not None
+        # overlapping sentences could find one match twice
+        matches: dict[tuple[int, int], Match] = {}
+        for spans in self._token_runs(view, text):
+            for match in self.dictionary.match(text, spans):
+                matches.setdefault((match.begin, match.end), match)
         mentions = []
-        for m in self.dictionary.match(text, spans):
+        for m in matches.values():
             extra = {"ontology": m.entry.ontology} if with_ontology else {}
             mentions.append(
                 mention_type(
@@ -205,3 +254,13 @@ class DictionaryTagger(Processor[DictionaryTaggerConfig]):
                 )
             )
         view.add_all(mentions)
+
+
+def split_at_line_breaks(text: str, spans: list[Span]) -> list[list[Span]]:
+    """``spans`` cut into runs wherever a line break lies between two tokens."""
+    runs: list[list[Span]] = [[]]
+    for span in spans:
+        if runs[-1] and "\n" in text[runs[-1][-1][1] : span[0]]:
+            runs.append([])
+        runs[-1].append(span)
+    return [run for run in runs if run]

@@ -376,11 +376,24 @@ class Converter:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], source: str = "<data>") -> Converter:
-        if data.get("format") != "casflow.headrules/1":
+    def from_json(cls, data: Any, source: str = "<data>") -> Converter:
+        """The converter :meth:`to_json` wrote; ValueError naming ``source`` and what is
+        wrong for anything else (a damaged or hand-edited file)."""
+        if not isinstance(data, Mapping) or data.get("format") != "casflow.headrules/1":
+            found = (
+                f"format {data.get('format')!r}"
+                if isinstance(data, Mapping)
+                else f"a JSON {type(data).__name__}, not an object"
+            )
             raise ValueError(
-                f"{source}: not a head-rules model (format {data.get('format')!r}, expected "
+                f"{source}: not a head-rules model ({found}, expected format "
                 "'casflow.headrules/1'); train one with train.headrules.v1"
+            )
+        problem = _model_problem(data)
+        if problem:
+            raise ValueError(
+                f"{source}: damaged head-rules model: {problem}; train it again with "
+                "train.headrules.v1"
             )
         rules = HeadRules(
             {p: [(r[0], r[1]) for r in rs] for p, rs in data["rules"].items()},
@@ -399,6 +412,45 @@ class Converter:
         except (OSError, ValueError) as error:
             raise ValueError(f"{path}: cannot read a head-rules model: {error}") from error
         return cls.from_json(data, str(path))
+
+
+def _is_str_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    )
+
+
+def _model_problem(data: Mapping[str, Any]) -> str | None:
+    """What is missing or malformed in a head-rules model's JSON, or None."""
+    missing = [key for key in ("rules", "defaults", "labels", "root_label") if key not in data]
+    if missing:
+        return f"no {', '.join(missing)}"
+    rules = data["rules"]
+    if not isinstance(rules, dict):
+        return "'rules' must map a parent label to a list of [label, side] rules"
+    for parent, decision_list in rules.items():
+        if not isinstance(decision_list, list):
+            return f"rules of {parent!r} must be a list of [label, side] rules"
+        for rule in decision_list:
+            if not (
+                isinstance(rule, list)
+                and len(rule) == 2
+                and isinstance(rule[0], str)
+                and rule[1] in (LEFT, RIGHT)
+            ):
+                return (
+                    f"rule {rule!r} of {parent!r} is not [label, side] with side "
+                    f"{LEFT!r} or {RIGHT!r}"
+                )
+    defaults = data["defaults"]
+    if not _is_str_map(defaults) or any(side not in (LEFT, RIGHT) for side in defaults.values()):
+        return f"'defaults' must map a parent label to {LEFT!r} or {RIGHT!r}"
+    labels = data["labels"]
+    if not isinstance(labels, list) or not all(_is_str_map(level) for level in labels):
+        return "'labels' must be a list of objects mapping a context to a label"
+    if not isinstance(data["root_label"], str):
+        return "'root_label' must be a string"
+    return None
 
 
 def learn_converter(
