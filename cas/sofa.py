@@ -19,6 +19,13 @@ from casflow.cas import cassis_version
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
+def code_points_of_utf16(text: str) -> Mapping[int, int]:
+    """UTF-16 offset -> code-point offset in ``text``; an offset outside the text, or
+    between the two halves of a surrogate pair, is not a key."""
+    astral = [m.start() for m in _ASTRAL.finditer(text)]
+    return _Utf16Offsets(astral, len(text), to_utf16=False)
+
+
 class _Utf16Offsets(Mapping[int, int]):
     """Code-point offset <-> UTF-16 offset of one text, from its astral characters only.
 

@@ -14,9 +14,7 @@ XMI holds again to name the annotations cassis could not convert.
 
 from __future__ import annotations
 
-import bisect
 import io
-import re
 import warnings
 from dataclasses import dataclass
 from typing import IO, Any
@@ -24,10 +22,11 @@ from typing import IO, Any
 import cassis
 from lxml import etree
 
+from casflow.cas.sofa import code_points_of_utf16
+
 # What cassis 0.12 warns when a UTF-16 offset has no code point (Utf16CodepointOffsetConverter).
 _CASSIS_OFFSET_WARNING = "Not mapping external offset"
 _XMI_ID = "{http://www.omg.org/XMI}id"
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 @dataclass(frozen=True)
@@ -56,20 +55,11 @@ class _Utf16Text:
     """UTF-16 positions of one text: which split a character, and their code points."""
 
     def __init__(self, text: str) -> None:
-        astral = [m.start() for m in _ASTRAL.finditer(text)]
-        self.pair_starts = [p + k for k, p in enumerate(astral)]  # UTF-16, ascending
-        self.length = len(text) + len(astral)
+        self.code_point = code_points_of_utf16(text)  # valid offset -> code point
+        self.length = len(text.encode("utf-16-le")) // 2
 
     def inside_pair(self, offset: int) -> bool:
-        i = bisect.bisect_left(self.pair_starts, offset - 1)
-        return i < len(self.pair_starts) and self.pair_starts[i] == offset - 1
-
-    def valid(self, offset: int) -> bool:
-        return 0 <= offset <= self.length and not self.inside_pair(offset)
-
-    def code_point(self, offset: int) -> int:
-        """Code-point offset of a valid UTF-16 ``offset``."""
-        return offset - bisect.bisect_left(self.pair_starts, offset - 1)
+        return 0 <= offset <= self.length and offset not in self.code_point
 
 
 def load_xmi(
@@ -109,7 +99,7 @@ def _offset_problems(cas: cassis.Cas, data: bytes) -> list[OffsetProblem]:
         text = _Utf16Text(view.sofa_string)
         for annotation in view.select_all_annotations():
             offsets = raw.get(annotation.xmiID)
-            if offsets is None or all(text.valid(o) for o in offsets):
+            if offsets is None or all(o in text.code_point for o in offsets):
                 continue
             inside = all(0 <= o <= text.length for o in offsets)
             problems.append(OffsetProblem(sofa.sofaID, annotation, *offsets, inside_pair=inside))
@@ -121,11 +111,14 @@ def snap_to_characters(cas: cassis.Cas, problems: list[OffsetProblem]) -> None:
     begin down to the start of its pair, end up to the end of its pair, so a token
     holding half a character holds the whole character. An empty annotation inside a
     pair stays empty, at the pair's start."""
+    texts: dict[str, _Utf16Text] = {}
     for problem in problems:
         if not problem.inside_pair:
             raise ValueError(f"cannot snap {problem.describe()}")
         view = cas.get_view(problem.view)
-        text = _Utf16Text(view.sofa_string)
+        text = texts.get(problem.view) or texts.setdefault(
+            problem.view, _Utf16Text(view.sofa_string)
+        )
         begin, end = problem.begin, problem.end
         if text.inside_pair(begin):
             begin -= 1
@@ -134,5 +127,5 @@ def snap_to_characters(cas: cassis.Cas, problems: list[OffsetProblem]) -> None:
         annotation = problem.annotation
         # The view's index is sorted by offsets: take it out while they change.
         view.remove(annotation)
-        annotation.begin, annotation.end = text.code_point(begin), text.code_point(end)
+        annotation.begin, annotation.end = text.code_point[begin], text.code_point[end]
         view.add(annotation, keep_id=True)

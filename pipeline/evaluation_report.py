@@ -28,7 +28,7 @@ from casflow.pipeline.chain import DocumentResult
 from casflow.pipeline.component import Evaluator, RunContext
 from casflow.pipeline.counts import add_counts
 from casflow.pipeline.files import atomic_write_text
-from casflow.pipeline.html_report import write_html_report
+from casflow.pipeline.html_report import evaluated_systems, write_html_report
 from casflow.pipeline.significance_report import markdown_escape as _md
 from casflow.pipeline.workflow import LoadedWorkflow
 
@@ -211,9 +211,7 @@ def write_evaluation_reports(
 def _markdown_details(label: str, evaluator: Evaluator, systems: dict[str, Any]) -> list[str]:
     """The evaluator's further tables (``Evaluator.detail_tables``), one per system."""
     lines: list[str] = []
-    for name, data in systems.items():
-        if not data["documents"]:  # no counts: its tables would be zeros
-            continue
+    for name, data in evaluated_systems(systems).items():  # the others' tables: zeros
         for title, table in evaluator.detail_tables(data["scores"]).items():
             columns = list(dict.fromkeys(c for row in table.values() for c in row))
             lines += [f"{_md(label)}, {_md(name)}: {_md(title)}", ""]
@@ -232,8 +230,9 @@ def _markdown_table(
     label: str, component: str, evaluator: Evaluator, systems: dict[str, Any]
 ) -> list[str]:
     # A system no document was evaluated for has no scores (not scores of 0): empty cells.
+    evaluated = evaluated_systems(systems)
     rows = {
-        name: evaluator.summary(data["scores"]) if data["documents"] else {}
+        name: evaluator.summary(data["scores"]) if name in evaluated else {}
         for name, data in systems.items()
     }
     columns: list[str] = []
@@ -242,7 +241,7 @@ def _markdown_table(
             if col not in columns:
                 columns.append(col)
     lines = [f"## {_md(label)} (`{component}`)", ""]
-    if not any(data["documents"] for data in systems.values()):
+    if not evaluated:
         return lines + ["(no document was evaluated)", ""]
     if not columns:
         return lines + ["(no scores)", ""]

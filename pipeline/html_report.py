@@ -394,14 +394,14 @@ def _best(evaluator: Evaluator, rows: Mapping[str, Mapping[str, float]], column:
     return {name for name, value in present.items() if value == target}
 
 
-def _evaluated(systems: Mapping[str, Any]) -> dict[str, Any]:
+def evaluated_systems(systems: Mapping[str, Any]) -> dict[str, Any]:
     """The systems some document was evaluated for: the scores of the others are the
     scores of no counts (0), which no table should show or rank."""
     return {name: data for name, data in systems.items() if data["documents"]}
 
 
 def _score_table(label: str, evaluator: Evaluator, systems: Mapping[str, Any]) -> str:
-    evaluated = _evaluated(systems)
+    evaluated = evaluated_systems(systems)
     if not evaluated:
         return "<p>(no document was evaluated)</p>"
     rows = {
@@ -618,7 +618,7 @@ def _section(
     import matplotlib.pyplot as plt
 
     systems = entry["systems"]
-    evaluated = _evaluated(systems)
+    evaluated = evaluated_systems(systems)
     parts = [
         f'<section id="{_e(_anchor(label))}"><h2>{_e(label)} '
         f'<span class="component">{_e(entry["component"])}</span></h2>',
@@ -734,7 +734,8 @@ def _overview(summary: Mapping[str, Any], evaluators: Mapping[str, Evaluator]) -
     for label, entry in summary.items():
         evaluator = evaluators[label]
         points = {
-            s: evaluator.prf_points(d["scores"]) for s, d in _evaluated(entry["systems"]).items()
+            s: evaluator.prf_points(d["scores"])
+            for s, d in evaluated_systems(entry["systems"]).items()
         }
         names = [next(iter(p)) for p in points.values() if p]
         if not names:

@@ -37,6 +37,10 @@ class MemberMentions:
     def class_weight(self, label: str) -> float:
         return self.label_weights.get(label, self.weight)
 
+    def unit_weight(self, unit: Unit) -> float:
+        """The weight of this member's vote for one mention: its class's weight."""
+        return self.class_weight(unit[2])
+
 
 @dataclass(frozen=True)
 class VotedMention:

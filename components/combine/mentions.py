@@ -31,7 +31,6 @@ the sentence it starts in. The agreement weighs members as the vote does (under
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import cassis
@@ -41,7 +40,6 @@ from casflow.components.combine.base import (
     CombineConfig,
     CombineInputError,
     Combiner,
-    MemberConfig,
     group_by_sentence,
 )
 from casflow.components.combine.mention_vote import (
@@ -144,19 +142,16 @@ class CombineMentions(Combiner[CombineMentionsConfig]):
                 f"document {doc}: the view already holds {short_name(self.config.type)} "
                 "annotations; write the combination into a view of its own"
             )
-        kept = vote_mentions(
-            [
-                MemberMentions(units, m.config.weight, m.config.label_weights)
-                for units, m in zip(proposals, members, strict=True)
-            ],
-            self.config.method,
-            self.config.threshold,
-        )
+        voters = [
+            MemberMentions(units, m.config.weight, m.config.label_weights)
+            for units, m in zip(proposals, members, strict=True)
+        ]
+        kept = vote_mentions(voters, self.config.method, self.config.threshold)
         out = [self._annotation(mention, origin) for mention in kept]
         if self.config.document_postprocess:
             out.extend(self._document_steps(view, kept, origin))
         if self.config.agreement:
-            out.extend(self._agreement(view, members, proposals, kept))
+            out.extend(self._agreement(view, members, voters, kept))
         view.add_all(out)
 
     @staticmethod
@@ -195,14 +190,15 @@ class CombineMentions(Combiner[CombineMentionsConfig]):
         self,
         view: cassis.Cas,
         members: list[Any],
-        proposals: list[set[Unit]],
+        voters: list[MemberMentions],
         kept: list[VotedMention],
     ) -> list[Any]:
         sentences = self.sentence_spans(view, members, copy=False)
         # the vote's own weights: per class under 'weighted', one per member otherwise
         weights: list[Weight] = [
-            _class_weight(m.config) if self.config.method == "weighted" else 1.0 for m in members
+            v.unit_weight if self.config.method == "weighted" else 1.0 for v in voters
         ]
+        proposals = [v.mentions for v in voters]
         result = sorted((m.begin, m.end, m.label) for m in kept)
         result_groups = group_by_sentence([u[0] for u in result], sentences)
         member_groups = []
@@ -215,11 +211,6 @@ class CombineMentions(Combiner[CombineMentionsConfig]):
             combined = {result[i] for i in result_groups[number]}
             out.append(self.agreement_annotation(view, span, agreement(mine, weights, combined)))
         return out
-
-
-def _class_weight(config: MemberConfig) -> Callable[[Unit], float]:
-    """A member's weight for one mention (for its class), as the weighted vote weighs it."""
-    return lambda unit: config.label_weights.get(unit[2], config.weight)
 
 
 def mention_layer(type_name: str) -> str:

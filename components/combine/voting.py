@@ -125,7 +125,7 @@ def agreement(
     # each member's weight for one unit: the number, or the function's value
     weight_for = [w if callable(w) else _constant(w) for w in weights]
     fixed = not any(callable(w) for w in weights)
-    fixed_total = weight_sum(w for w in weights if not callable(w)) if fixed else 0.0
+    fixed_total = weight_sum(weights) if fixed else 0.0  # type: ignore[arg-type]
     voters: dict[Hashable, list[int]] = {}
     for member, units in enumerate(proposals):
         for unit in set(units):

@@ -24,7 +24,12 @@ import cassis
 from pydantic import Field, model_validator
 
 from casflow.components.corpora import locations
-from casflow.components.corpora.selection import IdSelectionError, unknown_ids, wanted_ids
+from casflow.components.corpora.selection import (
+    IdSelectionError,
+    one_id_list,
+    unknown_ids,
+    wanted_ids,
+)
 from casflow.components.formats.anatem import parse as anatem
 from casflow.components.formats.cas_builders import (
     MentionSpec,
@@ -86,8 +91,7 @@ class AnatemReaderConfig(ComponentConfig):
 
     @model_validator(mode="after")
     def _one_id_list(self) -> AnatemReaderConfig:
-        if self.ids is not None and self.ids_file is not None:
-            raise ValueError("give 'ids' or 'ids_file', not both")
+        one_id_list(self.ids, self.ids_file)
         return self
 
 

@@ -32,13 +32,18 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol
 
 import cassis
 from pydantic import Field, model_validator
 
 from casflow.components.corpora import locations
-from casflow.components.corpora.selection import IdSelectionError, unknown_ids, wanted_ids
+from casflow.components.corpora.selection import (
+    IdSelectionError,
+    one_id_list,
+    unknown_ids,
+    wanted_ids,
+)
 from casflow.components.formats.bc2 import parse as bc2
 from casflow.components.formats.cas_builders import (
     MentionSpec,
@@ -115,17 +120,8 @@ class Bc2gmReaderConfig(ComponentConfig):
 
     @model_validator(mode="after")
     def _one_id_list(self) -> Bc2gmReaderConfig:
-        return one_id_list(self)
-
-
-_Options = TypeVar("_Options", bound="GoldFileOptions")
-
-
-def one_id_list(config: _Options) -> _Options:
-    """The model check every sentence reader shares: 'ids' or 'ids_file', not both."""
-    if config.ids is not None and config.ids_file is not None:
-        raise ValueError("give 'ids' or 'ids_file', not both")
-    return config
+        one_id_list(self.ids, self.ids_file)
+        return self
 
 
 def _resolve(path: str, context: RunContext) -> Path:
@@ -452,7 +448,6 @@ __all__ = [
     "gold_files",
     "load_sentence",
     "missing_files",
-    "one_id_list",
     "selected_ids",
     "sentence_refs",
 ]

@@ -103,6 +103,7 @@ from casflow.components.corpora.locations import craft_ontology, describe_defaul
 from casflow.components.corpora.locations import default_corpus as _default_corpus
 from casflow.components.corpora.selection import (
     IdSelectionError,
+    one_id_list,
     read_id_list,
     unknown_ids,
     wanted_ids,
@@ -285,8 +286,7 @@ class CraftReaderConfig(ComponentConfig):
 
     @model_validator(mode="after")
     def _one_id_list_and_known_folders(self) -> CraftReaderConfig:
-        if self.ids is not None and self.ids_file is not None:
-            raise ValueError("give 'ids' or 'ids_file', not both")
+        one_id_list(self.ids, self.ids_file)
         for key in self.folders:
             if key not in FILE_KINDS and key not in self.ontologies:
                 close = difflib.get_close_matches(key, [*FILE_KINDS, *self.ontologies], n=1)

@@ -40,11 +40,11 @@ from casflow.components.corpora.bc2gm import (
     file_problems,
     gold_files,
     load_sentence,
-    one_id_list,
     selected_ids,
     sentence_refs,
 )
 from casflow.components.corpora.locations import describe_default
+from casflow.components.corpora.selection import one_id_list
 from casflow.components.formats.cas_builders import TokenSpec, add_mentions, add_sentences
 from casflow.components.formats.common import FormatError
 from casflow.components.formats.genetag import parse as genetag
@@ -109,7 +109,8 @@ class GenetagReaderConfig(ComponentConfig):
 
     @model_validator(mode="after")
     def _one_id_list(self) -> GenetagReaderConfig:
-        return one_id_list(self)
+        one_id_list(self.ids, self.ids_file)
+        return self
 
 
 def genetag_files(

@@ -50,3 +50,9 @@ def unknown_ids(wanted: Sequence[str], known: Sequence[str] | set[str], origin: 
         return None
     more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
     return f"ids not in {origin}: {', '.join(unknown[:5])}{more}"
+
+
+def one_id_list(ids: object, ids_file: object) -> None:
+    """The config check every corpus reader shares: 'ids' or 'ids_file', not both."""
+    if ids is not None and ids_file is not None:
+        raise ValueError("give 'ids' or 'ids_file', not both")

@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from casflow.components.crfsuite.abbreviations import abbreviation_definitions
+from casflow.components.metrics.segmentation import trim_span
 
 Mention = tuple[int, int, str, float]
 _PAIRS = (("(", ")"), ("[", "]"))
@@ -42,10 +43,7 @@ def _balanced(piece: str) -> bool:
 def _trimmed(text: str, begin: int, end: int) -> tuple[int, int] | None:
     """``(begin, end)`` without the whitespace at its edges ("( IL-2" less its
     bracket is "IL-2", not " IL-2"); None when nothing is left."""
-    while begin < end and text[begin].isspace():
-        begin += 1
-    while end > begin and text[end - 1].isspace():
-        end -= 1
+    begin, end = trim_span(text, begin, end)
     return (begin, end) if begin < end else None
 
 

@@ -36,6 +36,7 @@ from casflow.components.corpora.locations import corpus_dir, craft_ontology, des
 from casflow.components.crfsuite.tokenize import Span, refine, tokenize
 from casflow.components.dictionary.cache import default_cache_dir, load_dictionary
 from casflow.components.dictionary.entries import CompileSettings, Match, ontology_problem
+from casflow.components.rules.sentences import NEWLINE
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import (
     ANATOMY_MENTION,
@@ -257,10 +258,11 @@ class DictionaryTagger(Processor[DictionaryTaggerConfig]):
 
 
 def split_at_line_breaks(text: str, spans: list[Span]) -> list[list[Span]]:
-    """``spans`` cut into runs wherever a line break lies between two tokens."""
+    """``spans`` cut into runs wherever a line break (as ``sentences.rules.v1`` takes
+    them: LF, CR, U+2028, ...) lies between two tokens."""
     runs: list[list[Span]] = [[]]
     for span in spans:
-        if runs[-1] and "\n" in text[runs[-1][-1][1] : span[0]]:
+        if runs[-1] and NEWLINE.search(text, runs[-1][-1][1], span[0]):
             runs.append([])
         runs[-1].append(span)
     return [run for run in runs if run]

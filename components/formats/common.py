@@ -77,6 +77,18 @@ _FIELD_BREAKS = "\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _BREAKS_AS_SPACES = str.maketrans(dict.fromkeys(_FIELD_BREAKS, " "))
 
 
+def without_bom(text: str) -> str:
+    """``text`` less a leading byte-order mark (some editors write one): it would
+    otherwise become part of the first line's first field (an id)."""
+    return text.removeprefix("\ufeff")
+
+
+def column_field(value: str | None) -> str:
+    """An optional value (lemma, tag) as a field of a column format: one line, no
+    whitespace at its edges, ``_`` when there is none."""
+    return token_field(value or "") or "_"
+
+
 def one_line(value: str) -> str:
     """``value`` with each tab and line break as a space (same length), so it stays one
     field of one line."""

@@ -155,7 +155,7 @@ class _Indexed:
 
     words: list[DepWord]
     sentence_of: list[int]
-    head_of: list[int | None]  # index of the head word, None for the root, -1 unattached
+    head_of: list[int | None]  # index of the head word, None for the root (or unattached)
     index_of: dict[Span, int]
 
 
@@ -175,9 +175,6 @@ def _index(sentences: Sequence[Sequence[DepWord]], side: str) -> _Indexed:
             sentence_of.append(number)
     head_of: list[int | None] = []
     for i, word in enumerate(words):
-        if not word.attached:
-            head_of.append(-1)
-            continue
         governor = word.governor
         if governor is None:
             head_of.append(None)
@@ -209,7 +206,7 @@ def dependency_counts(
     """Counts for one document; ``units`` holds the same counts per gold sentence."""
     g = _index(gold, "gold")
     s = _index(system, "system")
-    if -1 in g.head_of:
+    if not all(word.attached for word in g.words):
         raise ValueError("gold words must all be attached; only system words may be unattached")
     gold_of_system = [g.index_of.get(word.span) for word in s.words]
     system_of_gold: dict[int, int] = {

@@ -58,7 +58,7 @@ _CANDIDATE = re.compile(r"[.!?]+[\"'\u2019\u201d)\]]*(?=\s|$)")
 # A line break: CR LF, or a lone LF or CR, or a Unicode line or paragraph separator or
 # NEL (a lone CR only, so that CR LF is one break, never a blank line).
 _LINE_BREAK = r"(?:\r\n|\r(?!\n)|[\n\x85\u2028\u2029])"
-_NEWLINE = re.compile(_LINE_BREAK)
+NEWLINE = re.compile(_LINE_BREAK)
 # Two line breaks with nothing but other whitespace between them.
 _BLANK_LINE = re.compile(_LINE_BREAK + r"[^\S\r\n\x85\u2028\u2029]*" + _LINE_BREAK)
 _OPENERS = "\"'\u2018\u201c([{"
@@ -206,7 +206,7 @@ def text_blocks(
     breaks = {0, len(text)}
     breaks.update(b for b in hard_breaks if 0 < b < len(text))
     if split_at_newlines:
-        breaks.update(m.start() for m in _NEWLINE.finditer(text))
+        breaks.update(m.start() for m in NEWLINE.finditer(text))
     elif split_at_blank_lines:
         breaks.update(blank_line_breaks(text))
     ordered = sorted(breaks)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from casflow.components.metrics.segmentation import trim_span
 from casflow.components.segmenters import import_library, missing_library
 
 LIBRARY = ("ufal.udpipe", "ufal.udpipe")
@@ -77,14 +78,6 @@ def _token_range(misc: str) -> tuple[int, int] | None:
             begin, _, end = value.partition(":")
             return int(begin), int(end)
     return None
-
-
-def _trimmed(text: str, begin: int, end: int) -> tuple[int, int]:
-    while begin < end and text[begin].isspace():
-        begin += 1
-    while end > begin and text[end - 1].isspace():
-        end -= 1
-    return begin, end
 
 
 class UdpipeModel:
@@ -150,7 +143,7 @@ class UdpipeModel:
         # Trimmed after the check against the form: UDPipe's tokens may begin or end with
         # (or be) a line or paragraph separator or a NEL, which it does not take for space.
         # The words of a multiword token share one span, so they stay or go together.
-        trimmed = [_trimmed(text, begin, end) for begin, end in spans]
+        trimmed = [trim_span(text, begin, end) for begin, end in spans]
         return [(begin, end) for begin, end in trimmed if end > begin]
 
     def analyse(

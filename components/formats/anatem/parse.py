@@ -30,6 +30,7 @@ from casflow.components.formats.common import (
     FormatWarning,
     read_text_file,
     split_lines,
+    without_bom,
     write_text_file,
 )
 
@@ -319,4 +320,4 @@ def document_ids(anatem_dir: str | os.PathLike[str], split: str) -> list[str]:
     path = Path(anatem_dir) / "splits" / f"{split}-documents.list"
     text, _ = read_text_file(path)
     # a byte-order mark would end up, invisible, in the first id
-    return [line.strip() for line in split_lines(text.removeprefix("\ufeff")) if line.strip()]
+    return [line.strip() for line in split_lines(without_bom(text)) if line.strip()]

@@ -27,6 +27,7 @@ from casflow.components.formats.common import (
     FormatWarning,
     read_text_file,
     split_lines,
+    without_bom,
     write_text_file,
 )
 from casflow.components.formats.mentions import (
@@ -97,16 +98,10 @@ class Bc2Corpus(_shared.MentionCorpus[Bc2Sentence, Bc2Mention]):
 # ---------------------------------------------------------------- sentences
 
 
-def _without_bom(text: str) -> str:
-    # A byte-order mark (some editors write one) would become part of the first id,
-    # and that line's mentions would silently find no sentence.
-    return text.removeprefix("\ufeff")
-
-
 def parse_sentences(text: str, source: str = STRING_SOURCE) -> list[Bc2Sentence]:
     sentences = []
     seen: set[str] = set()
-    text = _without_bom(text)
+    text = without_bom(text)
     for number, line in enumerate(split_lines(text), 1):
         if not line.strip():
             continue
@@ -142,7 +137,7 @@ def write_sentences(sentences: Iterable[Bc2Sentence], path: str | os.PathLike[st
 
 def parse_mentions(text: str, source: str = STRING_SOURCE) -> list[Bc2Mention]:
     mentions = []
-    text = _without_bom(text)
+    text = without_bom(text)
     for number, line in enumerate(split_lines(text), 1):
         if not line.strip():
             continue

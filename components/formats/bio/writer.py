@@ -25,7 +25,7 @@ from pydantic import Field, field_validator
 
 from casflow.components.formats.bio.parse import Mention, format_bio_rows, spans_to_bio
 from casflow.components.formats.cas_builders import resolve_mention_type
-from casflow.components.formats.common import one_line, token_field
+from casflow.components.formats.common import column_field, one_line, token_field
 from casflow.components.formats.view_writer import (
     TokenFeatures,
     ViewContentError,
@@ -133,7 +133,7 @@ class BioWriter(ViewWriter[BioWriterConfig]):
             elif column == "pos":
                 pos = features.pos(token)
                 value = pos.get("PosValue") if pos is not None else None
-                row.append(one_line(value or "").strip() or "_")
+                row.append(column_field(value))
             else:
-                row.append(one_line(features.lemma(token) or "").strip() or "_")
+                row.append(column_field(features.lemma(token)))
         return row

@@ -32,7 +32,7 @@ from typing import Any
 import cassis
 from pydantic import Field
 
-from casflow.components.formats.common import one_line, token_field
+from casflow.components.formats.common import column_field, one_line, token_field
 from casflow.components.formats.conllu.parse import ConlluSentence, ConlluWord, format_conllu
 from casflow.components.formats.view_writer import (
     TokenFeatures,
@@ -53,12 +53,6 @@ class ConlluWriterConfig(ViewWriterConfig):
     root_deprel: str = Field(
         "root", description="DEPREL written for a root relation whose DependencyType is ROOT."
     )
-
-
-def _field(value: str | None) -> str:
-    # Tabs and line breaks would break the line; CoNLL-U allows inner spaces, but not
-    # at the edges of a field.
-    return token_field(value or "") or "_"
 
 
 class ConlluWriter(ViewWriter[ConlluWriterConfig]):
@@ -112,9 +106,9 @@ def view_sentences(
                 ConlluWord(
                     str(i),
                     form,
-                    _field(features.lemma(token)),
-                    _field(pos.get("coarseValue") if pos is not None else None),
-                    _field(pos.get("PosValue") if pos is not None else None),
+                    column_field(features.lemma(token)),
+                    column_field(pos.get("coarseValue") if pos is not None else None),
+                    column_field(pos.get("PosValue") if pos is not None else None),
                     "_",
                     head,
                     deprel,
@@ -169,11 +163,11 @@ def _head(
         governor is None or (governor.begin, governor.end) == (dependent.begin, dependent.end)
     )
     if is_root:
-        return "0", root_deprel if label == ROOT_TYPE_VALUE else _field(label)
+        return "0", root_deprel if label == ROOT_TYPE_VALUE else column_field(label)
     head = index.get((governor.begin, governor.end))
     if head is None:
         raise ViewContentError(
             f"document {doc_id}: the head of {dependent.get_covered_text()!r} at "
             f"({dependent.begin}, {dependent.end}) is not a token of its sentence"
         )
-    return str(head), _field(label)
+    return str(head), column_field(label)

@@ -29,6 +29,7 @@ from casflow.components.formats.common import (
     read_text_file,
     split_lines,
     warn,
+    without_bom,
     write_text_file,
 )
 from casflow.components.formats.mentions import (
@@ -117,12 +118,6 @@ class GenetagCorpus(_shared.MentionCorpus[GenetagSentence, GenetagMention]):
 # ---------------------------------------------------------------- sentences
 
 
-def _without_bom(text: str) -> str:
-    # A byte-order mark (some editors write one) would become part of the first id,
-    # and that line's mentions would silently find no sentence.
-    return text.removeprefix("\ufeff")
-
-
 def _sentence_from_line(line: str, source: str, number: int) -> GenetagSentence:
     sentence_id, _, rest = line.partition(" ")
     if not sentence_id.startswith("@@"):
@@ -158,7 +153,7 @@ def _sentence_from_line(line: str, source: str, number: int) -> GenetagSentence:
 def parse_sentences(text: str, source: str = STRING_SOURCE) -> list[GenetagSentence]:
     sentences = []
     seen: set[str] = set()
-    text = _without_bom(text)
+    text = without_bom(text)
     for number, line in enumerate(split_lines(text), 1):
         if not line.strip():
             continue
@@ -213,7 +208,7 @@ def parse_mentions(
     :class:`FormatWarning` unless ``strict``: a missing ``|`` before the text, and a
     second record glued to the end of a line."""
     mentions = []
-    text = _without_bom(text)
+    text = without_bom(text)
     for number, line in enumerate(split_lines(text), 1):
         if not line.strip():
             continue
