@@ -171,44 +171,32 @@ def dependency_sentences(view: cassis.Cas, *, keep_unattached: bool = False) -> 
     )
     if not relation_of and not unattached:
         return []
+    # (token, head span or None, label, attached) of every word, the unattached too
+    entries: list[tuple[Any, Span | None, str, bool]] = []
+    for dependency in relation_of.values():
+        governor = dependency.get("Governor")
+        root = _is_root_relation(dependency, root_type, typesystem)
+        head = None if root else (governor.begin, governor.end)
+        entries.append(
+            (dependency.get("Dependent"), head, dependency.get("DependencyType") or "", True)
+        )
+    entries.extend((token, None, "", False) for token in unattached)
     fallback = None
     sentence_starts = sorted(begin for begin, _ in sentence_spans(view))
     grouped: dict[int, list[DepWord]] = {}
-    for span in sorted(relation_of):
-        dependency = relation_of[span]
-        dependent = dependency.get("Dependent")
-        pos = dependent.get("pos")
+    for token, head, deprel, attached in entries:
+        pos = token.get("pos")
         if pos is None:
             fallback = fallback if fallback is not None else _pos_by_span(view)
-            pos = fallback.get(span)
-        governor = dependency.get("Governor")
-        head = (
-            None
-            if _is_root_relation(dependency, root_type, typesystem)
-            else (governor.begin, governor.end)
-        )
-        word = DepWord(
-            span[0],
-            span[1],
-            head,
-            dependency.get("DependencyType") or "",
-            upos=(pos.get("coarseValue") or "") if pos is not None else "",
-            xpos=(pos.get("PosValue") or "") if pos is not None else "",
-        )
-        number = max(0, bisect.bisect_right(sentence_starts, span[0]) - 1)
-        grouped.setdefault(number, []).append(word)
-    if unattached and fallback is None:
-        fallback = _pos_by_span(view)
-    for token in unattached:
-        pos = _token_pos(token, fallback)
+            pos = fallback.get((token.begin, token.end))
         word = DepWord(
             token.begin,
             token.end,
-            None,
-            "",
+            head,
+            deprel,
             upos=(pos.get("coarseValue") or "") if pos is not None else "",
             xpos=(pos.get("PosValue") or "") if pos is not None else "",
-            attached=False,
+            attached=attached,
         )
         number = max(0, bisect.bisect_right(sentence_starts, token.begin) - 1)
         grouped.setdefault(number, []).append(word)
