@@ -43,6 +43,7 @@ from casflow.pipeline.component import (
     RunContext,
     Writer,
 )
+from casflow.pipeline.document_warnings import collected_warnings
 from casflow.pipeline.journal import STATE_DIR
 from casflow.pipeline.registry import registry
 from casflow.pipeline.workflow import LoadedWorkflow, ResolvedStep, load_resolved
@@ -65,6 +66,9 @@ class DocumentResult:
     outputs: list[str] = field(default_factory=list)
     # evaluator label -> system view -> {"counts": ..., "units": ..., "errors": ...}
     evaluation: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    # warnings raised while this document was read, processed, written or evaluated:
+    # {"stage", "category", "message"}, and "documents" for a step run on a batch
+    warnings: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -362,6 +366,18 @@ def run_batch(
     results: dict[str, DocumentResult] = {}
     live: list[tuple[DocumentRef, cassis.Cas]] = []
     started = {ref.doc_id: time.perf_counter() for ref in refs}
+    said: dict[str, list[dict[str, Any]]] = {ref.doc_id: [] for ref in refs}
+
+    def batch_said(
+        stage: str, docs: Sequence[DocumentRef], collected: list[dict[str, Any]]
+    ) -> None:
+        """A step run on several documents at once cannot tell whose input a warning
+        was about: it is kept once, with the first, naming the whole batch."""
+        if len(docs) > 1:
+            ids = [ref.doc_id for ref in docs]
+            collected = [{**item, "documents": ids} for item in collected]
+        if docs:
+            said[docs[0].doc_id].extend(collected)
 
     def fail(ref: DocumentRef, stage: str, exc: BaseException) -> None:
         status = "timeout" if isinstance(exc, DocumentTimeout) else "failed"
@@ -376,7 +392,12 @@ def run_batch(
     for ref in refs:
         t0 = time.perf_counter()
         try:
-            with _time_limit(timeout, watchdog):
+            with (
+                collected_warnings(
+                    f"reader {chain.workflow.reader.spec.label()}", said[ref.doc_id]
+                ),
+                _time_limit(timeout, watchdog),
+            ):
                 cas = chain.load(ref)
         except _DOCUMENT_ERRORS as exc:
             fail(ref, f"reader {chain.workflow.reader.spec.label()}", exc)
@@ -390,16 +411,22 @@ def run_batch(
         label = step.spec.label()
         views = [chain.view(cas, step.spec.view) for _, cas in live]
         t0 = time.perf_counter()
+        step_said: list[dict[str, Any]] = []
         try:
             # A batch shares the limit of its documents; a failure falls back to
             # one document at a time so only the culprit is dropped.
-            with _time_limit(timeout * len(live) if timeout else None, watchdog):
+            with (
+                collected_warnings(f"component {label}", step_said),
+                _time_limit(timeout * len(live) if timeout else None, watchdog),
+            ):
                 processor.process_batch(views)
+            batch_said(f"component {label}", [ref for ref, _ in live], step_said)
             per_doc = (time.perf_counter() - t0) / len(live)
             for ref, _ in live:
                 stage_time(ref, label, per_doc)
         except _DOCUMENT_ERRORS as exc:
             if len(live) == 1:
+                said[live[0][0].doc_id].extend(step_said)
                 fail(live[0][0], f"component {label}", exc)
                 live = []
                 break
@@ -409,7 +436,8 @@ def run_batch(
             # only the culprit fails and the others come out as from a clean run.
             for ref, _ in live:
                 (results[ref.doc_id],) = run_batch(chain, [ref], timeout, watchdog)
-            return _in_order(refs, results, started)
+                said[ref.doc_id] = results[ref.doc_id].warnings  # its run alone said them again
+            return _in_order(refs, results, started, said)
 
     for _, writer in chain.writers:
         writer.start_batch([ref.doc_id for ref, _ in live])
@@ -422,7 +450,8 @@ def run_batch(
                 t0 = time.perf_counter()
                 stage = f"writer {step.spec.label()}"
                 wrote.append(writer)
-                result.outputs.extend(str(p) for p in writer.write(cas, ref.doc_id))
+                with collected_warnings(stage, said[ref.doc_id]):
+                    result.outputs.extend(str(p) for p in writer.write(cas, ref.doc_id))
                 stage_time(ref, step.spec.label(), time.perf_counter() - t0)
             for step, evaluator in chain.evaluators:
                 stage = f"evaluator {step.spec.label()}"
@@ -430,7 +459,8 @@ def run_batch(
                 gold = cas.get_view(evaluator.config.gold_view)
                 per_system = {}
                 for system_name in evaluator.config.system_views:
-                    ev = evaluator.evaluate(gold, cas.get_view(system_name))
+                    with collected_warnings(stage, said[ref.doc_id]):
+                        ev = evaluator.evaluate(gold, cas.get_view(system_name))
                     per_system[system_name] = {
                         "counts": ev.counts,
                         "units": ev.units,
@@ -448,18 +478,23 @@ def run_batch(
                 with contextlib.suppress(*_DOCUMENT_ERRORS):
                     writer.discard(ref.doc_id)
 
-    _end_batch(chain, [ref for ref, _ in live], results, fail, stage_time)
-    return _in_order(refs, results, started)
+    _end_batch(chain, [ref for ref, _ in live], results, fail, stage_time, batch_said)
+    return _in_order(refs, results, started, said)
 
 
 def _in_order(
-    refs: Sequence[DocumentRef], results: dict[str, DocumentResult], started: dict[str, float]
+    refs: Sequence[DocumentRef],
+    results: dict[str, DocumentResult],
+    started: dict[str, float],
+    said: dict[str, list[dict[str, Any]]],
 ) -> list[DocumentResult]:
-    """The batch's results in the order of ``refs``, with each document's time."""
+    """The batch's results in the order of ``refs``, with each document's time and
+    the warnings raised about it."""
     out = []
     for ref in refs:
         res = results.get(ref.doc_id) or DocumentResult(ref.doc_id, ref.uri, "failed", error="lost")
         res.seconds = time.perf_counter() - started[ref.doc_id]
+        res.warnings = said[ref.doc_id]
         out.append(res)
     return out
 
@@ -470,19 +505,25 @@ def _end_batch(
     results: dict[str, DocumentResult],
     fail: Any,
     stage_time: Any,
+    batch_said: Any,
 ) -> None:
     """Let each writer finish the batch (an archive of its documents, for one); its
     time is shared by the documents, and its failure fails them all: none of them
     is recorded as done with an output that was never written."""
     for step, writer in chain.writers:
         t0 = time.perf_counter()
+        stage = f"writer {step.spec.label()}"
+        step_said: list[dict[str, Any]] = []
         try:
-            writer.end_batch()
+            with collected_warnings(stage, step_said):
+                writer.end_batch()
         except _DOCUMENT_ERRORS as exc:
+            batch_said(stage, written, step_said)
             for ref in written:
                 if results[ref.doc_id].status == "ok":
-                    fail(ref, f"writer {step.spec.label()}", exc)
+                    fail(ref, stage, exc)
             continue
+        batch_said(stage, written, step_said)
         if written:
             share = (time.perf_counter() - t0) / len(written)
             for ref in written:

@@ -123,6 +123,16 @@ class DocumentError(Exception):
     hint: str | None = None
 
 
+class DocumentWarning(UserWarning):
+    """Damage in a document's input that a component repaired or skipped, and kept going.
+
+    Raise it with :func:`warnings.warn` (or subclass it). A run records every such
+    warning, and any other warning raised while a document was read, processed,
+    written or evaluated, in ``run-report.json`` with the stage and document: each
+    occurrence is recorded, not only the first of its kind in a worker process.
+    """
+
+
 @dataclass(frozen=True)
 class DocumentRef:
     """What a worker receives: enough to load one document, never the CAS itself.

@@ -22,6 +22,11 @@ from casflow.pipeline.files import atomic_write_text
 from casflow.pipeline.workflow import LoadedWorkflow
 
 RUN_REPORT_NAME = "run-report.json"
+#: Distinct warnings listed in the report; more are counted, not listed, so the
+#: parent's memory does not grow with the number of damaged documents.
+MAX_WARNINGS_LISTED = 500
+#: Documents named under each distinct warning.
+MAX_DOCUMENTS_PER_WARNING = 20
 
 
 @dataclass
@@ -39,6 +44,10 @@ class RunTally:
     tokens: int = 0
     stage_seconds: dict[str, float] = field(default_factory=dict)
     failures: list[dict[str, Any]] = field(default_factory=list)
+    # (stage, category, message) -> {"stage", "category", "message", "count", "documents"}
+    warnings: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
+    warnings_not_listed: int = 0
+    documents_with_warnings: int = 0
 
     @classmethod
     def of(cls, results: list[DocumentResult]) -> RunTally:
@@ -49,6 +58,11 @@ class RunTally:
 
     def add(self, res: DocumentResult) -> None:
         self.counts[res.status] = self.counts.get(res.status, 0) + 1
+        # A document done before keeps its warnings (from the journal): they are about
+        # the outputs in the folder, whichever run wrote them.
+        if res.warnings:
+            self.documents_with_warnings += 1
+            self.add_warnings(res.warnings, res.doc_id)
         if res.status == "skipped":
             return
         self.processed += 1
@@ -67,6 +81,31 @@ class RunTally:
                     "traceback": res.detail,
                 }
             )
+
+    def add_warnings(self, warnings: list[dict[str, Any]], doc_id: str | None) -> None:
+        """Warnings about one document (``doc_id``), or about none (the listing)."""
+        for said in warnings:
+            key = (str(said.get("stage")), str(said.get("category")), str(said.get("message")))
+            entry = self.warnings.get(key)
+            if entry is None:
+                if len(self.warnings) >= MAX_WARNINGS_LISTED:
+                    self.warnings_not_listed += 1
+                    continue
+                entry = {
+                    "stage": key[0],
+                    "category": key[1],
+                    "message": key[2],
+                    "count": 0,
+                    "documents": [],
+                }
+                self.warnings[key] = entry
+            entry["count"] += 1
+            for doc in said.get("documents") or ([doc_id] if doc_id else []):
+                if (
+                    len(entry["documents"]) < MAX_DOCUMENTS_PER_WARNING
+                    and doc not in entry["documents"]
+                ):
+                    entry["documents"].append(doc)
 
 
 @dataclass
@@ -98,6 +137,11 @@ class RunReport:
     final_files_error: str | None = None  # this report (or others) could not be written
     # optional views left out of this run (their models are missing here): view -> why
     left_out_views: dict[str, str] = field(default_factory=dict)
+    # what components said about damaged input they repaired or skipped, per distinct
+    # message: stage, category, message, count, documents (the first 20)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    warnings_not_listed: int = 0  # occurrences of further distinct messages
+    documents_with_warnings: int = 0
 
     @classmethod
     def build(
@@ -129,6 +173,9 @@ class RunReport:
             started_at=_iso(started_at),
             finished_at=_iso(started_at + seconds) if started_at is not None else None,
             left_out_views=dict(workflow.left_out),
+            warnings=list(tally.warnings.values()),
+            warnings_not_listed=tally.warnings_not_listed,
+            documents_with_warnings=tally.documents_with_warnings,
         )
 
     @property
@@ -176,6 +223,19 @@ class RunReport:
             )
         if len(self.failures) > 20:
             lines.append(f"casflow:   ... and {len(self.failures) - 20} more")
+        if self.warnings or self.warnings_not_listed:
+            said = sum(w["count"] for w in self.warnings) + self.warnings_not_listed
+            report = Path(self.output) / RUN_REPORT_NAME if self.output else RUN_REPORT_NAME
+            lines.append(
+                f"casflow: {said} warning{'s' if said > 1 else ''} about "
+                f"{self.documents_with_warnings} document"
+                f"{'s' if self.documents_with_warnings > 1 else ''}; "
+                f'each with its documents under "warnings" in {report}'
+            )
+            for item in self.warnings[:5]:
+                lines.append(f"casflow:   {item['stage']}: {item['message']}")
+            if len(self.warnings) > 5:
+                lines.append(f"casflow:   ... and {len(self.warnings) - 5} more distinct")
         if self.worker_replacements:
             n = len(self.worker_replacements)
             lines.append(f"casflow: workers replaced {n} time{'s' if n > 1 else ''}:")

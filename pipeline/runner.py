@@ -53,6 +53,7 @@ from casflow.pipeline.chain import (
     watchdog_seconds,
 )
 from casflow.pipeline.component import DocumentRef, RunContext, Writer
+from casflow.pipeline.document_warnings import collected_warnings
 from casflow.pipeline.exit_status import EXIT_NOT_STARTED, EXIT_OK, EXIT_PARTIAL
 from casflow.pipeline.files import (
     ignores_case,
@@ -69,7 +70,7 @@ from casflow.pipeline.journal import (
 from casflow.pipeline.locks import OutputFolderBusy, OutputLock
 from casflow.pipeline.progress import Progress
 from casflow.pipeline.registry import registry
-from casflow.pipeline.run_report import RunReport, RunTally, write_run_outputs
+from casflow.pipeline.run_report import RUN_REPORT_NAME, RunReport, RunTally, write_run_outputs
 from casflow.pipeline.workflow import LoadedWorkflow, RunSpec, dump_resolved
 
 __all__ = [
@@ -85,6 +86,8 @@ __all__ = [
 
 RESOLVED_WORKFLOW_NAME = "workflow.resolved.yaml"
 LISTING_STAGE = "listing the input"
+#: Distinct warnings printed while the run goes on (all are in the run report).
+WARNINGS_SHOWN = 5
 
 
 @dataclass
@@ -222,6 +225,8 @@ class _Listing:
         self.events: collections.deque[DocumentResult] = collections.deque()
         # Handed out for processing, result not back yet (what an interruption leaves).
         self.pending: dict[str, str] = {}
+        # Warnings the reader raised while listing (a damaged line of a corpus file).
+        self.said: list[dict[str, Any]] = []
 
     def __iter__(self) -> Iterator[DocumentRef]:
         for ref in self._listed():
@@ -262,7 +267,8 @@ class _Listing:
         documents = self.reader.iter_documents()
         while True:
             try:
-                ref = next(documents)
+                with collected_warnings(LISTING_STAGE, self.said):
+                    ref = next(documents)
             except StopIteration:
                 self.finished = True
                 return
@@ -980,6 +986,7 @@ class Runner:
                     listing.count,
                     listing.digest.hexdigest(),
                 )
+        tally.add_warnings(listing.said, None)
         report = RunReport.build(
             workflow=self.workflow,
             results=tally,
@@ -1031,8 +1038,23 @@ class Runner:
                 progress.skip()
             else:
                 progress.update(res)
+                say_warnings(res)
             if keep_evaluation and res.stage != LISTING_STAGE:
                 outcome.evaluated[res.doc_id] = res
+
+        shown: set[str] = set()
+
+        def say_warnings(res: DocumentResult) -> None:
+            """The first few distinct warnings as they come; all are in the report."""
+            for said in res.warnings:
+                message = str(said.get("message"))
+                if message in shown or len(shown) > WARNINGS_SHOWN:
+                    continue
+                shown.add(message)
+                if len(shown) > WARNINGS_SHOWN:
+                    progress.note(f"further warnings go to {RUN_REPORT_NAME} only")
+                else:
+                    progress.note(f"warning: {res.doc_id} ({said.get('stage')}): {message}")
 
         def drain() -> None:
             while listing.events:

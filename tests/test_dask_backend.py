@@ -93,7 +93,7 @@ def _failures(report: dict) -> set[tuple[str, str, str]]:
 def test_local_cluster_matches_loky_and_isolates_a_failing_document(
     tmp_path: Path, fault_components: None
 ) -> None:
-    inputs = _inputs(tmp_path / "in", {"PMC7400001": "FAULT-RAISE"})
+    inputs = _inputs(tmp_path / "in", {"PMC7400001": "FAULT-RAISE", "PMC7400002": "DATA-WARN"})
     loky, dask = tmp_path / "loky", tmp_path / "dask"
     code, err = _run(str(_workflow(tmp_path / "loky.yaml", inputs, loky, "jobs: 2")))
     assert code == 1, err
@@ -103,12 +103,17 @@ def test_local_cluster_matches_loky_and_isolates_a_failing_document(
     assert code == 1, err
     _assert_same_xmi(loky, dask)
     report = _report(dask)
-    assert report["counts"]["ok"] == 4 and report["backend"] == "dask"
+    assert report["counts"]["ok"] == 5 and report["backend"] == "dask"
     assert (
         _failures(report)
         == _failures(_report(loky))
         == {("PMC7400001", "failed", "component test.fault_injector.v1")}
     )
+    # A warning raised in a Dask worker reaches the report as one raised by loky's.
+    (said,) = report["warnings"]
+    assert said["message"] == "DATA-WARN in the text" and said["count"] == 1
+    assert "PMC7400002" in said["documents"]
+    assert report["warnings"] == _report(loky)["warnings"]
 
 
 @pytest.mark.slow

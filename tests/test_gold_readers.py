@@ -929,3 +929,34 @@ def test_genetag_devtest_loads_every_gene(corpora_dir: Path, tmp_path: Path) -> 
         for token in cas.select(TOKEN):
             if token.pos is not None:
                 assert token.pos.PosValue not in genetag.GENE_TAGS
+
+
+def test_warnings_of_the_listing_and_of_each_document_are_in_the_run_report(
+    bc2_corpus: Path, tmp_path: Path
+) -> None:
+    folder = bc2_corpus / "bc2-format" / "devel"
+    (folder / "GENE.eval").write_text(BC2_GENES + "S2|0 1|Yes\n", encoding="utf-8")
+    report = run(
+        tmp_path,
+        f"""\
+        reader:
+          component: bc2gm.reader.v1
+          view: gold
+          config: {{corpus: {json.dumps(str(bc2_corpus))}}}
+        components:
+          - component: bc2.import.v1
+            view: system
+            config: {{path: {json.dumps(str(folder / "GENE.eval"))}, on_mismatch: warn}}
+        run: {{jobs: 1, output: {json.dumps(str(tmp_path / "out"))}, progress: false}}
+        """,
+    )
+    assert report.counts["ok"] == 3
+    said = {w["stage"]: w for w in report.warnings}
+    assert set(said) == {"listing the input", "component bc2.import.v1"}
+    for item in said.values():
+        assert item["category"] == "FormatWarning" and item["count"] == 1
+        assert "GENE.eval:5: sentence S2: mention text 'Yes' differs" in item["message"]
+    assert said["listing the input"]["documents"] == []  # the reader read the file whole
+    assert said["component bc2.import.v1"]["documents"] == ["S1", "S2", "S3"]  # one batch
+    on_disk = json.loads((tmp_path / "out" / "run-report.json").read_text(encoding="utf-8"))
+    assert on_disk["warnings"] == report.warnings

@@ -441,3 +441,58 @@ def test_the_resolved_workflow_says_where_to_run_it_from(
     head = (out / "workflow.resolved.yaml").read_text("utf-8").splitlines()[:3]
     assert any("re-run from there" in line for line in head), head
     assert head[2].endswith(f"casflow run {out / 'workflow.resolved.yaml'}"), head
+
+
+def test_warnings_about_documents_are_in_the_run_report_and_survive_a_resumed_run(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
+    # Every document warns with the same text: each occurrence is recorded (Python's
+    # default filter would show the first in the process only), once per document.
+    out = tmp_path / "out"
+    text = _workflow(corpus, out, tokenizer="warn_on: mice")
+    report = _run(text)
+    assert report.exit_code == 0
+    (said,) = report.warnings
+    assert said["stage"] == "component test.whitespace_tokenizer.v1"
+    assert said["category"] == "DocumentWarning"
+    assert said["message"] == "'mice' in the text, kept as it is"
+    assert said["count"] == 7
+    assert sorted(said["documents"]) == [f"doc{i}" for i in range(7)]
+    assert report.documents_with_warnings == 4  # kept with the first of each batch of 2
+    on_disk = json.loads((out / "run-report.json").read_text())
+    assert on_disk["warnings"] == report.warnings
+    assert "7 warnings about 4 documents" in report.summary()
+    # A resumed run skips every document and still reports what was said about them.
+    again = _run(text)
+    assert again.counts["skipped"] == 7
+    assert again.warnings == report.warnings
+
+
+def test_a_warning_in_a_batch_names_the_batch_and_one_alone_its_document(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
+    report = _run(_workflow(corpus, tmp_path / "two", tokenizer="warn_on: BRCA3"))
+    (said,) = report.warnings
+    assert said["documents"] == ["doc2", "doc3"] and said["count"] == 1
+    alone = _run(_workflow(corpus, tmp_path / "one", tokenizer="warn_on: BRCA3"), batch_size=1)
+    assert alone.warnings[0]["documents"] == ["doc3"]
+
+
+def test_a_failed_batch_keeps_the_warnings_of_its_documents_run_alone(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
+    # doc1 fails its batch with doc0; both run again alone: each warning once.
+    text = _workflow(corpus, tmp_path / "out", tokenizer="warn_on: mice, fail_after_on: BRCA1")
+    report = _run(text)
+    assert report.counts["failed"] == 1
+    (said,) = report.warnings
+    assert said["count"] == 7 and len(said["documents"]) == 7
+
+
+@pytest.mark.slow
+def test_warnings_come_back_from_worker_processes(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
+    report = _run(_workflow(corpus, tmp_path / "out", jobs=2, tokenizer="warn_on: mice"))
+    (said,) = report.warnings
+    assert said["count"] == 7 and len(said["documents"]) == 7

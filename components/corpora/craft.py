@@ -130,6 +130,7 @@ from casflow.pipeline.component import (
     ComponentConfig,
     DocumentError,
     DocumentRef,
+    DocumentWarning,
     Reader,
     RunContext,
 )
@@ -204,7 +205,7 @@ class CraftAlignmentError(CraftDataError):
     """Treebank or CoNLL-U tokens do not line up with the text or with each other."""
 
 
-class CraftDataWarning(UserWarning):
+class CraftDataWarning(DocumentWarning):
     """A known kind of CRAFT inconsistency that the reader keeps (e.g. spannedText)."""
 
 

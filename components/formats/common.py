@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from casflow.pipeline.component import DocumentWarning
+
 STRING_SOURCE = "<string>"
 
 T = TypeVar("T")
@@ -32,7 +34,7 @@ class FormatError(ValueError):
         super().__init__(_where(source, line) + message)
 
 
-class FormatWarning(UserWarning):
+class FormatWarning(DocumentWarning):
     """Input damage that a reader repaired or skipped (message starts with ``file:line:``)."""
 
     def __init__(self, message: str, *, source: str | None = None, line: int | None = None):

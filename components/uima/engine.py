@@ -43,7 +43,7 @@ from pydantic import Field, field_validator, model_validator
 from casflow.cas.metadata import find_document_id
 from casflow.cas.xmi import cas_to_xmi_bytes
 from casflow.cas.xmi_offsets import OffsetProblem, load_xmi, snap_to_characters
-from casflow.pipeline.component import ComponentConfig, Processor, RunContext
+from casflow.pipeline.component import ComponentConfig, DocumentWarning, Processor, RunContext
 from casflow.pipeline.jvm import JsonLinesJvm, SharedJvm, cache_dir, compile_java
 from casflow.pipeline.uima_java import find_uima_jar, java_available
 from casflow.typesystem import load_typesystem, resolve_type_name
@@ -58,7 +58,7 @@ class UimaEngineError(RuntimeError):
     """The UIMA engine or its JVM failed."""
 
 
-class UimaOffsetWarning(UserWarning):
+class UimaOffsetWarning(DocumentWarning):
     """The engine's offsets split characters and were widened to whole ones."""
 
 

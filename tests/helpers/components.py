@@ -12,13 +12,14 @@ import os
 import re
 import sys
 import time
+import warnings
 from collections.abc import Mapping
 from types import ModuleType
 
 import cassis
 from pydantic import Field
 
-from casflow.pipeline.component import ComponentConfig, Processor, RunContext
+from casflow.pipeline.component import ComponentConfig, DocumentWarning, Processor, RunContext
 from casflow.typesystem import POS, SENTENCE, TOKEN
 
 
@@ -32,6 +33,9 @@ class WhitespaceTokenizerConfig(ComponentConfig):
     )
     hang_on: str | None = Field(
         None, description="Sleep forever when the text contains this string."
+    )
+    warn_on: str | None = Field(
+        None, description="Raise a DocumentWarning when the text contains this string."
     )
     sleep: float = Field(0.0, description="Seconds to sleep per document (to make runs slow).")
     record_builds: str | None = Field(
@@ -57,6 +61,11 @@ class WhitespaceTokenizer(Processor[WhitespaceTokenizerConfig]):
             os._exit(3)
         if self.config.hang_on and self.config.hang_on in text:
             time.sleep(3600)
+        if self.config.warn_on and self.config.warn_on in text:
+            warnings.warn(
+                DocumentWarning(f"{self.config.warn_on!r} in the text, kept as it is"),
+                stacklevel=2,
+            )
         if self.config.sleep:
             time.sleep(self.config.sleep)
         token_type = view.typesystem.get_type(TOKEN)

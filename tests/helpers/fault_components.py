@@ -18,6 +18,7 @@ import resource
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +26,13 @@ import cassis
 from pydantic import Field
 
 from casflow.components.formats.jats.reader import NxmlReader, NxmlReaderConfig
-from casflow.pipeline.component import ComponentConfig, DocumentRef, Processor, Writer
+from casflow.pipeline.component import (
+    ComponentConfig,
+    DocumentRef,
+    DocumentWarning,
+    Processor,
+    Writer,
+)
 from casflow.pipeline.files import atomic_write_text, safe_file_stem
 from casflow.typesystem import SENTENCE, TOKEN
 
@@ -40,6 +47,8 @@ FAULTS = {
     "FAULT-SEGFAULT": "read address 0 (SIGSEGV)",
     "FAULT-SIGKILL": "SIGKILL itself (as the OOM killer does)",
 }
+#: Not a fault: the document is processed, with a DocumentWarning about it.
+WARN_MARKER = "DATA-WARN"
 _KILLS_PROCESS = {"FAULT-NATIVE-HANG", "FAULT-EXIT", "FAULT-SEGFAULT", "FAULT-SIGKILL"}
 
 
@@ -61,6 +70,8 @@ class FaultInjector(Processor[FaultInjectorConfig]):
         for marker in FAULTS:
             if marker in text:
                 self._fault(marker)
+        if WARN_MARKER in text:
+            warnings.warn(DocumentWarning(f"{WARN_MARKER} in the text"), stacklevel=1)
         if len(text) > self.config.tokenize_up_to:
             return
         token_type = view.typesystem.get_type(TOKEN)

@@ -1,0 +1,63 @@
+"""Warnings collected per stage and thread (pipeline/document_warnings.py)."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+from casflow.pipeline.component import DocumentWarning
+from casflow.pipeline.document_warnings import collected_warnings
+
+
+def test_each_thread_collects_its_own_warnings() -> None:
+    ready = threading.Barrier(2)
+    said: dict[str, list[dict[str, str]]] = {"a": [], "b": []}
+
+    def work(name: str) -> None:
+        with collected_warnings(f"stage {name}", said[name]):
+            ready.wait()  # both collect at once
+            for _ in range(3):
+                warnings.warn(DocumentWarning(f"about {name}"), stacklevel=1)
+            ready.wait()
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in said]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for name, items in said.items():
+        assert (
+            items
+            == [
+                {
+                    "stage": f"stage {name}",
+                    "category": "DocumentWarning",
+                    "message": f"about {name}",
+                }
+            ]
+            * 3
+        )
+
+
+def test_an_inner_block_collects_apart_and_the_outer_one_goes_on() -> None:
+    outer: list[dict[str, str]] = []
+    inner: list[dict[str, str]] = []
+    with collected_warnings("outer", outer):
+        with collected_warnings("inner", inner):
+            warnings.warn("first", UserWarning, stacklevel=1)
+        warnings.warn("second", UserWarning, stacklevel=1)
+    assert [(w["stage"], w["message"]) for w in inner] == [("inner", "first")]
+    assert [(w["stage"], w["message"]) for w in outer] == [("outer", "second")]
+
+
+def test_warnings_outside_a_collection_go_to_the_hook_that_was_there() -> None:
+    seen: list[str] = []
+    collected: list[dict[str, str]] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda message, *args, **kwargs: seen.append(str(message))
+        with collected_warnings("a stage", collected):
+            warnings.warn("about the document", UserWarning, stacklevel=1)
+        warnings.warn("not about a document", UserWarning, stacklevel=1)
+    assert [w["message"] for w in collected] == ["about the document"]
+    assert seen == ["not about a document"]
