@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from casflow.pipeline.chain import read_document
 from casflow.pipeline.component import Reader, Trainer, TrainingContext
+from casflow.pipeline.document_warnings import collected_warnings
 from casflow.pipeline.files import atomic_write_text, output_folder_problem
 from casflow.pipeline.fingerprints import fingerprint, mark_done, read_marker, step_status
 from casflow.pipeline.locks import building
@@ -474,22 +475,40 @@ def read_gold_examples(
     context: TrainingContext,
     log: Callable[[str], None],
     what: str,
+    said: list[dict[str, Any]] | None = None,
 ) -> list[tuple[str, Any]]:
-    """(doc id, training example) of every document the reader lists, in its order."""
+    """(doc id, training example) of every document the reader lists, in its order.
+
+    What the reader and the trainer warn about (gold it repaired or skipped) is
+    logged and, with ``said``, appended there with its ``document`` (none for the
+    listing) for the training report."""
     reader = step.build(Reader, context)
     typesystem = load_typesystem()
     view_name = step.spec.view
     examples: list[tuple[str, Any]] = []
     started = time.monotonic()
+    said = [] if said is None else said
+
+    def tell(collected: list[dict[str, Any]], document: str | None) -> None:
+        for item in collected:
+            log(f"warning: {what} {document or 'listing'}: {item['message']}")
+            said.append({**item, "gold": what, "document": document})
+
     try:
-        refs = list(reader.iter_documents())
+        listing: list[dict[str, Any]] = []
+        with collected_warnings(f"reader {step.spec.component}", listing):
+            refs = list(reader.iter_documents())
+        tell(listing, None)
         for n, ref in enumerate(refs, start=1):
             if ref.error:
                 raise TrainingDataError(f"{what} document {ref.doc_id} ({ref.uri}): {ref.error}")
             try:
-                cas = read_document(reader, ref, view_name, typesystem)
-                view = cas.get_view(view_name)
-                examples.append((ref.doc_id, trainer.example(view, ref.doc_id)))
+                collected: list[dict[str, Any]] = []
+                with collected_warnings(f"reader {step.spec.component}", collected):
+                    cas = read_document(reader, ref, view_name, typesystem)
+                    view = cas.get_view(view_name)
+                    examples.append((ref.doc_id, trainer.example(view, ref.doc_id)))
+                tell(collected, ref.doc_id)
             except TrainingDataError:
                 raise
             except Exception as exc:
@@ -544,6 +563,8 @@ class _GoldData:
 
     train: list[tuple[str, Any]]
     dev: list[tuple[str, Any]]
+    # what the readers warned about: stage, category, message, gold, document
+    warnings: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def train_ids(self) -> list[str]:
@@ -573,18 +594,19 @@ def _read_data(
 ) -> _GoldData:
     """Training and development examples; a document in both is an error."""
     say(f"reading training documents with {loaded.train_reader.spec.component}")
-    train = read_gold_examples(loaded.train_reader, trainer, context, say, "train")
+    said: list[dict[str, Any]] = []
+    train = read_gold_examples(loaded.train_reader, trainer, context, say, "train", said)
     dev: list[tuple[str, Any]] = []
     if loaded.dev_reader is not None:
         say("reading development documents")
-        dev = read_gold_examples(loaded.dev_reader, trainer, context, say, "dev")
+        dev = read_gold_examples(loaded.dev_reader, trainer, context, say, "dev", said)
     overlap = {d for d, _ in train} & {d for d, _ in dev}
     if overlap:
         raise TrainingDataError(
             f"{len(overlap)} documents are both training and development documents "
             f"(e.g. {sorted(overlap)[0]}); the dev set must be held out"
         )
-    return _GoldData(train, dev)
+    return _GoldData(train, dev, said)
 
 
 #: Per step (a fold, the final model): the training time across the runs that trained it.
@@ -833,6 +855,7 @@ def run_training(
             "dev_documents": len(data.dev),
             "train_ids": data.train_ids,
             "dev_ids": [d for d, _ in data.dev],
+            "warnings": data.warnings,
         },
     }
     if only_fold is not None:
@@ -919,6 +942,15 @@ def model_card(report: Mapping[str, Any], trainer: Trainer) -> str:
         f" ({', '.join(data['train_ids'][:3])}{' ...' if data['train_documents'] > 3 else ''})",
         f"- development documents: {data['dev_documents']}",
         f"- layers: {', '.join(workflow['layers'])}",
+        *(
+            [
+                f"- {len(data['warnings'])} warning(s) about the gold data (repaired or "
+                f"skipped as the reader says), e.g. {data['warnings'][0]['message']}; all in "
+                f"`{REPORT_FILE}`"
+            ]
+            if data.get("warnings")
+            else []
+        ),
         "",
         "## Settings",
         "",

@@ -811,3 +811,22 @@ def test_shipped_crf_training_workflows_validate(
         loaded = load_training_workflow(REPO / "workflows" / name)
         assert loaded.resolved["model"]["component"] == "train.crf.mentions.v1"
         assert loaded.resolved["layers"] == [layer]
+
+
+def test_warnings_about_the_gold_data_are_logged_and_in_the_report_and_card(
+    tmp_path: Path, corpora: Path
+) -> None:
+    # a dev gene line whose text differs from the text at its offsets: kept, with a warning
+    genes = corpora / "bc2gm" / "bc2-format" / "devel" / "GENE.eval"
+    genes.write_text(genes.read_text("utf-8") + "D1|0 9|Wrong text\n", encoding="utf-8")
+    out = tmp_path / "out"
+    text = GENE_WORKFLOW.replace("cross_validation: {folds: 2}\n", "")
+    lines: list[str] = []
+    run_training(load_training_workflow(workflow(tmp_path, text, corpora, out)), log=lines.append)
+    report = json.loads((out / "training-report.json").read_text("utf-8"))
+    (said,) = report["data"]["warnings"]
+    assert said["gold"] == "dev" and said["document"] is None  # the reader read the file whole
+    assert said["category"] == "FormatWarning" and "GENE.eval:6: sentence D1" in said["message"]
+    assert any("warning: dev listing: " in line and "GENE.eval:6" in line for line in lines)
+    card = (out / "final" / "model" / "MODEL_CARD.md").read_text("utf-8")
+    assert "1 warning(s) about the gold data" in card
