@@ -46,7 +46,7 @@ from casflow.pipeline.component import (
 from casflow.pipeline.document_warnings import collected_warnings
 from casflow.pipeline.journal import STATE_DIR
 from casflow.pipeline.registry import registry
-from casflow.pipeline.workflow import LoadedWorkflow, ResolvedStep, load_resolved
+from casflow.pipeline.workflow import LoadedWorkflow, ResolvedStep, load_resolved, stage_labels
 from casflow.typesystem import DOCUMENT_METADATA, TOKEN, load_typesystem
 
 
@@ -271,6 +271,7 @@ class Chain:
             with modules_hidden(unused), modules_standing_in(stand_ins):
                 return step.build(role, context)
 
+        self.labels = stage_labels([*workflow.processors, *workflow.writers])
         self.reader = build(workflow.reader, Reader)
         self.processors = [(s, build(s, Processor)) for s in workflow.processors]
         self.writers = [(s, build(s, Writer)) for s in workflow.writers]
@@ -284,6 +285,10 @@ class Chain:
                 component.close()
             except Exception:  # closing must not hide the run's own result
                 traceback.print_exc()
+
+    def label(self, step: ResolvedStep) -> str:
+        """What the step's time, failures and warnings are reported under."""
+        return self.labels.get(step.path) or step.spec.label()
 
     # -- per-document stages ------------------------------------------------
 
@@ -408,10 +413,14 @@ def run_batch(
     for step, processor in chain.processors:
         if not live:
             break
-        label = step.spec.label()
+        label = chain.label(step)
         views = [chain.view(cas, step.spec.view) for _, cas in live]
         t0 = time.perf_counter()
         step_said: list[dict[str, Any]] = []
+        # A processor that keeps the base class's loop over its views is run view by
+        # view here, so that what it warns about is said of its own document.
+        one_by_one = type(processor).process_batch is Processor.process_batch
+        each_said: dict[str, list[dict[str, Any]]] = {ref.doc_id: [] for ref, _ in live}
         try:
             # A batch shares the limit of its documents; a failure falls back to
             # one document at a time so only the culprit is dropped.
@@ -419,14 +428,21 @@ def run_batch(
                 collected_warnings(f"component {label}", step_said),
                 _time_limit(timeout * len(live) if timeout else None, watchdog),
             ):
-                processor.process_batch(views)
+                if one_by_one:
+                    for (ref, _), view in zip(live, views, strict=True):
+                        with collected_warnings(f"component {label}", each_said[ref.doc_id]):
+                            processor.process(view)
+                else:
+                    processor.process_batch(views)
+            for doc_id, items in each_said.items():
+                said[doc_id].extend(items)
             batch_said(f"component {label}", [ref for ref, _ in live], step_said)
             per_doc = (time.perf_counter() - t0) / len(live)
             for ref, _ in live:
                 stage_time(ref, label, per_doc)
         except _DOCUMENT_ERRORS as exc:
             if len(live) == 1:
-                said[live[0][0].doc_id].extend(step_said)
+                said[live[0][0].doc_id].extend(each_said[live[0][0].doc_id] + step_said)
                 fail(live[0][0], f"component {label}", exc)
                 live = []
                 break
@@ -448,11 +464,11 @@ def run_batch(
         try:
             for step, writer in chain.writers:
                 t0 = time.perf_counter()
-                stage = f"writer {step.spec.label()}"
+                stage = f"writer {chain.label(step)}"
                 wrote.append(writer)
                 with collected_warnings(stage, said[ref.doc_id]):
                     result.outputs.extend(str(p) for p in writer.write(cas, ref.doc_id))
-                stage_time(ref, step.spec.label(), time.perf_counter() - t0)
+                stage_time(ref, chain.label(step), time.perf_counter() - t0)
             for step, evaluator in chain.evaluators:
                 stage = f"evaluator {step.spec.label()}"
                 t0 = time.perf_counter()
@@ -512,7 +528,7 @@ def _end_batch(
     is recorded as done with an output that was never written."""
     for step, writer in chain.writers:
         t0 = time.perf_counter()
-        stage = f"writer {step.spec.label()}"
+        stage = f"writer {chain.label(step)}"
         step_said: list[dict[str, Any]] = []
         try:
             with collected_warnings(stage, step_said):
@@ -527,7 +543,7 @@ def _end_batch(
         if written:
             share = (time.perf_counter() - t0) / len(written)
             for ref in written:
-                stage_time(ref, step.spec.label(), share)
+                stage_time(ref, chain.label(step), share)
 
 
 # -- worker entry point ------------------------------------------------------

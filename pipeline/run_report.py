@@ -61,7 +61,9 @@ class RunTally:
         # A document done before keeps its warnings (from the journal): they are about
         # the outputs in the folder, whichever run wrote them.
         if res.warnings:
-            self.documents_with_warnings += 1
+            # a warning of a step run on a batch names the batch: each document counts
+            named = {d for item in res.warnings for d in item.get("documents") or [res.doc_id]}
+            self.documents_with_warnings += len(named)
             self.add_warnings(res.warnings, res.doc_id)
         if res.status == "skipped":
             return

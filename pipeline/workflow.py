@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
@@ -500,6 +500,28 @@ def _blame_overrides(
             )
         moved.append(issue)
     return moved
+
+
+def stage_labels(steps: Sequence[ResolvedStep]) -> dict[YamlPath, str]:
+    """The label each step's time, failures and warnings are reported under: its
+    ``id`` or component name, with the view added where one component runs in several
+    views without an id (and the step's place where even that is shared), so that
+    their times do not merge."""
+    by_label: dict[str, list[ResolvedStep]] = {}
+    for step in steps:
+        by_label.setdefault(step.spec.label(), []).append(step)
+    labels = {}
+    for label, shared in by_label.items():
+        views = [s.spec.view for s in shared]
+        for step in shared:
+            if len(shared) == 1:
+                labels[step.path] = label
+            elif views.count(step.spec.view) == 1:
+                labels[step.path] = f"{label} [{step.spec.view}]"
+            else:
+                where = ".".join(str(p) for p in step.path)
+                labels[step.path] = f"{label} [{step.spec.view}, {where}]"
+    return labels
 
 
 def duplicate_labels(steps: list[ResolvedStep], located: LocatedYaml) -> list[WorkflowIssue]:

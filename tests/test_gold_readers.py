@@ -957,6 +957,6 @@ def test_warnings_of_the_listing_and_of_each_document_are_in_the_run_report(
         assert item["category"] == "FormatWarning" and item["count"] == 1
         assert "GENE.eval:5: sentence S2: mention text 'Yes' differs" in item["message"]
     assert said["listing the input"]["documents"] == []  # the reader read the file whole
-    assert said["component bc2.import.v1"]["documents"] == ["S1", "S2", "S3"]  # one batch
+    assert said["component bc2.import.v1"]["documents"] == ["S2"]
     on_disk = json.loads((tmp_path / "out" / "run-report.json").read_text(encoding="utf-8"))
     assert on_disk["warnings"] == report.warnings

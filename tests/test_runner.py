@@ -458,24 +458,31 @@ def test_warnings_about_documents_are_in_the_run_report_and_survive_a_resumed_ru
     assert said["message"] == "'mice' in the text, kept as it is"
     assert said["count"] == 7
     assert sorted(said["documents"]) == [f"doc{i}" for i in range(7)]
-    assert report.documents_with_warnings == 4  # kept with the first of each batch of 2
+    assert report.documents_with_warnings == 7
     on_disk = json.loads((out / "run-report.json").read_text())
     assert on_disk["warnings"] == report.warnings
-    assert "7 warnings about 4 documents" in report.summary()
+    assert "7 warnings about 7 documents" in report.summary()
     # A resumed run skips every document and still reports what was said about them.
     again = _run(text)
     assert again.counts["skipped"] == 7
     assert again.warnings == report.warnings
 
 
-def test_a_warning_in_a_batch_names_the_batch_and_one_alone_its_document(
+def test_a_warning_names_its_document_or_the_batch_of_a_processor_that_batches(
     corpus: Path, tmp_path: Path, test_components: None
 ) -> None:
-    report = _run(_workflow(corpus, tmp_path / "two", tokenizer="warn_on: BRCA3"))
+    # A processor with the base class's process_batch is run view by view.
+    report = _run(_workflow(corpus, tmp_path / "one", tokenizer="warn_on: BRCA3"))
     (said,) = report.warnings
+    assert said["documents"] == ["doc3"] and said["count"] == 1
+    assert report.documents_with_warnings == 1
+    # One with its own cannot tell which of its batch (doc2, doc3) a warning was about.
+    text = _workflow(corpus, tmp_path / "two", tokenizer="warn_on: BRCA3")
+    text = text.replace("test.whitespace_tokenizer.v1", "test.batch_tokenizer.v1")
+    batched = _run(text)
+    (said,) = batched.warnings
     assert said["documents"] == ["doc2", "doc3"] and said["count"] == 1
-    alone = _run(_workflow(corpus, tmp_path / "one", tokenizer="warn_on: BRCA3"), batch_size=1)
-    assert alone.warnings[0]["documents"] == ["doc3"]
+    assert batched.documents_with_warnings == 2
 
 
 def test_a_failed_batch_keeps_the_warnings_of_its_documents_run_alone(
@@ -496,3 +503,23 @@ def test_warnings_come_back_from_worker_processes(
     report = _run(_workflow(corpus, tmp_path / "out", jobs=2, tokenizer="warn_on: mice"))
     (said,) = report.warnings
     assert said["count"] == 7 and len(said["documents"]) == 7
+
+
+def test_one_component_in_two_views_has_its_time_and_failures_per_view(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
+    text = _workflow(corpus, tmp_path / "out", tokenizer="fail_on: BRCA4")
+    text = text.replace(
+        "  - component: test.constant_tagger.v1\n",
+        "  - component: test.whitespace_tokenizer.v1\n"
+        "    view: other\n"
+        "  - component: test.constant_tagger.v1\n",
+    )
+    report = _run(text)
+    stages = set(report.stage_seconds)
+    assert {"test.whitespace_tokenizer.v1 [system]", "test.whitespace_tokenizer.v1 [other]"} <= (
+        stages
+    )
+    assert "test.whitespace_tokenizer.v1" not in stages
+    (failure,) = report.failures
+    assert failure["stage"] == "component test.whitespace_tokenizer.v1 [system]"

@@ -13,7 +13,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 
 import cassis
@@ -76,6 +76,16 @@ class WhitespaceTokenizer(Processor[WhitespaceTokenizerConfig]):
             view.add(sentence_type(begin=begin, end=len(text.rstrip())))
         if self.config.fail_after_on and self.config.fail_after_on in text:
             raise RuntimeError(f"refusing text with {self.config.fail_after_on!r}, too late")
+
+
+class BatchTokenizer(WhitespaceTokenizer):
+    """The same, behind a ``process_batch`` of its own (as a tool that batches)."""
+
+    name = "test.batch_tokenizer.v1"
+
+    def process_batch(self, views: Sequence[cassis.Cas]) -> None:
+        for view in views:
+            self.process(view)
 
 
 class UpperTaggerConfig(ComponentConfig):
@@ -152,4 +162,4 @@ class ModuleProbe(Processor[ModuleProbeConfig]):
         pass
 
 
-TEST_COMPONENTS = [WhitespaceTokenizer, ConstantTagger, ModuleProbe]
+TEST_COMPONENTS = [WhitespaceTokenizer, BatchTokenizer, ConstantTagger, ModuleProbe]
