@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import cassis
@@ -93,8 +93,12 @@ def _pos_by_span(view: cassis.Cas) -> dict[Span, Any]:
     return {(p.begin, p.end): p for p in view.select(POS)}
 
 
+# Features are read with getattr rather than FeatureStructure.get, which parses a
+# feature path on every call: over a corpus, the evaluators read millions of them.
+
+
 def _token_pos(token: Any, fallback: dict[Span, Any] | None) -> Any:
-    pos = token.get("pos")
+    pos = getattr(token, "pos", None)
     if pos is None and fallback is not None:
         pos = fallback.get((token.begin, token.end))
     return pos
@@ -115,24 +119,27 @@ def tagged_tokens(
     tokens = view.select(TOKEN)
     if not tokens:
         return [
-            TaggedToken(p.begin, p.end, p.get(feature))
+            TaggedToken(p.begin, p.end, getattr(p, feature, None))
             for p in view.select(POS)
-            if p.get(feature) is not None
+            if getattr(p, feature, None) is not None
         ]
-    fallback = None if all(t.get("pos") is not None for t in tokens) else _pos_by_span(view)
+    fallback = (
+        None if all(getattr(t, "pos", None) is not None for t in tokens) else _pos_by_span(view)
+    )
     tagged = []
     for token in tokens:
         pos = _token_pos(token, fallback)
-        tag = pos.get(feature) if pos is not None else None
+        tag = getattr(pos, feature, None) if pos is not None else None
         if tag is not None or keep_untagged:
             tagged.append(TaggedToken(token.begin, token.end, tag))
     return tagged
 
 
-def _is_root_relation(dependency: Any, root_type: Any, typesystem: cassis.TypeSystem) -> bool:
-    if typesystem.subsumes(root_type, dependency.type):
+def _is_root_relation(dependency: Any, is_root_type: Callable[[Any], bool]) -> bool:
+    if is_root_type(dependency.type):
         return True
-    governor, dependent = dependency.get("Governor"), dependency.get("Dependent")
+    governor = getattr(dependency, "Governor", None)
+    dependent = getattr(dependency, "Dependent", None)
     return governor is None or (governor.begin == dependent.begin and governor.end == dependent.end)
 
 
@@ -145,13 +152,12 @@ def dependency_sentences(view: cassis.Cas, *, keep_unattached: bool = False) -> 
     instead of vanishing, which would raise precision and aligned accuracy.
     """
     doc = document_id(view)
-    typesystem = view.typesystem
-    root_type = typesystem.get_type(DEPENDENCY_ROOT)
+    is_root_type = subsumed_by(view.typesystem, DEPENDENCY_ROOT)
     relation_of: dict[Span, Any] = {}
     for dependency in view.select(DEPENDENCY):
-        if (dependency.get("flavor") or "") not in BASIC_FLAVORS:
+        if (getattr(dependency, "flavor", None) or "") not in BASIC_FLAVORS:
             continue
-        dependent = dependency.get("Dependent")
+        dependent = getattr(dependency, "Dependent", None)
         if dependent is None:
             raise CasInputError(
                 f"document {doc}: Dependency at ({dependency.begin}, {dependency.end}) "
@@ -174,18 +180,18 @@ def dependency_sentences(view: cassis.Cas, *, keep_unattached: bool = False) -> 
     # (token, head span or None, label, attached) of every word, the unattached too
     entries: list[tuple[Any, Span | None, str, bool]] = []
     for dependency in relation_of.values():
-        governor = dependency.get("Governor")
-        root = _is_root_relation(dependency, root_type, typesystem)
+        governor = getattr(dependency, "Governor", None)
+        root = _is_root_relation(dependency, is_root_type)
         head = None if root else (governor.begin, governor.end)
         entries.append(
-            (dependency.get("Dependent"), head, dependency.get("DependencyType") or "", True)
+            (dependency.Dependent, head, getattr(dependency, "DependencyType", None) or "", True)
         )
     entries.extend((token, None, "", False) for token in unattached)
     fallback = None
     sentence_starts = sorted(begin for begin, _ in sentence_spans(view))
     grouped: dict[int, list[DepWord]] = {}
     for token, head, deprel, attached in entries:
-        pos = token.get("pos")
+        pos = getattr(token, "pos", None)
         if pos is None:
             fallback = fallback if fallback is not None else _pos_by_span(view)
             pos = fallback.get((token.begin, token.end))
@@ -194,8 +200,8 @@ def dependency_sentences(view: cassis.Cas, *, keep_unattached: bool = False) -> 
             token.end,
             head,
             deprel,
-            upos=(pos.get("coarseValue") or "") if pos is not None else "",
-            xpos=(pos.get("PosValue") or "") if pos is not None else "",
+            upos=(getattr(pos, "coarseValue", None) or "") if pos is not None else "",
+            xpos=(getattr(pos, "PosValue", None) or "") if pos is not None else "",
             attached=attached,
         )
         number = max(0, bisect.bisect_right(sentence_starts, token.begin) - 1)
@@ -231,12 +237,27 @@ def mentions(view: cassis.Cas, type_name: str) -> list[Mention]:
     return found
 
 
-def _constituent_label(node: Any, typesystem: cassis.TypeSystem) -> str:
-    treebank_type = typesystem.get_type(TREEBANK_CONSTITUENT)
-    if typesystem.subsumes(treebank_type, node.type) and node.get("originalLabel"):
-        return str(node.get("originalLabel"))
-    label = node.get("constituentType") or ""
-    function = node.get("syntacticFunction")
+def subsumed_by(typesystem: cassis.TypeSystem, type_name: str) -> Callable[[Any], bool]:
+    """``is_a(t)``: whether type ``t`` is ``type_name`` or one of its subtypes, answered
+    once per type (cassis walks the type's ancestors on every ``subsumes`` call)."""
+    parent = typesystem.get_type(type_name)
+    known: dict[str, bool] = {}
+
+    def is_a(child: Any) -> bool:
+        found = known.get(child.name)
+        if found is None:
+            found = known[child.name] = typesystem.subsumes(parent, child)
+        return found
+
+    return is_a
+
+
+def _constituent_label(node: Any, is_treebank: Callable[[Any], bool]) -> str:
+    original = getattr(node, "originalLabel", None) if is_treebank(node.type) else None
+    if original:
+        return str(original)
+    label = getattr(node, "constituentType", None) or ""
+    function = getattr(node, "syntacticFunction", None)
     return f"{label}-{function}" if label and function else label
 
 
@@ -249,21 +270,24 @@ class _TreeBuilder:
         self.doc = document_id(view)
         self.typesystem = view.typesystem
         self.types = {
-            name: self.typesystem.get_type(name)
-            for name in (CONSTITUENT, TOKEN, EMPTY_CATEGORY, POS)
+            name: subsumed_by(self.typesystem, name)
+            for name in (CONSTITUENT, TOKEN, EMPTY_CATEGORY, POS, TREEBANK_CONSTITUENT)
         }
         self._fallback: dict[Span, Any] | None = None
 
     def _is(self, fs: Any, type_name: str) -> bool:
-        return self.typesystem.subsumes(self.types[type_name], fs.type)
+        return self.types[type_name](fs.type)
+
+    def _label(self, node: Any) -> str:
+        return _constituent_label(node, self.types[TREEBANK_CONSTITUENT])
 
     def _tag(self, token: Any) -> str:
-        pos = token.get("pos")
+        pos = getattr(token, "pos", None)
         if pos is None:
             if self._fallback is None:
                 self._fallback = _pos_by_span(self.view)
             pos = self._fallback.get((token.begin, token.end))
-        tag = pos.get("PosValue") if pos is not None else None
+        tag = getattr(pos, "PosValue", None) if pos is not None else None
         if not tag and self.require_tags:
             raise CasInputError(
                 f"document {self.doc}: token {token.get_covered_text()!r} at ({token.begin}, "
@@ -275,7 +299,7 @@ class _TreeBuilder:
         return tag or MISSING_TAG
 
     def tree(self, root: Any) -> Tree:
-        label = _constituent_label(root, self.typesystem)
+        label = self._label(root)
         node = self._node(root, set())
         if label.upper() in ROOT_CONSTITUENT_LABELS:
             node.label = ""
@@ -287,9 +311,9 @@ class _TreeBuilder:
         if self._is(fs, TOKEN):
             return Tree(self._tag(fs), word=fs.get_covered_text())
         if self._is(fs, EMPTY_CATEGORY):
-            return Tree("-NONE-", word=fs.get("value") or "*")
+            return Tree("-NONE-", word=getattr(fs, "value", None) or "*")
         if self._is(fs, POS):
-            return Tree(fs.get("PosValue") or MISSING_TAG, word=fs.get_covered_text())
+            return Tree(getattr(fs, "PosValue", None) or MISSING_TAG, word=fs.get_covered_text())
         if not self._is(fs, CONSTITUENT):
             raise CasInputError(
                 f"document {self.doc}: a constituent child at ({fs.begin}, {fs.end}) is a "
@@ -306,10 +330,10 @@ class _TreeBuilder:
         seen.discard(id(fs))
         if not children:
             raise CasInputError(
-                f"document {self.doc}: constituent {_constituent_label(fs, self.typesystem)!r} "
+                f"document {self.doc}: constituent {self._label(fs)!r} "
                 f"at ({fs.begin}, {fs.end}) has no children"
             )
-        return Tree(_constituent_label(fs, self.typesystem), children)
+        return Tree(self._label(fs), children)
 
 
 def _tree_roots(view: cassis.Cas) -> list[Any]:
