@@ -138,8 +138,7 @@ def tagged_tokens(
 def _is_root_relation(dependency: Any, is_root_type: Callable[[Any], bool]) -> bool:
     if is_root_type(dependency.type):
         return True
-    governor = getattr(dependency, "Governor", None)
-    dependent = getattr(dependency, "Dependent", None)
+    governor, dependent = dependency.Governor, dependency.Dependent
     return governor is None or (governor.begin == dependent.begin and governor.end == dependent.end)
 
 
@@ -180,7 +179,7 @@ def dependency_sentences(view: cassis.Cas, *, keep_unattached: bool = False) -> 
     # (token, head span or None, label, attached) of every word, the unattached too
     entries: list[tuple[Any, Span | None, str, bool]] = []
     for dependency in relation_of.values():
-        governor = getattr(dependency, "Governor", None)
+        governor = dependency.Governor
         root = _is_root_relation(dependency, is_root_type)
         head = None if root else (governor.begin, governor.end)
         entries.append(
