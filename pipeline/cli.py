@@ -386,20 +386,37 @@ def _check_xmi_files(args: argparse.Namespace, shown: dict[Path, str], typesyste
 def cmd_significance(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from casflow.pipeline.component import MAX_SIGNIFICANCE_SEED
     from casflow.pipeline.files import atomic_write_text
     from casflow.pipeline.significance_report import (
         SignificanceError,
+        check_systems,
         load_evaluator,
         output_name,
+        p_text,
         read_counts,
         run_test,
         units_text,
     )
 
+    # As SignificanceSettings checks the same settings in a workflow.
+    if args.iterations < 1:
+        print(
+            f"casflow significance: --iterations: at least 1 shuffle, got {args.iterations}",
+            file=sys.stderr,
+        )
+        return EXIT_NOT_STARTED
+    if args.seed is not None and not 0 <= args.seed <= MAX_SIGNIFICANCE_SEED:
+        print(
+            f"casflow significance: --seed: 0 to {MAX_SIGNIFICANCE_SEED}, got {args.seed}",
+            file=sys.stderr,
+        )
+        return EXIT_NOT_STARTED
     output_dir = Path(args.output_dir)
     system_a, system_b = args.systems
     try:
         evaluator = load_evaluator(output_dir, args.evaluator)
+        check_systems(evaluator, args.evaluator, args.systems)
         result = run_test(
             evaluator,
             read_counts(output_dir, args.evaluator),
@@ -414,12 +431,12 @@ def cmd_significance(args: argparse.Namespace) -> int:
         print(f"casflow significance: {exc}", file=sys.stderr)
         return EXIT_NOT_STARTED
     result = {"evaluator": args.evaluator, **result}
-    path = output_dir / output_name(system_a, system_b)
+    path = output_dir / output_name(args.evaluator, args.metric, system_a, system_b)
     atomic_write_text(path, json.dumps(result, indent=2))
     print(
         f"{args.evaluator} {args.metric}: {system_a} {result['metric_a']:.4f} vs {system_b} "
         f"{result['metric_b']:.4f} (difference {result['observed_difference']:+.4f}) over "
-        f"{result['n_units']} {units_text(result)}; p = {result['p_two_sided']:.4g} two-sided "
+        f"{result['n_units']} {units_text(result)}; p = {p_text(result['p_two_sided'])} two-sided "
         f"({result['iterations']} shuffles, seed {result['seed']}); written to {path}"
     )
     return 0
@@ -434,8 +451,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     output_dir = Path(args.output_dir)
     try:
         path = rebuild_html_report(output_dir)
-    except (SignificanceError, FileNotFoundError) as exc:
+    except SignificanceError as exc:
         print(f"casflow report: {exc}", file=sys.stderr)
+        return EXIT_NOT_STARTED
+    except OSError as exc:
+        print(
+            f"casflow report: cannot use {exc.filename or output_dir}: {exc.strerror or exc}; "
+            "fix its permissions or free space, then run casflow report again",
+            file=sys.stderr,
+        )
         return EXIT_NOT_STARTED
     print(f"casflow: report written to {path}")
     return 0

@@ -65,6 +65,8 @@ def mapping_is(model: str, other: str = "str") -> Discriminator:
 
 DEFAULT_SIGNIFICANCE_ITERATIONS = 10_000
 DEFAULT_SIGNIFICANCE_SEED = 0
+#: numpy takes any seed of 0 or more; 63 bits is what ``casflow significance`` draws.
+MAX_SIGNIFICANCE_SEED = 2**63 - 1
 
 
 class SignificanceSettings(ComponentConfig):
@@ -75,7 +77,10 @@ class SignificanceSettings(ComponentConfig):
     )
     iterations: int = Field(DEFAULT_SIGNIFICANCE_ITERATIONS, ge=1, description="Shuffles.")
     seed: int = Field(
-        DEFAULT_SIGNIFICANCE_SEED, description="Random seed (fixed so that reruns agree)."
+        DEFAULT_SIGNIFICANCE_SEED,
+        ge=0,
+        le=MAX_SIGNIFICANCE_SEED,
+        description="Random seed (fixed so that reruns agree), 0 to 2**63 - 1.",
     )
     units: Literal["documents", "sentences"] = Field(
         "documents",

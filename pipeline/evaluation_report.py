@@ -7,7 +7,9 @@ Written into the output folder:
 - ``evaluation.md``: one table per evaluator, systems as rows, the evaluator's
   summary metrics as columns (as the papers' tables read), followed by paired
   significance tests between system views for evaluators configured with
-  ``significance:`` (results also in ``evaluation.json``);
+  ``significance:`` (results also in ``evaluation.json``); a run that stopped early
+  (``max_failures``) or could not list its input to the end says so at the top,
+  as ``evaluation.html`` does;
 - ``evaluation-documents.json``: the same scores per document;
 - ``evaluation-errors.jsonl``: every false positive / negative with context;
 - ``evaluation-counts.jsonl``: per-document (and per-unit) counts, the input of
@@ -19,6 +21,7 @@ Written into the output folder:
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,16 +118,51 @@ def _collect(
     return out
 
 
-def _failed_note(results: list[DocumentResult]) -> list[str]:
-    missing = [r.doc_id for r in results if r.status not in {"ok", "skipped"}]
-    if not missing:
+def failed_documents(results: list[DocumentResult]) -> list[str]:
+    """Documents that failed or timed out, sorted (the order results arrive in depends on
+    the workers; ``casflow report`` lists them from ``run-report.json`` the same way)."""
+    return sorted(r.doc_id for r in results if r.status not in {"ok", "skipped"})
+
+
+def _failed_note(failed: list[str]) -> list[str]:
+    if not failed:
         return []
     return [
-        f"**{len(missing)} document(s) failed and are not in these scores:** "
-        + ", ".join(map(_md, missing[:20]))
-        + (" ..." if len(missing) > 20 else ""),
+        f"**{len(failed)} document(s) failed and are not in these scores:** "
+        + ", ".join(map(_md, failed[:20]))
+        + (" ..." if len(failed) > 20 else ""),
         "",
     ]
+
+
+PART_OF_THE_INPUT = "These scores cover only the documents processed:"
+
+
+def part_of_the_input(run_report: Mapping[str, Any]) -> str | None:
+    """Why the scores cover only part of the input, from the run report's fields
+    (``run-report.json``): ``max_failures`` stopped the run, or the input could not be
+    listed to its end. None when every document was looked at. (A run stopped by a
+    signal or a full disk writes no evaluation.)"""
+    from casflow.pipeline.runner import LISTING_FAILED_ID, LISTING_STAGE
+
+    reasons = []
+    if run_report.get("stopped_by"):
+        left = (run_report.get("counts") or {}).get("not_processed") or 0
+        reasons.append(
+            "the run stopped early"
+            + (f", {left} document(s) listed were not processed" if left else "")
+            + f" ({run_report['stopped_by']})"
+        )
+    for failure in run_report.get("failures") or []:
+        if not isinstance(failure, Mapping):  # casflow report reads damaged files too
+            continue
+        if failure.get("document") == LISTING_FAILED_ID and failure.get("stage") == LISTING_STAGE:
+            reasons.append(str(failure.get("error")))
+    return "; ".join(reasons) + "." if reasons else None
+
+
+def _part_note(part: str | None) -> list[str]:
+    return [f"**{PART_OF_THE_INPUT}** {_md(part)}", ""] if part else []
 
 
 def _left_out_note(left_out: dict[str, str]) -> list[str]:
@@ -154,15 +192,24 @@ def _significance_tests(
 
 
 def write_evaluation_reports(
-    workflow: LoadedWorkflow, results: list[DocumentResult], output_dir: Path, context: RunContext
+    workflow: LoadedWorkflow,
+    results: list[DocumentResult],
+    output_dir: Path,
+    context: RunContext,
+    run_report: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write the evaluation files (see the module docstring); return the summary."""
+    """Write the evaluation files (see the module docstring); return the summary.
+    ``run_report``: the run's report as ``run-report.json`` holds it, for the note on a
+    run that looked at only part of its input (:func:`part_of_the_input`)."""
     summary: dict[str, Any] = {}
     per_document: dict[str, Any] = {}
     error_lines: list[str] = []
     count_lines: list[str] = []
+    failed = failed_documents(results)
+    part = part_of_the_input(run_report) if run_report else None
     markdown = [f"# Evaluation: {_md(workflow.spec.name or Path(workflow.source).name)}", ""]
-    markdown += _failed_note(results)
+    markdown += _part_note(part)
+    markdown += _failed_note(failed)
     markdown += _left_out_note(workflow.left_out)
     evaluated = [r for r in results if r.status in {"ok", "skipped"}]
     evaluators: dict[str, Evaluator] = {}
@@ -202,8 +249,9 @@ def write_evaluation_reports(
         per_document,
         evaluators,
         output_dir / ERRORS_FILE,
-        failed=[r.doc_id for r in results if r.status not in {"ok", "skipped"}],
+        failed=failed,
         left_out=workflow.left_out,
+        part=part,
     )
     return summary
 

@@ -32,7 +32,15 @@ from typing import TYPE_CHECKING, Any
 
 from casflow.pipeline.component import ErrorExample, Evaluator
 from casflow.pipeline.files import atomic_write_text
-from casflow.pipeline.significance_report import damaged, units_text
+from casflow.pipeline.significance_report import (
+    RUN_AGAIN,
+    SignificanceError,
+    check_line,
+    damaged,
+    one_line,
+    p_text,
+    units_text,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -448,7 +456,7 @@ def _significance_table(tests: Sequence[Mapping[str, Any]]) -> str:
             f'<td data-value="{test["metric_b"]!r}">{100 * test["metric_b"]:.2f}</td>'
             f'<td data-value="{test["observed_difference"]!r}">'
             f"{100 * test['observed_difference']:+.2f}</td>"
-            f'<td data-value="{p!r}">{p:.4f}</td><td>{verdict}</td></tr>'
+            f'<td data-value="{p!r}">{p_text(p)}</td><td>{verdict}</td></tr>'
         )
     caption = (
         f"Paired approximate randomization on {_e(first['metric'])}: "
@@ -543,6 +551,7 @@ def _error_groups(path: Path) -> Iterator[tuple[str, str, str, list[dict[str, An
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise damaged(path, exc, number) from exc
+            check_line(path, number, record, ("evaluator", "system", "document"))
             here = (record.pop("evaluator"), record.pop("system"), record.pop("document"))
             if here != key:
                 if key is not None:
@@ -565,7 +574,14 @@ def _collect_examples(
         evaluator = evaluators.get(label)
         if evaluator is None:
             continue
-        examples = evaluator.error_examples(errors)
+        try:
+            examples = evaluator.error_examples(errors)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SignificanceError(
+                f"{path}: the errors of document {document!r} ({label}, {system}) are not "
+                f"as {evaluator.name} writes them ({type(exc).__name__}: {one_line(str(exc))}); the file is "
+                f"damaged: {RUN_AGAIN}"
+            ) from exc
         if not examples:
             continue
         key = (label, system)
@@ -839,10 +855,15 @@ def write_html_report(
     errors_path: Path,
     failed: Sequence[str] = (),
     left_out: Mapping[str, str] | None = None,
+    part: str | None = None,
 ) -> Path:
     """Write ``evaluation.html`` into ``output_dir`` from a run's evaluation results;
-    ``left_out``: the optional views the run left out, each with why."""
+    ``failed``: the documents that failed (as listed); ``left_out``: the optional views
+    the run left out, each with why; ``part``: why the run looked at only part of its
+    input (``evaluation_report.part_of_the_input``)."""
     import matplotlib
+
+    from casflow.pipeline.evaluation_report import PART_OF_THE_INPUT
 
     matplotlib.use("Agg", force=False)  # no display: never open a window
     figures = _Figures()
@@ -860,6 +881,9 @@ def write_html_report(
     ]
     toc = "".join(f'<li><a href="#{_e(_anchor(label))}">{_e(label)}</a></li>' for label in summary)
     notes = (
+        f'<p class="failed"><strong>{_e(PART_OF_THE_INPUT)}</strong> {_e(part)}</p>' if part else ""
+    )
+    notes += (
         f'<p class="failed">{len(failed)} document(s) failed and are not in these scores: '
         + _e(", ".join(failed[:20]) + (" ..." if len(failed) > 20 else ""))
         + "</p>"
@@ -899,32 +923,92 @@ def rebuild_html_report(output_dir: Path) -> Path:
     report``): for runs made before the page existed, or after casflow improved it.
 
     Evaluators are rebuilt from the configs in ``evaluation.json``; scores that need
-    counts an older casflow did not write (e.g. by sentence length) are left out.
+    counts an older casflow did not write (e.g. by sentence length) are left out. The
+    notes (failed documents, part of the input, views left out) come from
+    ``run-report.json`` as the run wrote them on its page. A folder whose last run wrote
+    no evaluation (interrupted), or a damaged file, is a SignificanceError saying what
+    to do.
     """
-    import yaml
-
-    from casflow.pipeline.evaluation_report import DOCUMENTS_FILE, ERRORS_FILE
+    from casflow.pipeline.evaluation_report import DOCUMENTS_FILE, ERRORS_FILE, part_of_the_input
     from casflow.pipeline.run_report import RUN_REPORT_NAME
-    from casflow.pipeline.runner import RESOLVED_WORKFLOW_NAME
-    from casflow.pipeline.significance_report import SUMMARY_FILE, load_evaluator, read_json
+    from casflow.pipeline.runner import LISTING_STAGE
+    from casflow.pipeline.significance_report import (
+        check_last_run,
+        evaluator_from_summary,
+        read_json,
+        read_summary,
+    )
 
-    summary = read_json(output_dir / SUMMARY_FILE)
+    if not output_dir.is_dir():
+        raise SignificanceError(
+            f"{output_dir}: no such folder; give the output folder of a run with evaluators"
+        )
+    check_last_run(output_dir)  # the evaluation files must be the last run's
+    summary = read_summary(output_dir)
     documents_path = output_dir / DOCUMENTS_FILE
     per_document = read_json(documents_path) if documents_path.is_file() else {}
-    evaluators = {label: load_evaluator(output_dir, label) for label in summary}
-    title = output_dir.name
-    resolved = output_dir / RESOLVED_WORKFLOW_NAME
-    if resolved.is_file():
-        title = (yaml.safe_load(resolved.read_text(encoding="utf-8")) or {}).get("name") or title
+    if not isinstance(per_document, dict):
+        raise SignificanceError(
+            f"{documents_path}: a JSON {type(per_document).__name__}, not the object of "
+            f"evaluators casflow writes; the file is damaged: {RUN_AGAIN}"
+        )
+    evaluators = {
+        label: evaluator_from_summary(output_dir, label, entry) for label, entry in summary.items()
+    }
     run_report = output_dir / RUN_REPORT_NAME
     report = read_json(run_report) if run_report.is_file() else {}
+    if not isinstance(report, dict):
+        raise SignificanceError(
+            f"{run_report}: a JSON {type(report).__name__}, not the object casflow writes; "
+            f"the file is damaged: {RUN_AGAIN}"
+        )
+    # As the run left them out of its page: a repeated id or a broken listing is not a
+    # document that was processed (the listing's failure is said by part_of_the_input).
+    failed = sorted(
+        str(f.get("document"))
+        for f in report.get("failures") or []
+        if isinstance(f, dict) and f.get("stage") != LISTING_STAGE
+    )
     return write_html_report(
         output_dir,
-        title,
+        _rebuilt_title(output_dir, report),
         summary,
         per_document,
         evaluators,
         output_dir / ERRORS_FILE,
-        [f["document"] for f in report.get("failures", [])],
+        failed,
         left_out=report.get("left_out_views"),  # runs before casflow wrote it have none
+        part=part_of_the_input(report),
     )
+
+
+def _rebuilt_title(output_dir: Path, run_report: Mapping[str, Any]) -> str:
+    """The title the run gave its page: the workflow's ``name``, else its file's name
+    (``run-report.json``'s ``workflow``); the output folder's name for runs without
+    either file."""
+    import yaml
+
+    from casflow.pipeline.run_report import RUN_REPORT_NAME
+    from casflow.pipeline.runner import RESOLVED_WORKFLOW_NAME
+
+    resolved = output_dir / RESOLVED_WORKFLOW_NAME
+    if resolved.is_file():
+        # Only the title comes from it, so deleting it is a way out.
+        damaged = (
+            "the file is damaged: delete it (the page then takes its title from "
+            f"{RUN_REPORT_NAME}) or run the workflow again"
+        )
+        try:
+            spec = yaml.safe_load(resolved.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f"{resolved}:{mark.line + 1}" if mark is not None else str(resolved)
+            why = getattr(exc, "problem", None) or one_line(str(exc))
+            raise SignificanceError(f"{where}: not YAML ({why}); {damaged}") from exc
+        if not isinstance(spec, dict):
+            kind = "empty" if spec is None else f"a YAML {type(spec).__name__}"
+            raise SignificanceError(f"{resolved}: {kind}, not a workflow; {damaged}")
+        if spec.get("name"):
+            return str(spec["name"])
+    workflow = run_report.get("workflow")
+    return Path(workflow).name if isinstance(workflow, str) and workflow else output_dir.name

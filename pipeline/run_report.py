@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import platform
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -128,7 +129,10 @@ class RunReport:
     backend: str = ""
     jobs: int = 1
     started_at: str | None = None  # ISO 8601, UTC
-    finished_at: str | None = None
+    finished_at: str | None = None  # after the final files: the real end of the run
+    # Writers' run-level files and the evaluation (significance tests, the HTML page),
+    # after ``seconds`` (the time documents_per_second is measured over).
+    final_files_seconds: float | None = None
     # From the start of the run to the first document processed (start-up cost).
     first_document_seconds: float | None = None
     # Each time workers were lost and replaced: cause, documents, what was done.
@@ -301,12 +305,22 @@ def write_run_outputs(
     output_dir: Path,
     context: RunContext,
     evaluate: bool = True,
+    final_files_started: float | None = None,
 ) -> None:
-    """Evaluation reports (when ``evaluate`` and there are evaluators), then the run report."""
+    """Evaluation reports (when ``evaluate`` and there are evaluators), then the run report,
+    whose ``finished_at`` and ``final_files_seconds`` count the final files from
+    ``final_files_started`` (``time.time()``; by default now)."""
+    if final_files_started is None:
+        final_files_started = time.time()
     if workflow.evaluators and evaluate:
         from casflow.pipeline.evaluation_report import write_evaluation_reports
 
-        report.evaluation = write_evaluation_reports(workflow, results, output_dir, context)
+        report.evaluation = write_evaluation_reports(
+            workflow, results, output_dir, context, run_report=report.to_json()
+        )
+    finished = time.time()
+    report.final_files_seconds = round(finished - final_files_started, 3)
+    report.finished_at = _iso(finished)
     atomic_write_text(
         output_dir / RUN_REPORT_NAME, json.dumps(report.to_json(), indent=2, ensure_ascii=False)
     )

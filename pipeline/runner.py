@@ -1107,6 +1107,7 @@ class Runner:
     def _write_final_files(self, report: RunReport, listing: _Listing, outcome: _Outcome) -> None:
         """Writers' run-level files, evaluation and the run report. The journal is
         already closed, so a failure here (disk full) costs no finished document."""
+        started = time.time()  # the report's final_files_seconds
         ordered = [outcome.evaluated[i] for i in listing.order if i in outcome.evaluated]
         try:
             # Writers' run-level files (the type system XML beside XMI, ...).
@@ -1120,6 +1121,7 @@ class Runner:
                 self.output_dir,
                 self.context,
                 evaluate=outcome.interrupted is None and outcome.storage_error is None,
+                final_files_started=started,
             )
         except OSError as exc:
             report.final_files_error = (

@@ -154,7 +154,9 @@ def approximate_randomization(
     if iterations < 1:
         raise ValueError(f"iterations must be at least 1, got {iterations}")
     if seed is None:
-        seed = secrets.randbits(63)
+        seed = secrets.randbits(63)  # within SignificanceSettings.seed: it can go into a workflow
+    if seed < 0:
+        raise ValueError(f"seed must be 0 or more (numpy takes no negative seed), got {seed}")
     keys, a, b = _count_matrices(units_a, units_b)
     total_a, total_b = a.sum(axis=0), b.sum(axis=0)
     observed_a, observed_b = _evaluate(metric, keys, np.vstack([total_a, total_b]))

@@ -7,7 +7,10 @@ gives them (documents without units count as one unit). The result records the
 units actually shuffled: sentences asked of an evaluator that gives none are
 documents, and say so (``units_note``). Units are paired by document id (sorted)
 and position, so both systems must have been scored on the same documents; a
-document scored for only one of them is an error.
+document scored for only one of them is an error. ``casflow significance`` writes
+each test to ``significance-<evaluator>-<metric>-<A>-vs-<B>.json`` (:func:`output_name`),
+so tests of other evaluators or metrics on the same pair are kept side by side;
+p-values are printed by :func:`p_text` in the tables and on the command line alike.
 
 :func:`settings_problems` checks a metric path and the units before a run, from the
 evaluator's result for an empty document.
@@ -201,6 +204,18 @@ def units_text(test: Mapping[str, Any]) -> str:
     return f"{test.get('units', '?')}" + (f" ({note})" if note else "")
 
 
+def check_systems(evaluator: Evaluator, evaluator_label: str, systems: Sequence[str]) -> None:
+    """SignificanceError naming a system that is not one of the evaluator's system views
+    (a view that does not exist would otherwise read as "scored for one system only")."""
+    views = list(evaluator.config.system_views)
+    for system in systems:
+        if system not in views:
+            raise SignificanceError(
+                f"no system view {system!r} in evaluator {evaluator_label!r}; views there: "
+                f"{', '.join(views) or 'none'}"
+            )
+
+
 def run_test(
     evaluator: Evaluator,
     documents: DocumentEntries,
@@ -248,6 +263,7 @@ def read_counts(output_dir: Path, evaluator_label: str) -> dict[str, dict[str, d
                 entry = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise damaged(path, exc, number) from exc
+            check_line(path, number, entry, ("evaluator", "system", "document", "counts"))
             labels.add(entry["evaluator"])
             if entry["evaluator"] == evaluator_label:
                 documents.setdefault(entry["document"], {})[entry["system"]] = entry
@@ -267,33 +283,157 @@ def damaged(path: Path, exc: json.JSONDecodeError, line: int | None = None) -> S
     )
 
 
+RUN_AGAIN = "run the workflow again into a new output folder (or with --overwrite)"
+
+
+def check_line(path: Path, line: int, record: Any, keys: Sequence[str]) -> None:
+    """SignificanceError when a line of an evaluation file is JSON but not what casflow
+    writes there (an object with ``keys``)."""
+    if not isinstance(record, dict):
+        raise SignificanceError(
+            f"{path}:{line}: a JSON {type(record).__name__}, not the object casflow writes "
+            f"on each line; the file is damaged: {RUN_AGAIN}"
+        )
+    missing = [key for key in keys if key not in record]
+    if missing:
+        raise SignificanceError(
+            f"{path}:{line}: no {', '.join(map(repr, missing))} on this line, which casflow "
+            f"writes on every line; the file is damaged: {RUN_AGAIN}"
+        )
+
+
 def read_json(path: Path) -> Any:
     """An evaluation file's JSON; :func:`damaged` when it is not JSON."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise damaged(path, exc) from exc
+    except UnicodeDecodeError as exc:
+        raise SignificanceError(
+            f"{path}: not text (byte {exc.start} is not UTF-8); the file is damaged: {RUN_AGAIN}"
+        ) from exc
+
+
+def read_summary(output_dir: Path) -> dict[str, dict[str, Any]]:
+    """``evaluation.json`` of a finished run, checked to be what casflow writes: per
+    evaluator label its component, gold view, config and systems (each with documents
+    and scores)."""
+    path = output_dir / SUMMARY_FILE
+    if not path.is_file():
+        raise SignificanceError(
+            f"{path} not found; give the output folder of a run with evaluators, or run "
+            "the workflow with evaluators first (casflow run)"
+        )
+    summary = read_json(path)
+    if not isinstance(summary, dict):
+        raise SignificanceError(
+            f"{path}: a JSON {type(summary).__name__}, not the object of evaluators casflow "
+            f"writes; the file is damaged: {RUN_AGAIN}"
+        )
+    for label, entry in summary.items():
+        problem = _summary_entry_problem(entry)
+        if problem:
+            raise SignificanceError(
+                f"{path}: evaluator {label!r}: {problem}, as casflow writes it; the file is "
+                f"damaged: {RUN_AGAIN}"
+            )
+    return summary
+
+
+def _summary_entry_problem(entry: Any) -> str | None:
+    if not isinstance(entry, dict):
+        return f"a JSON {type(entry).__name__}, not an object"
+    missing = [k for k in ("component", "gold_view", "config", "systems") if k not in entry]
+    if missing:
+        return f"no {', '.join(map(repr, missing))}"
+    if not isinstance(entry["config"], dict) or not isinstance(entry["systems"], dict):
+        return "its config and systems are not objects"
+    for system, data in entry["systems"].items():
+        if not isinstance(data, dict) or not {"documents", "scores"} <= set(data):
+            return f"system {system!r} has no documents and scores"
+    return None
 
 
 def load_evaluator(output_dir: Path, evaluator_label: str) -> Evaluator:
     """Rebuild the evaluator of a finished run from ``evaluation.json`` (config included)."""
-    from casflow.pipeline.registry import registry
-
-    path = output_dir / SUMMARY_FILE
-    if not path.is_file():
-        raise SignificanceError(f"{path} not found; run the workflow with evaluators first")
-    summary = read_json(path)
+    summary = read_summary(output_dir)
     if evaluator_label not in summary:
         raise SignificanceError(
-            f"no evaluator {evaluator_label!r} in {path}; evaluators there: "
-            f"{', '.join(sorted(summary)) or 'none'}"
+            f"no evaluator {evaluator_label!r} in {output_dir / SUMMARY_FILE}; evaluators "
+            f"there: {', '.join(sorted(summary)) or 'none'}"
         )
-    entry = summary[evaluator_label]
-    cls = registry().get(entry["component"])
-    config = cls.Config.model_validate(entry["config"])
+    return evaluator_from_summary(output_dir, evaluator_label, summary[evaluator_label])
+
+
+def evaluator_from_summary(output_dir: Path, label: str, entry: Mapping[str, Any]) -> Evaluator:
+    """The evaluator of ``entry`` (one evaluator of :func:`read_summary`); a component this
+    casflow does not have, or a config it no longer takes, is a SignificanceError."""
+    from pydantic import ValidationError
+
+    from casflow.pipeline.registry import ComponentLoadError, UnknownComponentError, registry
+
+    path = output_dir / SUMMARY_FILE
+    component = entry["component"]
+    try:
+        cls = registry().get(component)
+    except (UnknownComponentError, ComponentLoadError) as exc:
+        raise SignificanceError(
+            f"{path}: evaluator {label!r} is {component!r}, which cannot be used here "
+            f"({one_line(str(exc))}); install the plug-in that provides it, or use the "
+            "casflow version that wrote the run"
+        ) from exc
+    if cls.role != "evaluator":
+        raise SignificanceError(
+            f"{path}: evaluator {label!r} is {component!r}, which is a {cls.role} in this "
+            "casflow, not an evaluator; use the casflow version that wrote the run"
+        )
+    try:
+        config = cls.Config.model_validate(entry["config"])
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors()
+        )
+        raise SignificanceError(
+            f"{path}: the config of evaluator {label!r} does not fit this casflow's "
+            f"{component} ({problems}); use the casflow version that wrote the run, or run "
+            "the workflow again with this one"
+        ) from exc
     evaluator = cls(config, RunContext(output_dir=output_dir))
     assert isinstance(evaluator, Evaluator)
     return evaluator
+
+
+def one_line(text: str) -> str:
+    """``text`` (an exception's message) on one line, as the commands print errors."""
+    return " ".join(text.split())
+
+
+def check_last_run(output_dir: Path) -> None:
+    """SignificanceError when ``run-report.json`` says the last run wrote no evaluation
+    (stopped by a signal or a full disk, final files not written, no evaluators): the
+    evaluation files in the folder are then an earlier run's. A folder without a run
+    report, or with one from before the report had these fields, passes."""
+    from casflow.pipeline.run_report import RUN_REPORT_NAME
+
+    path = output_dir / RUN_REPORT_NAME
+    if not path.is_file():
+        return
+    report = read_json(path)
+    if not isinstance(report, dict) or report.get("evaluation", {}) is not None:
+        return
+    finish = "run the same command (casflow run) again to finish the run; it writes them"
+    interrupted = report.get("interrupted")
+    if interrupted:
+        why = f"was stopped by {interrupted.get('signal') or 'a signal'}"
+    elif report.get("stopped_by") or report.get("final_files_error"):
+        why = f"stopped early ({report.get('stopped_by') or report['final_files_error']})"
+    else:
+        why = "had no evaluators"
+        finish = "run a workflow with evaluators into this folder"
+    raise SignificanceError(
+        f"{path}: the last run {why} and wrote no evaluation, so the evaluation files here "
+        f"are an earlier run's; {finish}"
+    )
 
 
 def documents_from_results(results: Iterable[Any], evaluator_label: str) -> DocumentEntries:
@@ -332,7 +472,12 @@ def pairwise(
                         units=units,
                     )
                 )
-            except SignificanceError as exc:
+            except Exception as exc:  # noqa: BLE001 - one test must not cost the run its reports
+                message = (
+                    str(exc)
+                    if isinstance(exc, SignificanceError)
+                    else f"the test failed: {type(exc).__name__}: {one_line(str(exc))}"
+                )
                 # The settings too, so that a table of failed tests still states them.
                 tests.append(
                     {
@@ -342,7 +487,7 @@ def pairwise(
                         "iterations": iterations,
                         "seed": seed,
                         "units": units,
-                        "error": str(exc),
+                        "error": message,
                     }
                 )
     return tests
@@ -370,7 +515,7 @@ def markdown_table(tests: Sequence[Mapping[str, Any]]) -> list[str]:
         lines.append(
             f"{pair} {100 * test['metric_a']:.2f} | "
             f"{100 * test['metric_b']:.2f} | {100 * test['observed_difference']:.2f} | "
-            f"{test['p_two_sided']:.4f} |"
+            f"{p_text(test['p_two_sided'])} |"
         )
     lines.append("")
     return lines
@@ -389,9 +534,18 @@ def markdown_escape(text: Any) -> str:
     return escaped.replace("|", "\\|").replace("\n", " ")
 
 
-def output_name(system_a: str, system_b: str) -> str:
+def p_text(p: float) -> str:
+    """A p-value as every report prints it: four decimals, and below 0.0001 in
+    scientific notation (with many shuffles p gets that small; it is never 0)."""
+    return f"{p:.4f}" if p >= 0.0001 else f"{p:.1e}"
+
+
+def output_name(evaluator_label: str, metric: str, system_a: str, system_b: str) -> str:
+    """``significance-<evaluator>-<metric>-<A>-vs-<B>.json``: a test of another
+    evaluator or metric on the same pair gets its own file. Characters other than
+    letters, digits, ``-``, ``_`` and ``.`` become ``_`` (a metric's ``/`` too)."""
     safe = [
         "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-        for name in (system_a, system_b)
+        for name in (evaluator_label, metric, system_a, system_b)
     ]
-    return f"significance-{safe[0]}-vs-{safe[1]}.json"
+    return f"significance-{safe[0]}-{safe[1]}-{safe[2]}-vs-{safe[3]}.json"

@@ -957,7 +957,9 @@ def test_workflow_over_xmi_writes_tables_and_significance(
         ]
     )  # fmt: skip
     assert code == 0
-    written = json.loads((out / "significance-system-vs-system2.json").read_text())
+    written = json.loads(
+        (out / "significance-genes-strict_micro_f1-system-vs-system2.json").read_text()
+    )
     # The command reads the counts file and gives the same test as the report.
     assert written["p_two_sided"] == test["p_two_sided"]
     assert written["metric_a"] == pytest.approx(20 / 23)

@@ -479,3 +479,136 @@ def test_a_system_without_evaluated_documents_is_neither_scored_nor_best() -> No
     assert overview.xpath("//tr[@data-system='a']/td")[0].text_content() == ""
     assert overview.xpath("//tr[@data-system='b']/td")[0].text_content() == "75.00"
     assert _overview({"c": {"systems": {"a": none, "b": none}}}, {"c": evaluator}) == ""
+
+
+def _tokens_run(folder: Path) -> Path:
+    """A finished run's evaluation.json (eval.tokens.v1, system a), hand-written."""
+    folder.mkdir()
+    scores = {"precision": 1.0, "recall": 1.0, "f1": 1.0, "tp": 1, "fp": 0, "fn": 0}
+    summary = {
+        "tokens": {
+            "component": "eval.tokens.v1",
+            "gold_view": "gold",
+            "config": {"system_views": ["a"]},
+            "systems": {"a": {"documents": 1, "counts": {"token/tp": 1}, "scores": scores}},
+        }
+    }
+    (folder / "evaluation.json").write_text(json.dumps(summary), encoding="utf-8")
+    return folder
+
+
+def _damage_summary(folder: Path, change: Any) -> None:
+    path = folder / "evaluation.json"
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps(change(summary)), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        (
+            lambda f: (f / "workflow.resolved.yaml").write_text("name: [unclosed\n"),
+            "workflow.resolved.yaml:2: not YAML (expected ',' or ']', but got '<stream end>'); "
+            "the file is damaged: delete it (the page then takes its title from "
+            "run-report.json) or run the workflow again",
+        ),
+        (
+            lambda f: (f / "workflow.resolved.yaml").write_text("- a list\n"),
+            "workflow.resolved.yaml: a YAML list, not a workflow",
+        ),
+        (
+            lambda f: _damage_summary(
+                f, lambda s: {"tokens": {**s["tokens"], "component": "eval.gone.v1"}}
+            ),
+            "evaluation.json: evaluator 'tokens' is 'eval.gone.v1', which cannot be used here "
+            "(unknown component 'eval.gone.v1'.",
+        ),
+        (
+            lambda f: _damage_summary(
+                f,
+                lambda s: {"tokens": {**s["tokens"], "config": {"old_option": 1}}},
+            ),
+            "evaluation.json: the config of evaluator 'tokens' does not fit this casflow's "
+            "eval.tokens.v1 (old_option: Extra inputs are not permitted); use the casflow "
+            "version that wrote the run, or run the workflow again with this one",
+        ),
+        (
+            lambda f: _damage_summary(f, lambda s: {"tokens": {"component": "eval.tokens.v1"}}),
+            "evaluation.json: evaluator 'tokens': no 'gold_view', 'config', 'systems', as "
+            "casflow writes it; the file is damaged",
+        ),
+        (
+            lambda f: (f / "evaluation.json").write_text("[]"),
+            "evaluation.json: a JSON list, not the object of evaluators casflow writes; the "
+            "file is damaged: run the workflow again into a new output folder (or with "
+            "--overwrite)",
+        ),
+        (
+            lambda f: (f / "evaluation-documents.json").write_text("[]"),
+            "evaluation-documents.json: a JSON list",
+        ),
+        (
+            lambda f: (f / "evaluation-errors.jsonl").write_text('{"a": 1}\n'),
+            "evaluation-errors.jsonl:1: no 'evaluator', 'system', 'document' on this line, "
+            "which casflow writes on every line; the file is damaged",
+        ),
+        (
+            lambda f: (f / "evaluation-errors.jsonl").write_text("[1]\n"),
+            "evaluation-errors.jsonl:1: a JSON list, not the object casflow writes",
+        ),
+        (
+            lambda f: (f / "evaluation-errors.jsonl").write_text(
+                '{"evaluator": "tokens", "system": "a", "document": "d", "unit": "token", '
+                '"type": "FN", "begin": "zero", "end": 3}\n'
+            ),
+            "evaluation-errors.jsonl: the errors of document 'd' (tokens, a) are not as "
+            "eval.tokens.v1 writes them (ValueError: invalid literal",
+        ),
+        (
+            lambda f: (f / "evaluation.json").unlink(),
+            "evaluation.json not found; give the output folder of a run with evaluators, or "
+            "run the workflow with evaluators first (casflow run)",
+        ),
+    ],
+)
+def test_damaged_inputs_of_the_report_are_one_line_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: Any, said: str
+) -> None:
+    out = _tokens_run(tmp_path / "out")
+    damage(out)
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"casflow report: {out}") and said in err, err
+    assert err.count("\n") == 1
+
+
+def test_the_report_is_not_rebuilt_from_an_earlier_runs_evaluation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # What run-report.json holds after a run that wrote no evaluation: the evaluation
+    # files in the folder are an earlier run's, and a page from them would mislead.
+    out = _tokens_run(tmp_path / "out")
+    report = out / "run-report.json"
+    interrupted = {"signal": "SIGTERM", "exit_status": 143, "documents_not_finished": ["d2"],
+                   "listing_finished": False}  # fmt: skip
+    cases = [
+        ({"interrupted": interrupted}, "the last run was stopped by SIGTERM and wrote no "
+         "evaluation, so the evaluation files here are an earlier run's; run the same command "
+         "(casflow run) again to finish the run; it writes them"),
+        ({"final_files_error": "could not write the run's final files"},
+         "the last run stopped early (could not write the run's final files) and wrote no "
+         "evaluation"),
+        ({}, "the last run had no evaluators and wrote no evaluation, so the evaluation files "
+         "here are an earlier run's; run a workflow with evaluators into this folder"),
+    ]  # fmt: skip
+    for fields, said in cases:
+        report.write_text(json.dumps({"workflow": "wf.yaml", "evaluation": None, **fields}))
+        assert main(["report", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"casflow report: {report}: {said}") and err.count("\n") == 1
+        assert not (out / "evaluation.html").exists()
+    # The last run wrote its evaluation; a run report from before that field was written
+    # says nothing either way.
+    for fields in ({"evaluation": {"tokens": {}}}, {}):
+        report.write_text(json.dumps({"workflow": "wf.yaml", **fields}))
+        assert main(["report", str(out)]) == 0
