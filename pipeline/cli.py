@@ -390,6 +390,7 @@ def cmd_significance(args: argparse.Namespace) -> int:
     from casflow.pipeline.files import atomic_write_text
     from casflow.pipeline.significance_report import (
         SignificanceError,
+        check_last_run,
         check_systems,
         load_evaluator,
         output_name,
@@ -415,6 +416,7 @@ def cmd_significance(args: argparse.Namespace) -> int:
     output_dir = Path(args.output_dir)
     system_a, system_b = args.systems
     try:
+        check_last_run(output_dir)  # the evaluation files must be the last run's
         evaluator = load_evaluator(output_dir, args.evaluator)
         check_systems(evaluator, args.evaluator, args.systems)
         result = run_test(

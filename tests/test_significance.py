@@ -278,3 +278,17 @@ def test_tests_of_other_metrics_get_their_own_files_and_small_p_is_printed(
     assert output_name("eval.pos.v1", "xpos/f1", "my view", "b") == (
         "significance-eval.pos.v1-xpos_f1-my_view-vs-b.json"
     )
+
+
+def test_no_test_on_the_evaluation_files_of_an_earlier_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _finished_run(tmp_path / "out")
+    interrupted = {"signal": "SIGTERM", "exit_status": 143}
+    (out / "run-report.json").write_text(
+        json.dumps({"workflow": "wf.yaml", "evaluation": None, "interrupted": interrupted})
+    )
+    assert main(_significance(out, "--metric", "f1", "--systems", "a", "b")) == 2
+    err = capsys.readouterr().err
+    assert "the last run was stopped by SIGTERM and wrote no evaluation" in err
+    assert not list(out.glob("significance-*.json"))
