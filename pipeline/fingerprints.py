@@ -4,15 +4,19 @@ A long job (a training stage, a cross-validation fold, one member of a CRF vote)
 writes a *marker* file when it finishes: JSON holding the step's fingerprint (a
 digest of its settings and data) and whatever the step wants to keep (e.g. its
 scores). On the next run, :func:`step_status` says whether the step is ``done``
-(marker present, same fingerprint, outputs present), ``changed`` (it ran with
-other settings or data: run it again) or ``new``. Markers are written atomically
-after the outputs, so an interrupted step is never taken for a finished one.
+(marker present, same fingerprint, outputs present and as the step left them),
+``changed`` (it ran with other settings or data, or an output was damaged or
+replaced since: run it again) or ``new``. Markers are written atomically after the
+outputs, so an interrupted step is never taken for a finished one. A marker records
+the size and sha256 of the output files it is given (:func:`mark_done`); a marker
+without them (written before they were recorded) is taken at its word.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -73,22 +77,52 @@ def read_marker(marker: str | Path) -> dict[str, Any] | None:
     return content if isinstance(content, dict) else None
 
 
+#: The marker's field recording its step's output files (see :func:`output_files`).
+OUTPUT_FILES = "output_files"
+
+
+def output_files(marker: str | Path, outputs: Iterable[str | Path]) -> dict[str, list[Any]]:
+    """``[size, sha256]`` of each output file (each file under an output folder), by its
+    path from the marker's folder (so a moved output folder still matches)."""
+    base = Path(marker).parent
+    found: dict[str, list[Any]] = {}
+    for output in map(Path, outputs):
+        files = sorted(p for p in output.rglob("*") if p.is_file()) if output.is_dir() else [output]
+        for path in files:
+            if path.is_file():
+                name = Path(os.path.relpath(path, base)).as_posix()
+                found[name] = [path.stat().st_size, file_digest(path)]
+    return found
+
+
 def step_status(marker: str | Path, fingerprint: str, *outputs: str | Path) -> Status:
-    """``done`` when ``marker`` records ``fingerprint`` and every output exists;
-    ``changed`` when a marker records another fingerprint (or an output is gone);
+    """``done`` when ``marker`` records ``fingerprint``, every output exists and the
+    output files are as the marker recorded them (when it did); ``changed`` when a
+    marker records another fingerprint, or an output is gone, damaged or replaced;
     ``new`` when there is no marker."""
     if not Path(marker).exists():
         return "new"
     content = read_marker(marker) or {}
-    if content.get("fingerprint") == fingerprint and all(Path(p).exists() for p in outputs):
-        return "done"
-    return "changed"
+    if content.get("fingerprint") != fingerprint or not all(Path(p).exists() for p in outputs):
+        return "changed"
+    recorded = content.get(OUTPUT_FILES)
+    if recorded is not None and recorded != output_files(marker, outputs):
+        return "changed"
+    return "done"
 
 
-def mark_done(marker: str | Path, fingerprint: str, **kept: Any) -> None:
-    """Record that the step with ``fingerprint`` finished (``kept``: what to read back)."""
-    text = json.dumps({"fingerprint": fingerprint, **kept}, indent=2) + "\n"
-    atomic_write_text(Path(marker), text)
+def mark_done(
+    marker: str | Path, fingerprint: str, *, outputs: Iterable[str | Path] = (), **kept: Any
+) -> None:
+    """Record that the step with ``fingerprint`` finished (``kept``: what to read back);
+    ``outputs``: the files it made, whose sizes and digests :func:`step_status` checks
+    (give it the same outputs; a folder stands for every file under it, so nothing may
+    be added to it later)."""
+    record: dict[str, Any] = {"fingerprint": fingerprint, **kept}
+    outputs = list(outputs)
+    if outputs:
+        record[OUTPUT_FILES] = output_files(marker, outputs)
+    atomic_write_text(Path(marker), json.dumps(record, indent=2) + "\n")
 
 
 def forget(marker: str | Path) -> None:

@@ -197,7 +197,9 @@ def validate_training(
         _check_training_resources(
             _context(spec, located.source), train_reader, dev_reader, trainer, located, issues
         )
-        problem = output_folder_problem(spec.output)
+        problem = output_folder_problem(spec.output) or _other_model_problem(
+            Path(spec.output), trainer.spec.component if trainer is not None else None
+        )
         if problem:
             issues.append(issue_at(located, ("output",), problem))
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
@@ -224,6 +226,21 @@ def validate_training(
         "output": spec.output,
     }
     return LoadedTraining(located.source, spec, train_reader, dev_reader, trainer, resolved, given)
+
+
+def _other_model_problem(output: Path, component: str | None) -> str | None:
+    """The output folder holds another trainer's model (its training report says so):
+    training there would mix the two models' files in one model folder."""
+    report = read_marker(output / REPORT_FILE) or {}
+    model = (report.get("workflow") or {}).get("model") or {}
+    earlier = model.get("component") if isinstance(model, Mapping) else None
+    if component is None or not earlier or earlier == component:
+        return None
+    return (
+        f"output folder {output} holds a model of {earlier} ({REPORT_FILE}); {component} "
+        "would mix its files with that model's: choose another --output (or output), or "
+        "delete that folder"
+    )
 
 
 def _training_data(located: LocatedYaml, overrides: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from casflow.pipeline.fingerprints import (
     Fingerprint,
+    file_digest,
     fingerprint,
     forget,
     mark_done,
@@ -59,3 +60,44 @@ def test_unreadable_or_old_markers_are_not_done(tmp_path: Path) -> None:
     assert step_status(marker, "0123abcd") == "changed"
     marker.write_text(json.dumps(["not", "a", "mapping"]), encoding="utf-8")
     assert step_status(marker, "x") == "changed"
+
+
+def test_an_output_damaged_or_replaced_after_the_step_is_not_done(tmp_path: Path) -> None:
+    """A truncated model file in a finished step's folder was reused, and the step that
+    read it crashed: the marker records each output file's size and digest."""
+    marker = tmp_path / "step" / "done.json"
+    model = tmp_path / "step" / "model" / "model.bin"
+    model.parent.mkdir(parents=True)
+    model.write_bytes(b"weights" * 100)
+    mark_done(marker, "f1", outputs=[model], scores={"f": 1.0})
+    content = read_marker(marker)
+    assert content is not None and content["scores"] == {"f": 1.0}
+    assert content["output_files"] == {"model/model.bin": [700, file_digest(model)]}
+    assert step_status(marker, "f1", model) == "done"
+    model.write_bytes(b"weights" * 10)  # truncated
+    assert step_status(marker, "f1", model) == "changed"
+    model.write_bytes(b"WEIGHTS" * 100)  # same size, other bytes
+    assert step_status(marker, "f1", model) == "changed"
+    model.write_bytes(b"weights" * 100)
+    assert step_status(marker, "f1", model) == "done"
+    # the recorded paths are from the marker's folder: a moved output folder still matches
+    moved = tmp_path / "moved"
+    (tmp_path / "step").rename(moved)
+    assert step_status(moved / "done.json", "f1", moved / "model" / "model.bin") == "done"
+
+
+def test_a_marker_without_output_files_is_taken_at_its_word(tmp_path: Path) -> None:
+    """Markers written before outputs were recorded (the shipped runs) stay done."""
+    marker = tmp_path / "done.json"
+    output = tmp_path / "model.bin"
+    output.write_bytes(b"weights")
+    marker.write_text(json.dumps({"fingerprint": "f1"}), encoding="utf-8")
+    assert step_status(marker, "f1", output) == "done"
+    # a folder given as an output stands for every file under it
+    folder = tmp_path / "folder"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "a.bin").write_bytes(b"a")
+    mark_done(marker, "f1", outputs=[folder])
+    assert list(read_marker(marker)["output_files"]) == ["folder/sub/a.bin"]  # type: ignore[index]
+    (folder / "sub" / "b.bin").write_bytes(b"b")
+    assert step_status(marker, "f1", folder) == "changed"

@@ -5,6 +5,7 @@ sentences, tokens and tags."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -94,8 +95,38 @@ def test_training_report_model_folder_and_reuse(tiny_constituency_training) -> N
     scores = result.report["final"]["dev_scores"]
     assert 0 <= scores["parseval_f"] <= 100 and "mean_sentence_f" in scores
     assert sum("finished in" in line and "Dev score" in line for line in lines) == 4
+    # the epoch whose model is kept (the best on dev), beside the epochs trained
+    torch = pytest.importorskip("torch")
+    kept = torch.load(model / "model.pt", map_location="cpu", weights_only=False)
+    meta = json.loads((model / "meta.json").read_text(encoding="utf-8"))
+    assert meta["epochs"] == 4 and meta["kept_epoch"] == kept["epochs_trained"]
+    assert 1 <= meta["kept_epoch"] <= 4
     _, again = train(workflow)
     assert any("reused" in line for line in again)
+
+
+@pytest.mark.slow
+def test_a_damaged_model_file_is_made_again(
+    tiny_treebank: Path, tiny_constituency_training, tmp_path: Path
+) -> None:
+    """A truncated model.pt in a finished output was reused, and scoring crashed: the
+    marker records the model files, and the finished checkpoints give the model again."""
+    import shutil
+
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    workflow, result, _ = tiny_constituency_training
+    output = tmp_path / "out"
+    shutil.copytree(result.output_dir, output)
+    moved = load_training_workflow(workflow, {"output": str(output)})
+    run_training(moved, log=lambda line: None)  # its paths are part of its settings
+    model = output / "final" / "model" / "model.pt"
+    model.write_bytes(model.read_bytes()[:1000])
+    lines: list[str] = []
+    again = run_training(moved, log=lines.append)
+    assert not any("reused" in line for line in lines)
+    assert again.report["final"]["dev_scores"] == result.report["final"]["dev_scores"]
+    assert_same_weights(result.model_dir / "model.pt", model, "params")
 
 
 @pytest.mark.slow
@@ -285,6 +316,50 @@ def test_requirements_and_model_problems_before_any_document(tmp_path: Path) -> 
         "charlm_forward_file: Stanza's constituency parser cannot use character language" in p
         for p in problems
     )
+
+
+def test_stanza_options_are_option_strings_and_replace_casflows_defaults(tmp_path: Path) -> None:
+    """Argparse settings that are no option string (check_valid_states) passed validation
+    and failed on Stanza's command line after the gold was read; multistage: true was
+    overruled by casflow's --no_multistage, which came later on it."""
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    from stanza.models import constituency_parser
+
+    from casflow.pipeline.component import TrainingContext
+
+    trainer = registry().get("train.stanza.constituency.v1")
+    context = RunContext(output_dir=tmp_path)
+    problems = trainer.check_config(
+        trainer.Config(
+            stanza_options={
+                "check_valid_states": True,
+                "checkpoint": False,
+                "no_seed": True,
+                "multistage": True,
+            }
+        ),
+        context,
+    )
+    assert len(problems) == 3, problems
+    assert (
+        "stanza_options.check_valid_states: not an option of Stanza's constituency parser; "
+        "check_valid_states is the setting that no_check_valid_states set" in problems[0]
+    )
+    assert "stanza_options.checkpoint: not an option" in problems[1]
+    assert "stanza_options.no_seed: set by casflow" in problems[2]  # the seed's setting
+
+    def parsed(**options: object) -> object:
+        built = trainer(
+            trainer.Config(stanza_options=options), TrainingContext(output_dir=tmp_path)
+        )
+        args = built._arguments(tmp_path / "t", tmp_path / "d", tmp_path / "p", tmp_path / "c")
+        return constituency_parser.build_argparse().parse_args(args)
+
+    assert parsed().multistage is False  # casflow's default: one stage
+    assert parsed(multistage=True).multistage is True
+    assert parsed(multistage=False).multistage is False
+    assert parsed(no_check_valid_states=False).check_valid_states is True
+    assert parsed().check_valid_states is False
 
 
 def test_a_model_trained_with_word_vectors_needs_its_pretrain_before_the_run(

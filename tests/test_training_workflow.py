@@ -530,6 +530,27 @@ def test_an_output_that_is_a_file_is_refused_before_training(
     assert error.startswith(f"{path}: --output: output folder {tmp_path / 'a-file'} is a file")
 
 
+def test_an_output_holding_another_trainers_model_is_refused_before_training(
+    tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Training into the output folder of another trainer's model mixed the two models'
+    files in one model folder (an OpenNLP model folder with a head-rules model.json)."""
+    path = str(workflow_file(tmp_path, corpus))
+    other = tmp_path / "other"
+    other.mkdir()
+    report = {"workflow": {"model": {"component": "train.opennlp.v1", "config": {}}}}
+    (other / "training-report.json").write_text(json.dumps(report), encoding="utf-8")
+    (error,) = _train_errors([path, "--output", str(other)], capsys)
+    assert error.startswith(
+        f"{path}: --output: output folder {other} holds a model of train.opennlp.v1 "
+        "(training-report.json); train.spacy.syntax.v1 would mix its files"
+    )
+    # the same trainer's earlier report is its own model: trained again, or reused
+    report["workflow"]["model"]["component"] = "train.spacy.syntax.v1"
+    (other / "training-report.json").write_text(json.dumps(report), encoding="utf-8")
+    load_training_workflow(path, {"output": str(other)})
+
+
 def test_a_fold_the_workflow_lacks_is_refused_by_validate_only(
     tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -105,6 +105,29 @@ def test_finished_model_is_reused_when_nothing_changed(tiny_udpipe_training) -> 
 
 
 @pytest.mark.slow
+def test_a_damaged_model_file_is_trained_again(tiny_udpipe_training, tmp_path: Path) -> None:
+    """A truncated model.udpipe in a finished output was reused, and scoring it crashed:
+    the marker records the model file's size and digest."""
+    import shutil
+
+    from casflow.pipeline.training import load_training_workflow, run_training
+
+    workflow, first = tiny_udpipe_training
+    output = tmp_path / "out"
+    shutil.copytree(first.output_dir, output)
+    model = output / "final" / "model" / "model.udpipe"
+    model.write_bytes(model.read_bytes()[:1000])
+    lines: list[str] = []
+    again = run_training(
+        load_training_workflow(workflow, {"output": str(output)}), log=lines.append
+    )
+    assert any("model.udpipe is not the file trained" in line for line in lines), lines
+    assert not any("reused" in line for line in lines)
+    assert model.read_bytes() == (first.model_dir / "model.udpipe").read_bytes()
+    assert again.report["final"]["dev_scores"] == first.report["final"]["dev_scores"]
+
+
+@pytest.mark.slow
 def test_all_layers_from_raw_text_with_exact_offsets(tiny_udpipe_model: Path) -> None:
     rows = SENTENCES[0][0]
     text = "  " + sentence_text(rows) + "\n\n" + sentence_text(SENTENCES[1][0]) + " "
@@ -318,6 +341,127 @@ def test_trainer_scores_equal_the_evaluators_on_the_component(tiny_udpipe_traini
         scores = evaluator.score(evaluator.evaluate(gold, system).counts)
         found.update({k: round(100 * v, 2) for k, v in pick(scores).items()})
     assert found == result.report["final"]["dev_scores"]
+
+
+@pytest.fixture(scope="session")
+def partial_udpipe_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Models of some parts only, trained by casflow train: ``tokenizer`` (layers tokens
+    and sentences) and ``no_tokenizer`` (pos and dependencies, scored on the gold
+    tokens)."""
+    root = tmp_path_factory.mktemp("partial_udpipe")
+    write_gold_splits(root, {"train": range(6), "dev": [3]}, lambda k: gold_document(k))
+    models = {}
+    for name, layers in (
+        ("tokenizer", ["tokens", "sentences"]),
+        ("no_tokenizer", ["pos", "dependencies"]),
+    ):
+        workflow = training_workflow(
+            root,
+            root / name,
+            types=["Sentence", "Token", "POS", "Lemma", "Dependency"],
+            layers=layers,
+            trainer="train.udpipe.v1",
+            config=TINY_OPTIONS,
+            seed=1,
+        )
+        result, _ = train(workflow)
+        models[name] = result.model_dir
+        models[f"{name}_scores"] = result.report["final"]["dev_scores"]
+    return models
+
+
+@pytest.mark.slow
+def test_a_model_without_a_tokenizer_is_scored_on_the_gold_tokens(partial_udpipe_models) -> None:
+    """Layers pos and dependencies: no tokenizer is trained, so the model tags and parses
+    the gold sentences and tokens (it crashed when scoring tokenized the raw text)."""
+    scores = partial_udpipe_models["no_tokenizer_scores"]
+    assert set(scores) == {"xpos", "uas", "las"}
+    assert scores["xpos"] > 80, scores
+    # what casflow's evaluators say of udpipe.v1 over the gold sentences and tokens
+    cas = gold_document(3)  # the dev document
+    gold = cas.get_view("gold")
+    system = cas.create_view("system")
+    system.sofa_string = cas.sofa_string
+    for name in (SENTENCE, TOKEN):
+        for annotation in gold.select(name):
+            system.add(system.typesystem.get_type(name)(begin=annotation.begin, end=annotation.end))
+    run(
+        "udpipe.v1",
+        system,
+        model=str(partial_udpipe_models["no_tokenizer"]),
+        layers=["pos", "dependencies"],
+        use_existing_tokens=True,
+        use_existing_sentences=True,
+    )
+    found = {}
+    for name, config, pick in (
+        ("eval.pos.v1", {}, lambda s: {"xpos": s["xpos"]["accuracy"]}),
+        (
+            "eval.dependencies.v1",
+            {"labels": "full"},
+            lambda s: {"uas": s["uas"]["f1"], "las": s["las"]["f1"]},
+        ),
+    ):
+        cls = registry().get(name)
+        evaluator = cls(cls.Config(**config), RunContext(output_dir=Path(".")))
+        found.update(
+            {
+                k: round(100 * v, 2)
+                for k, v in pick(evaluator.score(evaluator.evaluate(gold, system).counts)).items()
+            }
+        )
+    assert found == scores
+
+
+@pytest.mark.slow
+def test_parts_a_model_lacks_are_problems_before_any_document(
+    partial_udpipe_models, tmp_path: Path
+) -> None:
+    """A model trained for some layers lacks the other parts: udpipe.v1 wrote every word
+    untagged with head 0 (UDPipe's error was ignored), or died without a tokenizer."""
+    cls = registry().get("udpipe.v1")
+    context = RunContext(output_dir=tmp_path)
+    tokenizer = str(partial_udpipe_models["tokenizer"])
+    problems = cls.check_config(cls.Config(model=tokenizer), context)
+    assert len(problems) == 2, problems
+    assert "has no tagger, needed for layers pos, lemma, dependencies" in problems[0]
+    assert "has no parser, needed for layer dependencies" in problems[1]
+    assert all(tokenizer in p for p in problems)
+    assert not cls.check_config(
+        cls.Config(model=tokenizer, layers=["sentences", "tokens"]), context
+    )
+    no_tokenizer = str(partial_udpipe_models["no_tokenizer"])
+    (problem,) = cls.check_config(cls.Config(model=no_tokenizer), context)
+    assert "has no tokenizer, needed to make sentences and tokens" in problem
+    assert "use_existing_tokens" in problem
+    assert not cls.check_config(
+        cls.Config(
+            model=no_tokenizer,
+            layers=["pos", "dependencies"],
+            use_existing_tokens=True,
+            use_existing_sentences=True,
+        ),
+        context,
+    )
+    damaged = tmp_path / "damaged.udpipe"
+    damaged.write_bytes(b"not a model")
+    (problem,) = cls.check_config(cls.Config(model=str(damaged)), context)
+    assert "not a UDPipe 1 model file" in problem
+
+
+@pytest.mark.slow
+def test_udpipe_refusing_to_tag_is_a_document_error(partial_udpipe_models) -> None:
+    from casflow.components.udpipe.model import UdpipeModel
+    from casflow.pipeline.component import DocumentError
+
+    model = UdpipeModel(partial_udpipe_models["tokenizer"] / "model.udpipe")
+    text = sentence_text(SENTENCES[0][0])
+    (spans,) = model.tokenize(text)
+    assert model.analyse(text, spans, tag=False, parse=False)  # tokens alone are fine
+    with pytest.raises(DocumentError, match="could not tag .* No tagger defined"):
+        model.analyse(text, spans, tag=True, parse=False)
+    with pytest.raises(DocumentError, match="could not tag"):
+        model.analyse(text, spans, tag=False, parse=True)
 
 
 def test_lemmas_udpipe_cannot_store_become_forms() -> None:

@@ -54,6 +54,14 @@ def word(text: str) -> str:
     return _WHITESPACE.sub("_", text) or "_"
 
 
+def parser_words(texts: Sequence[str]) -> list[str]:
+    """A sentence's tokens as the parser gets them, at run time (``opennlp.pipeline.v1``)
+    and when ``train.opennlp.v1`` scores it: brackets raw. OpenNLP decodes the escapes
+    of its training trees (:func:`parser_word`), so its parser has learnt "("; an
+    escaped word would be one it never saw."""
+    return [word(text) for text in texts]
+
+
 def parser_word(text: str) -> str:
     """A token as the parser's training trees and the ``PennTree`` lines write it
     (brackets escaped; see the module docstring). A round bracket inside a word is

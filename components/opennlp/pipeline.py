@@ -45,12 +45,13 @@ from casflow.components.opennlp.model import (
     chunk_spans,
     indexed_tree,
     parser_word,
+    parser_words,
     resolve_model,
     word,
 )
 from casflow.components.opennlp.server import (
     OpenNlpServer,
-    opennlp_missing,
+    opennlp_problem,
     release,
     shared_server,
     to_code_points,
@@ -189,7 +190,7 @@ class OpenNlpPipeline(Processor[OpenNlpConfig]):
 
     @classmethod
     def check_config(cls, config: OpenNlpConfig, context: RunContext) -> list[str]:
-        problem = opennlp_missing()
+        problem = opennlp_problem()
         if problem:
             return [f"{cls.name}: {problem}"]
         problems = structure_type_problems(config)
@@ -317,9 +318,7 @@ class OpenNlpPipeline(Processor[OpenNlpConfig]):
                 "constituents",
                 "parse",
                 "trees",
-                # Raw brackets: OpenNLP decodes -LRB- etc. when it reads training trees,
-                # so its parser has learnt "(" (an escaped word would be one it never saw).
-                sentences=[[word(w) for w in s] for s in words],
+                sentences=[parser_words(s) for s in words],
                 beam=self.config.beam_size,
             )
             trees = [

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import zipfile
 from importlib import resources
 from pathlib import Path
 
@@ -47,6 +48,41 @@ def opennlp_missing() -> str | None:
             f"Debian package opennlp (apt-get install opennlp) or set {JAR_ENV} to "
             "an opennlp-tools 2.x jar"
         )
+    return None
+
+
+#: A class every opennlp-tools 2 jar holds (the chunking parser casflow trains and runs).
+_PROBE_CLASS = "opennlp/tools/parser/chunking/Parser.class"
+
+
+def opennlp_problem() -> str | None:
+    """Why OpenNLP cannot run here, or None: :func:`opennlp_missing`, then whether the
+    jar is an OpenNLP jar and casflow's server compiles against it (once per jar, in
+    the cache), so a bad jar is found before any document is read."""
+    problem = opennlp_missing()
+    if problem:
+        return problem
+    jar = find_jar()
+    assert jar is not None
+    where = f"${JAR_ENV}" if os.environ.get(JAR_ENV) else "the Debian package opennlp"
+    fix = (
+        f"set {JAR_ENV} to an opennlp-tools 2.x jar"
+        if os.environ.get(JAR_ENV)
+        else "reinstall the Debian package opennlp (apt-get install --reinstall opennlp)"
+    )
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            if _PROBE_CLASS not in archive.namelist():
+                return (
+                    f"{jar} ({where}) is not an Apache OpenNLP 2 jar: it has no "
+                    f"{_PROBE_CLASS}; {fix}"
+                )
+    except (OSError, zipfile.BadZipFile) as exc:
+        return f"{jar} ({where}) cannot be read as a jar ({exc}); {fix}"
+    try:
+        compile_server(jar)
+    except OpenNlpError as exc:
+        return f"casflow's OpenNLP server does not compile against {jar} ({where}): {exc}; {fix}"
     return None
 
 

@@ -26,7 +26,10 @@ Formats (one file per layer, UTF-8):
 
 Scores (percentages, casflow's metrics): sentence and token F from raw text (one
 structure block at a time, as ``opennlp.pipeline.v1`` runs); POS accuracy, chunk F
-and PARSEVAL F (Collins settings) on the gold sentences and tokens.
+and PARSEVAL F (Collins settings) on the gold sentences and tokens. The parser gets
+the words as ``opennlp.pipeline.v1`` gives them (:func:`~.model.parser_words`:
+brackets raw), and its trees are scored without the outer bracket (the gold line's
+``TOP`` is deleted): ``eval.constituents.v1`` with ``outer_bracket: drop``.
 """
 
 from __future__ import annotations
@@ -55,15 +58,18 @@ from casflow.components.metrics.segmentation import score_segmentation, segmenta
 from casflow.components.opennlp.head_rules import head_rules_text
 from casflow.components.opennlp.model import (
     MODEL_FILES,
+    TOOL_NAMES,
     chunk_spans,
     chunk_tags,
     indexed_tree,
     parser_word,
+    parser_words,
     word,
 )
 from casflow.components.opennlp.server import (
+    OpenNlpError,
     OpenNlpServer,
-    opennlp_missing,
+    opennlp_problem,
     release,
     shared_server,
     to_code_points,
@@ -72,6 +78,7 @@ from casflow.components.rules.sentences import structure_breaks, text_blocks
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, step_status
+from casflow.pipeline.training import TrainingDataError
 from casflow.typesystem import (
     BLOCK_STRUCTURE_TYPES,
     CHUNK,
@@ -98,6 +105,8 @@ class OpenNlpExample:
     tags: list[list[str]] = field(default_factory=list)  # per sentence, when learned
     chunks: list[list[tuple[int, int, str]]] = field(default_factory=list)
     trees: list[str] = field(default_factory=list)  # (TOP ...) lines, parser words
+    # each tree's words as the text has them (what the parser gets when it is scored)
+    tree_words: list[list[str]] = field(default_factory=list)
 
 
 class OpenNlpTrainerConfig(ComponentConfig):
@@ -146,7 +155,7 @@ class OpenNlpTrainer(Trainer[OpenNlpTrainerConfig]):
 
     @classmethod
     def check_config(cls, config: OpenNlpTrainerConfig, context: RunContext) -> list[str]:
-        problem = opennlp_missing()
+        problem = opennlp_problem()
         return [f"{cls.name}: {problem}"] if problem else []
 
     # -- gold data ----------------------------------------------------------------------------
@@ -172,7 +181,11 @@ class OpenNlpTrainer(Trainer[OpenNlpTrainerConfig]):
         if "chunks" in self.chosen:
             example.chunks = self._gold_chunks(view, doc_id, tokens_by_sentence)
         if "constituents" in self.chosen:
-            example.trees = [line for _, tree in constituent_trees(view) if (line := _top(tree))]
+            for _, tree in constituent_trees(view):
+                line = _top(tree)
+                if line:
+                    example.trees.append(line)
+                    example.tree_words.append(_words(tree))
             if not example.trees and text.strip():
                 raise ValueError(f"document {doc_id}: the gold view has no constituent trees")
         return example
@@ -258,22 +271,48 @@ class OpenNlpTrainer(Trainer[OpenNlpTrainerConfig]):
             self.seed,
             files=[data, rules] if layer == "constituents" else [data],
         )
-        if step_status(marker, key, target) == "done":
+        status = step_status(marker, key, target)
+        if status == "done":
             log(f"OpenNLP {layer} model already trained with these settings and data; reused")
             return
+        if status == "changed":
+            log(
+                f"OpenNLP {layer} model: the settings or data changed since it was trained, "
+                f"or {target} is not the file trained (damaged or replaced); training it again"
+            )
         forget(marker)
+        # the server writes NAME.partial and renames it: one left by a killed run goes
+        partial = target.with_name(target.name + ".partial")
+        partial.unlink(missing_ok=True)
         log(f"OpenNLP: training the {layer} model on {data}")
-        server.request(
-            "train",
-            kind=layer,
-            data=str(data.resolve()),
-            output=str(target.resolve()),
-            language=self.config.language,
-            params=self._params(layer),
-            head_rules=str(rules.resolve()),
-        )
+        try:
+            server.request(
+                "train",
+                kind=layer,
+                data=str(data.resolve()),
+                output=str(target.resolve()),
+                language=self.config.language,
+                params=self._params(layer),
+                head_rules=str(rules.resolve()),
+            )
+        except OpenNlpError as exc:
+            partial.unlink(missing_ok=True)
+            params = self._params(layer)
+            settings = ", ".join(f"{k} {params[k]}" for k in ("Algorithm", "Iterations", "Cutoff"))
+            advice = (
+                # OpenNLP's words for a cutoff that leaves no feature, or too little data
+                "Its settings leave nothing to learn from this data: lower cutoff (or "
+                "parser_cutoff), or give more training documents"
+                if "InsufficientTrainingData" in str(exc)
+                else "Check the training data and the settings"
+            )
+            raise TrainingDataError(
+                f"OpenNLP could not train the {TOOL_NAMES[layer]} model ({layer}) from "
+                f"{data}: {str(exc).rstrip('.')}. {advice} (the settings of {self.name}, "
+                f"as OpenNLP's parameters: {settings})"
+            ) from exc
         log(f"OpenNLP {layer} model: {target} ({target.stat().st_size / 1e6:.1f} MB)")
-        mark_done(marker, key)
+        mark_done(marker, key, outputs=[target])
 
     def _params(self, layer: str) -> dict[str, str]:
         base = {
@@ -312,7 +351,9 @@ class OpenNlpTrainer(Trainer[OpenNlpTrainerConfig]):
             f"{self.config.cutoff}) from the gold views written in OpenNLP's training formats; "
             "the parser is OpenNLP's chunking parser with casflow's English head rules (Collins "
             "1999). Scores: sentence and token F from raw text; POS accuracy, chunk F and "
-            "PARSEVAL F (Collins settings) on the gold sentences and tokens."
+            "PARSEVAL F (Collins settings, the outer bracket not counted: "
+            "eval.constituents.v1 with outer_bracket: drop) on the gold sentences and "
+            "tokens, the parser given the words as opennlp.pipeline.v1 gives them."
         )
 
 
@@ -330,6 +371,12 @@ def _tag(token: Any, doc_id: str) -> str:
 def _top(tree: Tree) -> str | None:
     """A gold tree as an OpenNLP training line: ``(TOP ...)``, see the module docstring."""
     return training_line(tree, "TOP", parser_word)
+
+
+def _words(tree: Tree) -> list[str]:
+    """The words of a gold tree's training line (:func:`_top`) as the text has them."""
+    pruned = prune(tree, {"-NONE-"})
+    return [] if pruned is None else [leaf.word or "" for leaf in pruned.preterminals()]
 
 
 def _base_phrases(tree: Tree, tokens: Sequence[Span]) -> list[tuple[int, int, str]]:
@@ -500,19 +547,23 @@ def _evaluate(
                 chunk_fn += len(gold_set - system_set)
         if "constituents" in chosen:
             gold_trees = [parse_tree(line) for line in example.trees]
-            sentences_words = [[leaf.word or "" for leaf in t.preterminals()] for t in gold_trees]
             answers = server.request(
                 "parse",
                 model=keys["constituents"],
-                sentences=sentences_words,
+                # the words as opennlp.pipeline.v1 gives them (brackets raw), so the
+                # score is the component's, not that of a parser given -LRB-
+                sentences=[parser_words(words) for words in example.tree_words],
                 beam=config.beam_size,
             )["trees"]
-            for gold, leaves, answer in zip(gold_trees, sentences_words, answers, strict=True):
+            for gold, answer in zip(gold_trees, answers, strict=True):
+                leaves = [leaf.word or "" for leaf in gold.preterminals()]
                 test = None
                 if answer is not None:
                     test = indexed_tree(answer, len(leaves))
                     for leaf, w in zip(test.preterminals(), leaves, strict=True):
                         leaf.word = w
+                # (TOP ...): TOP is deleted (COLLINS.prm), so the outer bracket is not
+                # counted, as eval.constituents.v1 with outer_bracket: drop
                 add_counts(counts, parseval_counts(gold, test))
     scores: dict[str, float] = {}
     segmentation = score_segmentation(counts)

@@ -24,7 +24,9 @@ Three things differ from running Stanza's command line, each for a reason:
   More epochs continue a finished run; fewer than its checkpoint has start again.
 - **One settings surface.** The settings are this config (checked before reading any
   document); ``stanza_options`` passes any other option of Stanza's trainer, checked
-  against Stanza's own argument parser.
+  against Stanza's own argument parser (its option strings: ``no_check_valid_states``,
+  not the setting ``check_valid_states``). An option given there replaces casflow's
+  default of the same setting (``multistage: true`` over casflow's one stage).
 
 Scores (percentages): PARSEVAL bracket F over the development trees (``parseval_f``,
 EVALB's corpus figure, and ``mean_sentence_f``, the CRAFT paper's figure), parsing the
@@ -73,6 +75,7 @@ from casflow.components.stanza.shared_training import (
     threads_field,
     vectors_field,
     vectors_problems,
+    with_defaults,
 )
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
@@ -195,7 +198,7 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
             library_versions(),
             files=[train_file, dev_file, pretrain],
         )
-        if step_status(marker, key, model / MODEL_FILE) == "done":
+        if step_status(marker, key, *_model_files(model)) == "done":
             log(f"Stanza constituency model already trained with these settings ({model}); reused")
             return model
         forget(marker)
@@ -242,9 +245,14 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
         model.mkdir(parents=True)
         shutil.copyfile(best, model / MODEL_FILE)
         shutil.copyfile(pretrain, model / PRETRAIN_FILE)
-        meta = {"ptb_brackets": True, "trainer": self.name, "epochs": self.config.epochs}
+        meta = {
+            "ptb_brackets": True,
+            "trainer": self.name,
+            "epochs": self.config.epochs,  # trained; the model is that of kept_epoch
+            "kept_epoch": _epochs_trained(best),  # the best on the development trees
+        }
         (model / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-        mark_done(marker, key)
+        mark_done(marker, key, outputs=_model_files(model))
         size = (model / MODEL_FILE).stat().st_size + (model / PRETRAIN_FILE).stat().st_size
         log(f"Stanza constituency model: {model} ({size / 1e6:.1f} MB)")
         return model
@@ -252,8 +260,10 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
     def _arguments(
         self, train_file: Path, dev_file: Path, pretrain: Path, checkpoints: Path
     ) -> list[str]:
+        from stanza.models import constituency_parser
+
         config = self.config
-        options: dict[str, OptionValue] = {
+        defaults: dict[str, OptionValue] = {
             # CPU-sized defaults: no transformer, no attention layers, one stage.
             "no_multistage": True,
             "pattn_num_layers": 0,
@@ -266,7 +276,9 @@ class StanzaConstituencyTrainer(Trainer[StanzaConstituencyTrainerConfig]):
             # Categories seen only in development trees (CRAFT dev has INTJ) are allowed.
             "no_check_valid_states": True,
         }
-        options.update(config.stanza_options)
+        options = with_defaults(
+            defaults, config.stanza_options, constituency_parser.build_argparse()
+        )
         args = [
             "--mode=train",
             "--shorthand=en_casflow",
@@ -339,6 +351,12 @@ def parse_tagged(nlp: Any, trees: Sequence[Tree]) -> list[Tree]:
         documents.append(Document([sentence], text=" ".join(str(w[TEXT]) for w in sentence)))
     parsed = nlp.bulk_process(documents)
     return [penn_tree(document.sentences[0].constituency) for document in parsed]
+
+
+def _model_files(model: Path) -> list[Path]:
+    """The files of a model folder its marker records (not the model card, written
+    after it)."""
+    return [model / MODEL_FILE, model / PRETRAIN_FILE, model / META_FILE]
 
 
 def _unrooted(tree: Tree) -> Tree:

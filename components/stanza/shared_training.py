@@ -185,6 +185,18 @@ def spacy_vectors_text(source: str, workflow_dir: Path, target: Path) -> None:
 _CHARLM_OPTIONS = frozenset({"charlm", "charlm_forward_file", "charlm_backward_file"})
 
 
+def option_settings(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Each option of Stanza's argument ``parser`` (without dashes) -> the setting it
+    sets (its argparse destination): ``multistage`` and ``no_multistage`` both set
+    ``multistage``; ``no_check_valid_states`` sets ``check_valid_states``, which is no
+    option."""
+    return {
+        option.lstrip("-"): action.dest
+        for action in parser._actions
+        for option in action.option_strings
+    }
+
+
 def option_problems(
     options: StanzaOptions,
     parser: argparse.ArgumentParser,
@@ -192,17 +204,24 @@ def option_problems(
     key: str = "stanza_options",
     trainer: str = "Stanza's trainer",
 ) -> list[str]:
-    """Options that Stanza's argument ``parser`` does not know, that casflow sets, or
+    """Options that Stanza's argument ``parser`` does not take (a setting's name that is
+    no option string, such as ``check_valid_states``, fails on Stanza's command line),
+    that set what casflow sets (``own``, or another option of the same setting), or
     that make the model need files its folder would not carry."""
-    known = {action.dest for action in parser._actions} | {
-        opt.lstrip("-") for action in parser._actions for opt in action.option_strings
-    }
+    settings = option_settings(parser)
+    owned = {settings.get(name, name) for name in own}
     problems = []
     for name, value in options.items():
-        if name in own:
+        if name in own or settings.get(name) in owned:
             problems.append(f"{key}.{name}: set by casflow (use the config's own key)")
-        elif name not in known:
-            problems.append(f"{key}.{name}: not an option of {trainer}")
+        elif name not in settings:
+            setting_of = sorted(option for option, dest in settings.items() if dest == name)
+            hint = (
+                f"; {name} is the setting that {' and '.join(setting_of)} set: give one of those"
+                if setting_of
+                else ""
+            )
+            problems.append(f"{key}.{name}: not an option of {trainer}{hint}")
         elif name in _CHARLM_OPTIONS and value is not False:
             problems.append(
                 f"{key}.{name}: {trainer} cannot use character language models in casflow "
@@ -211,6 +230,24 @@ def option_problems(
                 f"train.stanza.ner.v1 has a charlm key); leave {name} out"
             )
     return problems
+
+
+def with_defaults(
+    defaults: StanzaOptions, options: StanzaOptions, parser: argparse.ArgumentParser
+) -> dict[str, OptionValue]:
+    """casflow's ``defaults`` for Stanza's ``parser`` with a workflow's ``options``: an
+    option the workflow gives replaces casflow's default of the same option, or of
+    another option of the same setting (``multistage: true`` over casflow's
+    ``no_multistage``; on the command line, sorted by name, the later would win). An
+    option set to false is left out, so it replaces only a default of its own name."""
+    settings = option_settings(parser)
+    given = {settings.get(name, name) for name, value in options.items() if value is not False}
+    kept = {
+        name: value
+        for name, value in defaults.items()
+        if name not in options and settings.get(name, name) not in given
+    }
+    return {**kept, **options}
 
 
 def command_line(options: StanzaOptions) -> list[str]:

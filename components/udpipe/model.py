@@ -19,9 +19,19 @@ from typing import Any
 
 from casflow.components.metrics.segmentation import trim_span
 from casflow.components.segmenters import import_library, missing_library
+from casflow.pipeline.component import DocumentError
 
 LIBRARY = ("ufal.udpipe", "ufal.udpipe")
 MODEL_FILE = "model.udpipe"
+
+
+class UdpipeError(DocumentError, RuntimeError):
+    """UDPipe refused to tokenize, tag or parse a text (its own message)."""
+
+    hint = (
+        "check that the model has the parts the layers need (casflow train writes only "
+        "the parts of the layers it learned) and that it is a UDPipe 1 model"
+    )
 
 
 def udpipe_missing() -> str | None:
@@ -93,6 +103,20 @@ class UdpipeModel:
     def has_tokenizer(self) -> bool:
         return self._tokenizer is not None
 
+    def parts(self) -> set[str]:
+        """The parts the model has, of tokenizer, tagger and parser: a model trained
+        for some layers lacks the others' (UDPipe keeps no list; a tagger and a parser
+        are tried on a one-word sentence)."""
+        udpipe = self.udpipe
+        found = {"tokenizer"} if self.has_tokenizer else set()
+        sentence = udpipe.Sentence()
+        sentence.addWord("word")
+        if self.model.tag(sentence, udpipe.Model.DEFAULT, udpipe.ProcessingError()):
+            found.add("tagger")
+        if self.model.parse(sentence, udpipe.Model.DEFAULT, udpipe.ProcessingError()):
+            found.add("parser")
+        return found
+
     def tokenize(self, text: str) -> list[list[tuple[int, int]]]:
         """Sentences of ``text``, each a list of token spans (offsets into ``text``)."""
         if self._tokenizer is None:
@@ -114,7 +138,7 @@ class UdpipeModel:
                 sentences.append(spans)
             sentence = udpipe.Sentence()
         if error.occurred():
-            raise RuntimeError(f"UDPipe tokenizer: {error.message}")
+            raise UdpipeError(f"UDPipe tokenizer of {self.path}: {error.message}")
         return sentences
 
     @staticmethod
@@ -157,10 +181,13 @@ class UdpipeModel:
         sentence = udpipe.Sentence()
         for begin, end in spans:
             sentence.addWord(text[begin:end])
-        if tag or parse:
-            self.model.tag(sentence, udpipe.Model.DEFAULT)
-        if parse:
-            self.model.parse(sentence, udpipe.Model.DEFAULT)
+        # UDPipe reports a failure (a model without a tagger or parser) in its error and
+        # leaves the words as they were: untagged, every head the root.
+        error = udpipe.ProcessingError()
+        if (tag or parse) and not self.model.tag(sentence, udpipe.Model.DEFAULT, error):
+            raise UdpipeError(f"UDPipe could not tag with {self.path}: {error.message}")
+        if parse and not self.model.parse(sentence, udpipe.Model.DEFAULT, error):
+            raise UdpipeError(f"UDPipe could not parse with {self.path}: {error.message}")
         result = []
         for (begin, end), word in zip(spans, list(sentence.words)[1:], strict=True):
             result.append(

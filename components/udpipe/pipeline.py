@@ -16,6 +16,10 @@ DependencyType is "ROOT" (as ``spacy.pipeline.v1`` and ``conllu.import.v1``).
   written); POS, Lemma and dependencies attach to them. Sentences are the
   view's (with ``use_existing_sentences``) or the UDPipe tokenizer's sentence
   ends, each sentence taking the tokens that start inside it.
+- A model has only the parts it was trained with (``train.udpipe.v1`` writes
+  those of the layers it learns): the tokenizer, tagger and parser the layers
+  need are checked before any document is read, and UDPipe refusing a text is a
+  document's error, never untagged words with every head the root.
 """
 
 from __future__ import annotations
@@ -89,12 +93,9 @@ class UdpipePipeline(Processor[UdpipeConfig]):
         layers = config.written_layers()
         self.tag = bool({"pos", "lemma"} & layers)
         self.parse = "dependencies" in layers
-        needs_tokenizer = not config.use_existing_tokens or not config.use_existing_sentences
-        if needs_tokenizer and not self.model.has_tokenizer:
-            raise ValueError(
-                f"the UDPipe model {self.model.path} has no tokenizer; set use_existing_tokens "
-                "and use_existing_sentences to tag and parse the view's tokens and sentences"
-            )
+        problems = missing_parts(config, self.model)
+        if problems:
+            raise ValueError("; ".join(problems))
 
     @classmethod
     def requirements(cls, config: UdpipeConfig) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -126,7 +127,11 @@ class UdpipePipeline(Processor[UdpipeConfig]):
                 f"model {config.model!r}: no UDPipe model at {path}; give a .udpipe file or the "
                 "model folder of casflow train (train.udpipe.v1)"
             ]
-        return []
+        try:
+            model = UdpipeModel(path)
+        except ValueError as exc:
+            return [f"model {config.model!r}: {exc}"]
+        return [f"model {config.model!r}: {p}" for p in missing_parts(config, model)]
 
     # -- sentences as token spans ------------------------------------------------------------
 
@@ -251,6 +256,34 @@ class UdpipePipeline(Processor[UdpipeConfig]):
             if "sentences" in layers:
                 new.append(make_sentence(begin=spans[0][0], end=spans[-1][1]))
         add_annotations(view, new)
+
+
+def missing_parts(config: UdpipeConfig, model: UdpipeModel) -> list[str]:
+    """The parts of a UDPipe model the configured layers need and the model lacks (a
+    model trained by train.udpipe.v1 has only the parts of the layers it learned)."""
+    layers = config.written_layers()
+    needs: dict[str, str] = {}
+    if not (config.use_existing_tokens and config.use_existing_sentences):
+        needs["tokenizer"] = (
+            "to make sentences and tokens: use a model with one, or set use_existing_tokens "
+            "and use_existing_sentences to tag and parse the view's tokens and sentences"
+        )
+    tagged = [layer for layer in ALL_LAYERS if layer in layers & {"pos", "lemma", "dependencies"}]
+    if tagged:
+        needs["tagger"] = (
+            f"for layers {', '.join(tagged)}: use a model trained with layer pos (and lemma "
+            "for lemmas), or leave those layers out"
+        )
+    if "dependencies" in layers:
+        needs["parser"] = (
+            "for layer dependencies: use a model trained with layer dependencies, or leave it out"
+        )
+    found = model.parts()
+    return [
+        f"the UDPipe model {model.path} has no {part}, needed {why}"
+        for part, why in needs.items()
+        if part not in found
+    ]
 
 
 def _value(value: str) -> str | None:

@@ -9,7 +9,10 @@ sentences end), and UDPipe's ``Trainer`` trains the chosen parts in-process
 Training is deterministic for a seed (UDPipe's ``seed`` option of each part is
 set from it). A finished model is reused when the settings, seed and data are
 unchanged. The model is scored from raw text, one structure block at a time as
-``udpipe.v1`` runs it, with casflow's evaluators.
+``udpipe.v1`` runs it, with casflow's evaluators; a model without a tokenizer (layers
+without tokens and sentences) tags and parses the gold sentences and tokens, as
+``udpipe.v1`` runs it over another tool's (``use_existing_tokens`` and
+``use_existing_sentences``).
 """
 
 from __future__ import annotations
@@ -188,9 +191,16 @@ class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
             self.seed,
             files=[train_file, dev_file],
         )
-        if step_status(marker, key, model / MODEL_FILE) == "done":
+        status = step_status(marker, key, model / MODEL_FILE)
+        if status == "done":
             log(f"UDPipe model already trained with these settings and data ({model}); reused")
             return model
+        if status == "changed":
+            log(
+                "UDPipe model: the settings or data changed since it was trained, or "
+                f"{model / MODEL_FILE} is not the file trained (damaged or replaced); "
+                "training it again"
+            )
         forget(marker)
         train_sentences = _read_conllu(udpipe, train_file)
         dev_sentences = _read_conllu(udpipe, dev_file)
@@ -211,24 +221,25 @@ class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
             shutil.rmtree(model)
         model.mkdir(parents=True)
         (model / MODEL_FILE).write_bytes(trained)
-        mark_done(marker, key)
+        mark_done(marker, key, outputs=[model / MODEL_FILE])
         log(f"UDPipe model: {model / MODEL_FILE} ({len(trained) / 1e6:.1f} MB)")
         return model
 
     def evaluate(self, model_dir: Path, examples: Sequence[UdpipeExample]) -> dict[str, float]:
         model = UdpipeModel(Path(model_dir) / MODEL_FILE)
         chosen = set(self.chosen)
+        # check_layers: tokens and sentences are learned together or not at all
+        segments = "tokens" in chosen
         counts: Counts = {}
         for example in examples:
             gold = example.gold
             text = gold.text
-            sentences: list[list[tuple[int, int]]] = []
-            for start, end in text_blocks(text, example.breaks):
-                if text[start:end].strip():
-                    sentences += [
-                        [(start + b, start + e) for b, e in spans]
-                        for spans in model.tokenize(text[start:end])
-                    ]
+            if segments:
+                sentences = _tokenized(model, text, example.breaks)
+            else:
+                # A model without a tokenizer tags and parses another tool's tokens
+                # (udpipe.v1 with use_existing_tokens and use_existing_sentences): the gold.
+                sentences = [gold.tokens[first:end] for first, end in gold.sentence_token_ranges()]
             words = [
                 model.analyse(
                     text,
@@ -238,16 +249,17 @@ class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
                 )
                 for spans in sentences
             ]
-            add_counts(
-                counts,
-                segmentation_counts(
-                    text,
-                    gold.sentences,
-                    [(s[0][0], s[-1][1]) for s in sentences],
-                    gold.tokens,
-                    [span for s in sentences for span in s],
-                ).counts,
-            )
+            if segments:
+                add_counts(
+                    counts,
+                    segmentation_counts(
+                        text,
+                        gold.sentences,
+                        [(s[0][0], s[-1][1]) for s in sentences],
+                        gold.tokens,
+                        [span for s in sentences for span in s],
+                    ).counts,
+                )
             if "pos" in chosen:
                 add_counts(
                     counts,
@@ -295,14 +307,32 @@ class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
         return {k: round(100 * float(v), 2) for k, v in scores.items()}
 
     def describe(self) -> str:
+        scored = (
+            "from raw text: token and sentence F, XPOS"
+            if "tokens" in self.chosen
+            else "on the gold sentences and tokens (the model has no tokenizer): XPOS"
+        )
         return (
             "UDPipe 1 (morphodita_parsito): a GRU tokenizer and sentence splitter, a "
             "MorphoDiTa averaged-perceptron tagger (XPOS, UPOS, lemma) and a Parsito "
             "transition-based neural parser, trained in-process from the gold views written "
             "as CoNLL-U; the options are UDPipe's own (see its training manual). Scores are "
-            "casflow's evaluators on whole texts from raw text: token and sentence F, XPOS "
-            "accuracy, UAS and LAS (CoNLL 2018 alignment, full labels)."
+            f"casflow's evaluators on whole texts {scored} accuracy, UAS and LAS (CoNLL "
+            "2018 alignment, full labels)."
         )
+
+
+def _tokenized(model: UdpipeModel, text: str, breaks: Sequence[int]) -> list[list[tuple[int, int]]]:
+    """Sentences as token spans from the model's tokenizer, one structure block at a
+    time, as udpipe.v1 runs it."""
+    sentences: list[list[tuple[int, int]]] = []
+    for start, end in text_blocks(text, breaks):
+        if text[start:end].strip():
+            sentences += [
+                [(start + b, start + e) for b, e in spans]
+                for spans in model.tokenize(text[start:end])
+            ]
+    return sentences
 
 
 #: UDPipe's tagger dictionary (MorphoDiTa) stores at most 255 forms per lemma and fails
