@@ -52,6 +52,7 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "ner.dictionary.v1": "casflow.components.dictionary.tagger:DictionaryTagger",
     # writers of whole CASes
     "xmi.writer.v1": _F + "xmi.writer:XmiWriter",
+    "xmi.dkpro.writer.v1": _F + "xmi.dkpro_writer:DkproXmiWriter",
     "json.writer.v1": _F + "json.writer:JsonWriter",
     # format writers
     "conllu.writer.v1": _F + "conllu.writer:ConlluWriter",

@@ -1,10 +1,28 @@
-"""XMI reader: CAS documents written by casflow or any UIMA tool."""
+"""XMI reader: CAS documents written by casflow or any UIMA tool.
+
+A UIMA tool writes XMI against its own type system and puts that type system beside
+the files: DKPro Core's XmiWriter writes ``TypeSystem.xml`` (``typesystem.xml`` before
+1.9, ``.gz`` when it compresses) in its output folder, INCEpTION's UIMA XMI export
+zips that writer's folder, and xmi.writer.v1 writes ``TypeSystem.xml`` too. Such a
+type system holds what casflow's lacks: the POS subtypes every DKPro tagger writes
+(``POS_NOUN``), features such as ``Token.morph``, INCEpTION's ``TagsetDescription``
+and layer definitions. The reader merges it with casflow's (as UIMA merges the type
+systems of a pipeline's parts), so the file loads whole; cassis's ``select(POS)``
+includes subtypes, so the evaluators and the components that select ``POS`` take a
+DKPro ``POS_NOUN`` as one. A type system that defines one of casflow's types or
+features differently fails the documents read with it, naming both files.
+"""
 
 from __future__ import annotations
 
+import io
+import os
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import cassis
+from cassis.typesystem import TOP_TYPE_NAME, Feature, Type, TypeNotFoundError
 from lxml import etree
 from pydantic import Field
 
@@ -13,6 +31,7 @@ from casflow.components.inputs import (
     IdStyle,
     document_id,
     input_problems,
+    is_archive,
     iter_input_items,
     read_document_bytes,
     resolve_input,
@@ -26,7 +45,17 @@ from casflow.pipeline.component import (
 )
 from casflow.pipeline.files import doc_id_of_file_stem
 from casflow.pipeline.packed import GZIP_SUFFIX, PackedFileError, gunzip_if_needed
-from casflow.typesystem import load_typesystem, resolve_type_name
+from casflow.typesystem import load_typesystem, resolve_type_name, typesystem_xml_path
+
+#: The names a type system is written under beside XMI files, looked for in this order.
+TYPESYSTEM_FILE_NAMES = (
+    "TypeSystem.xml",
+    "typesystem.xml",
+    "TypeSystem.xml.gz",
+    "typesystem.xml.gz",
+)
+
+_XMI_ID = "{http://www.omg.org/XMI}id"
 
 
 class XmiReaderConfig(ComponentConfig):
@@ -44,8 +73,17 @@ class XmiReaderConfig(ComponentConfig):
         description="Document id: file stem, or path relative to the input folder; "
         "%XX escapes that casflow's writers put in file names are decoded.",
     )
+    typesystem: str | None = Field(
+        None,
+        description="The type system XML the files were written with, merged with casflow's "
+        "for reading. Default: the TypeSystem.xml (or typesystem.xml) beside each file (or "
+        "its .tar archive), or in the nearest folder above it within the input folder, as "
+        "DKPro Core, INCEpTION and xmi.writer.v1 write it; none found: casflow's alone.",
+    )
     lenient: bool = Field(
-        False, description="Drop types the casflow type system does not know instead of failing."
+        False,
+        description="Drop annotations of types that neither casflow's type system nor the "
+        "files' one declares, instead of failing.",
     )
     views: dict[str, list[str]] = Field(
         default_factory=dict,
@@ -73,16 +111,131 @@ def xmi_document_id(name: str) -> str:
 
 
 class XmiDocumentError(DocumentError, ValueError):
-    hint = "check that the file is complete XMI written against the casflow type system (or set lenient: true)"
+    hint = "check that the file is complete UIMA XMI (a damaged or cut-off file fails this way)"
+
+
+class TypeSystemError(DocumentError, ValueError):
+    """A type system that came with XMI files cannot be loaded or merged with casflow's
+    (the documents read with it fail, with ``hint``)."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.hint = self.what_to_do = hint
+
+
+def _casflow_label() -> str:
+    return f"casflow's type system ({typesystem_xml_path()})"
+
+
+def _range(feature: Feature) -> str:
+    element = feature.elementType.name if feature.elementType else TOP_TYPE_NAME
+    multiple = bool(feature.multipleReferencesAllowed)
+    if feature.rangeType.name in ("uima.cas.FSArray", "uima.cas.FSList") or multiple:
+        return f"{feature.rangeType.name} of {element}, multipleReferencesAllowed {multiple}"
+    return feature.rangeType.name
+
+
+def _ancestors(t: Type) -> set[str]:
+    names = set()
+    while t.supertype is not None:
+        t = t.supertype
+        names.add(t.name)
+    return names
+
+
+def merge_with_casflow(extra: cassis.TypeSystem, label: str) -> cassis.TypeSystem:
+    """casflow's type system with the types and features ``extra`` adds.
+
+    A type both define must have compatible supertypes and each feature both define
+    the same range, element type and multipleReferencesAllowed (UIMA's merge rules),
+    else TypeSystemError names ``label`` and casflow's file. Descriptions may
+    differ (DKPro's change between releases). When ``extra`` adds nothing, casflow's
+    own type system is returned, so casflow's output reads as without it.
+    """
+    base = load_typesystem()
+    conflicts: list[str] = []
+    adds = False
+    for t in extra.get_types():
+        if not base.contains_type(t.name):
+            adds = True
+            continue
+        ours = base.get_type(t.name)
+        # A supertype more general than casflow's says nothing new; a more specific
+        # one is refused too: cassis's merge would not give the type its new
+        # parent's features.
+        if t.supertype.name != ours.supertype.name and t.supertype.name not in _ancestors(ours):
+            conflicts.append(
+                f"{t.name} is a {t.supertype.name} there but a {ours.supertype.name} in casflow's"
+            )
+            continue
+        for feature in t.features:
+            mine = ours.get_feature(feature.name)
+            if mine is None:
+                adds = True
+            elif _range(feature) != _range(mine):
+                conflicts.append(
+                    f"{t.name}:{feature.name} is {_range(feature)} there but {_range(mine)} "
+                    "in casflow's"
+                )
+            else:
+                # cassis's merge compares descriptions too; UIMA's does not, nor do we.
+                feature.description = mine.description
+    if conflicts:
+        more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
+        raise TypeSystemError(
+            f"the type system {label} conflicts with {_casflow_label()}: {conflicts[0]}{more}",
+            _CONFLICT_HINT,
+        )
+    if not adds:
+        return base
+    try:
+        return cassis.merge_typesystems(base, extra)
+    except ValueError as exc:  # what the checks above do not foresee (a feature moved up)
+        raise TypeSystemError(
+            f"the type system {label} cannot be merged with {_casflow_label()}: {exc}",
+            _CONFLICT_HINT,
+        ) from exc
+
+
+def load_merged_typesystem(path: Path) -> cassis.TypeSystem:
+    """The type system XML at ``path`` (gzipped or not) merged with casflow's."""
+    try:
+        xml = gunzip_if_needed(path.read_bytes(), str(path))
+        extra = cassis.load_typesystem(io.BytesIO(xml))
+    except (OSError, PackedFileError, etree.XMLSyntaxError, ValueError, KeyError) as exc:
+        detail = f"{type(exc).__name__}: {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise TypeSystemError(
+            f"cannot load the type system {path}: {detail}",
+            "give a complete UIMA type system description there (a TypeSystem.xml as UIMA "
+            "tools write it), or set typesystem: PATH in the reader config to one",
+        ) from exc
+    return merge_with_casflow(extra, str(path))
+
+
+def _typesystem_in(folder: Path) -> Path | None:
+    return next((folder / n for n in TYPESYSTEM_FILE_NAMES if (folder / n).is_file()), None)
+
+
+def _archive_of(uri: str) -> Path | None:
+    """The archive of an ``archive.tar!member`` uri (None for a plain file)."""
+    at = uri.find("!")
+    while at >= 0:
+        if is_archive(Path(uri[:at])):
+            return Path(uri[:at])
+        at = uri.find("!", at + 1)
+    return None
 
 
 class XmiReader(Reader[XmiReaderConfig]):
     """Loads every view of the XMI into the CAS being built.
 
     The annotations keep their views: a document written by casflow with gold
-    and system views comes back with the same views. A file with an annotation whose
-    UTF-16 offset splits a character beyond the BMP (or lies outside the text) fails
-    its document, naming the annotation: cassis would keep the offset unconverted.
+    and system views comes back with the same views. Each file is read with
+    casflow's type system merged with the one it came with (``typesystem:``, or the
+    TypeSystem.xml beside it, see the module docstring). A file with an annotation
+    whose UTF-16 offset splits a character beyond the BMP (or lies outside the text)
+    fails its document, naming the annotation: cassis would keep the offset
+    unconverted.
     """
 
     name = "xmi.reader.v1"
@@ -98,14 +251,37 @@ class XmiReader(Reader[XmiReaderConfig]):
     def __init__(self, config: XmiReaderConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
         self.input = resolve_input(config.input or "", self.context.workflow_dir)
+        self.typesystem_path = (
+            Path(resolve_input(config.typesystem, self.context.workflow_dir))
+            if config.typesystem
+            else None
+        )
+        # A type system is searched for no higher than the input folder.
+        top = Path(self.input)
+        self._top = Path(os.path.abspath(top)) if top.is_dir() else None
+        self._found: dict[Path, Path | None] = {}  # folder -> its nearest type system file
+        self._merged: dict[Path, cassis.TypeSystem | TypeSystemError] = {}
 
     @classmethod
     def check_config(cls, config: XmiReaderConfig, context: RunContext) -> list[str]:
-        return input_problems(
-            resolve_input(config.input, context.workflow_dir) if config.input else None,
-            config.pattern,
-            context.output_dir,
-        )
+        input_spec = resolve_input(config.input, context.workflow_dir) if config.input else None
+        problems = input_problems(input_spec, config.pattern, context.output_dir)
+        path: Path | None = None
+        if config.typesystem:
+            given = Path(resolve_input(config.typesystem, context.workflow_dir))
+            if not given.is_file():
+                return [*problems, f"typesystem: {given} is not a file"]
+            path = given
+        elif input_spec and Path(input_spec).is_dir():
+            # The input folder's own type system: one that cannot be used would fail
+            # every document, so it is said before the run.
+            path = _typesystem_in(Path(input_spec))
+        if path is not None:
+            try:
+                load_merged_typesystem(path)
+            except TypeSystemError as exc:
+                problems.append(f"{exc}; {exc.hint}")
+        return problems
 
     def iter_documents(self) -> Iterator[DocumentRef]:
         for item in iter_input_items(self.input, self.config.pattern):
@@ -114,17 +290,57 @@ class XmiReader(Reader[XmiReaderConfig]):
             doc_id = xmi_document_id(document_id(path, item.root, self.config.id_style))
             yield DocumentRef(doc_id, item.uri, item.data, item.size, item.error)
 
+    def typesystem_file(self, uri: str) -> Path | None:
+        """The type system file that came with the document at ``uri``, if any."""
+        if self.typesystem_path is not None:
+            return self.typesystem_path
+        return self._nearest(Path(os.path.abspath((_archive_of(uri) or Path(uri)).parent)))
+
+    def _nearest(self, folder: Path) -> Path | None:
+        if folder in self._found:
+            return self._found[folder]
+        found = _typesystem_in(folder)
+        if found is None and self._top is not None and self._top in folder.parents:
+            found = self._nearest(folder.parent)
+        self._found[folder] = found
+        return found
+
+    def _typesystem(self, source: Path | None) -> cassis.TypeSystem:
+        if source is None:
+            return load_typesystem()
+        merged = self._merged.get(source)
+        if merged is None:
+            try:
+                merged = load_merged_typesystem(source)
+            except TypeSystemError as exc:
+                merged = exc  # every document read with it fails the same way
+            self._merged[source] = merged
+        if isinstance(merged, TypeSystemError):
+            raise TypeSystemError(str(merged), merged.what_to_do)
+        return merged
+
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> cassis.Cas:
         data = ref.data if ref.data is not None else read_document_bytes(ref.uri)
         try:
             data = gunzip_if_needed(data, ref.uri)
         except PackedFileError as exc:
             raise XmiDocumentError(str(exc)) from exc
+        source = self.typesystem_file(ref.uri)
         try:
-            loaded, problems = load_xmi(
-                data, typesystem=load_typesystem(), lenient=self.config.lenient
-            )
-        except (etree.XMLSyntaxError, ValueError, TypeError) as exc:
+            typesystem = self._typesystem(source)
+        except TypeSystemError as exc:
+            error = XmiDocumentError(f"{ref.uri}: {exc}")
+            error.hint = exc.what_to_do
+            raise error from exc
+        try:
+            loaded, problems = load_xmi(data, typesystem=typesystem, lenient=self.config.lenient)
+        except TypeNotFoundError as exc:
+            raise self._unknown_type_error(ref, source, exc) from exc
+        except KeyError as exc:
+            raise self._dangling_reference_error(ref, source, data, exc) from exc
+        except TypeError as exc:
+            raise self._unknown_feature_error(ref, source, typesystem, exc) from exc
+        except (etree.XMLSyntaxError, ValueError, RuntimeError, AttributeError) as exc:
             raise XmiDocumentError(f"{ref.uri}: cannot load XMI: {exc}") from exc
         if problems:
             # An input file is not ours to repair: which character a half was meant to
@@ -141,3 +357,109 @@ class XmiReader(Reader[XmiReaderConfig]):
             raise error
         # The loaded CAS replaces the empty one the chain made: all its views come along.
         return loaded
+
+    # -- what a file the type systems do not describe fails with ----------------------
+
+    def _read_with(self, source: Path | None) -> str:
+        if source is None:
+            return f"{_casflow_label()}; no type system came with the file"
+        return f"{_casflow_label()} merged with {source}"
+
+    def _give_typesystem(self, source: Path | None) -> str:
+        if source is None:
+            return (
+                "give the type system the file was written with: put its TypeSystem.xml "
+                "beside the XMI or in a folder above it within the input (DKPro Core's "
+                "XmiWriter and INCEpTION's UIMA XMI export write one), or set typesystem: "
+                "PATH in the reader config"
+            )
+        return (
+            f"{source} is not the type system the file was written with: set typesystem: "
+            "PATH in the reader config to the one that is"
+        )
+
+    def _unknown_type_error(
+        self, ref: DocumentRef, source: Path | None, exc: TypeNotFoundError
+    ) -> XmiDocumentError:
+        found = re.search(r"\[(.*)\]", str(exc))
+        name = found.group(1) if found else str(exc)
+        error = XmiDocumentError(
+            f"{ref.uri}: type {name} is not declared by {self._read_with(source)}"
+        )
+        error.hint = (
+            f"{self._give_typesystem(source)}; or set lenient: true to drop the annotations "
+            "of types no type system declares"
+        )
+        return error
+
+    def _unknown_feature_error(
+        self,
+        ref: DocumentRef,
+        source: Path | None,
+        typesystem: cassis.TypeSystem,
+        exc: TypeError,
+    ) -> XmiDocumentError:
+        # cassis builds each type's class named after the type, dots as underscores,
+        # and an attribute of the element no feature declares is an unexpected argument.
+        found = re.match(
+            r"(\w+)\.__init__\(\) got an unexpected keyword argument '(\w+)'", str(exc)
+        )
+        if found is None:
+            return XmiDocumentError(f"{ref.uri}: cannot load XMI: {exc}")
+        class_name, feature = found.groups()
+        name = next(
+            (
+                t.name
+                for t in typesystem.get_types(built_in=True)
+                if t.name.replace(".", "_") == class_name
+            ),
+            class_name,
+        )
+        error = XmiDocumentError(
+            f"{ref.uri}: feature {feature!r} of type {name} is not declared by "
+            f"{self._read_with(source)}"
+        )
+        error.hint = (
+            f"{self._give_typesystem(source)} (lenient: true drops annotations of unknown "
+            "types, not unknown features)"
+        )
+        return error
+
+    def _dangling_reference_error(
+        self, ref: DocumentRef, source: Path | None, data: bytes, exc: KeyError
+    ) -> XmiDocumentError:
+        xmi_id = exc.args[0] if exc.args else None
+        if not isinstance(xmi_id, int):
+            return XmiDocumentError(f"{ref.uri}: cannot load XMI: KeyError: {exc}")
+        target = _element_type(data, xmi_id) if self.config.lenient else None
+        if target is None:
+            return XmiDocumentError(
+                f"{ref.uri}: a feature refers to xmi:id {xmi_id}, which the file does not hold"
+            )
+        error = XmiDocumentError(
+            f"{ref.uri}: an annotation refers to xmi:id {xmi_id}, a {target}, which "
+            f"lenient: true dropped: that type is not declared by {self._read_with(source)}"
+        )
+        error.hint = f"{self._give_typesystem(source)}, so that nothing needs to be dropped"
+        return error
+
+
+_CONFLICT_HINT = (
+    "the files were written with a type system that defines a type or feature casflow "
+    "also defines, differently: map that type onto casflow's definition (or rename it) in "
+    "the tool that wrote them, or set typesystem: PATH in the reader config to a type "
+    "system that agrees with casflow's"
+)
+
+
+def _element_type(data: bytes, xmi_id: int) -> str | None:
+    """The type name of the element with ``xmi_id`` in an XMI file (None if none has it)."""
+    wanted = str(xmi_id)
+    for _, elem in etree.iterparse(io.BytesIO(data), events=("end",), huge_tree=True):
+        if elem.get(_XMI_ID) == wanted:
+            # {http:///de/tudarmstadt/.../pos.ecore}POS_NOUN -> de.tudarmstadt....pos.POS_NOUN
+            namespace, _, local = elem.tag[1:].partition("}")
+            package = namespace.removeprefix("http:///").removesuffix(".ecore").replace("/", ".")
+            return f"{package}.{local}".removeprefix("uima.noNamespace.")
+        elem.clear()
+    return None
