@@ -10,6 +10,7 @@ tagger writes), ``Token.morph`` (not in casflow's type system) and INCEpTION's
 from __future__ import annotations
 
 import gzip
+import io
 import tarfile
 import textwrap
 from pathlib import Path
@@ -330,3 +331,25 @@ def test_a_workflow_reads_dkpro_xmi_and_writes_it_again(tmp_path: Path) -> None:
     assert report.counts["ok"] == 1, report.failures
     written = (out / "xmi" / "doc.xmi").read_text("utf-8")
     assert "POS_NOUN" in written and 'morph="' in written and "TagsetDescription" in written
+    # The type system beside the output is the documents' own (casflow's and the
+    # input's), so the file written loads strictly with it alone.
+    beside = (out / "xmi" / "TypeSystem.xml").read_bytes()
+    assert POS_NOUN.encode() in beside and b"<name>morph</name>" in beside
+    with (out / "xmi" / "doc.xmi").open("rb") as xmi:
+        cassis.load_cas_from_xmi(xmi, typesystem=cassis.load_typesystem(io.BytesIO(beside)))
+
+
+def test_casflows_type_system_is_written_beside_casflows_documents(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Cells grow.", encoding="utf-8")
+    out = tmp_path / "out"
+    text = textwrap.dedent(
+        f"""\
+        reader: {{component: text.reader.v1, config: {{input: "{folder}"}}}}
+        writers: [{{component: xmi.writer.v1}}]
+        run: {{output: "{out}", progress: false}}
+        """
+    )
+    assert run_workflow(load_workflow_text(text, source=str(tmp_path / "wf.yaml"))).exit_code == 0
+    assert (out / "xmi" / "TypeSystem.xml").read_text("utf-8") == typesystem_xml()
