@@ -135,3 +135,52 @@ run: {{output: {tmp_path / "out"}}}
     cas = cas_from_text("Pax6 is expressed.", view="gold", spans={"Token": [(0, 4)]})
     run_component("view.copy.v1", cas, view="system", from_view="gold", types=["Token"])
     assert [t.get_covered_text() for t in cas.get_view("system").select(TOKEN)] == ["Pax6"]
+
+
+def test_subtypes_are_copied_as_themselves_when_asked() -> None:
+    # XMI read with DKPro Core's type system holds POS_NOUN, a subtype of POS that no
+    # workflow can list by name before the run.
+    import io
+
+    import cassis
+
+    from casflow.components.formats.xmi.reader import merge_with_casflow
+    from casflow.typesystem import POS
+
+    noun = "de.tudarmstadt.ukp.dkpro.core.api.lexmorph.type.pos.POS_NOUN"
+    extra = cassis.load_typesystem(
+        io.BytesIO(
+            (
+                '<?xml version="1.0" encoding="UTF-8"?><typeSystemDescription '
+                'xmlns="http://uima.apache.org/resourceSpecifier"><types><typeDescription>'
+                f"<name>{POS}</name><supertypeName>uima.tcas.Annotation</supertypeName>"
+                "</typeDescription><typeDescription>"
+                f"<name>{noun}</name><supertypeName>{POS}</supertypeName></typeDescription>"
+                "</types></typeSystemDescription>"
+            ).encode()
+        )
+    )
+    ts = merge_with_casflow(extra, "test")
+    cas = cassis.Cas(typesystem=ts)
+    gold = cas.create_view("gold")
+    for view in (cas, gold):
+        view.sofa_string = "Cells grow"
+    cells_pos = ts.get_type(noun)(begin=0, end=5, PosValue="NNS", coarseValue="NOUN")
+    grow_pos = ts.get_type(POS)(begin=6, end=10, PosValue="VBP")
+    token = ts.get_type(TOKEN)
+    gold.add_all([cells_pos, grow_pos, token(begin=0, end=5, pos=cells_pos)])
+    gold.add(token(begin=6, end=10, pos=grow_pos))
+
+    run_component("view.copy.v1", cas, view="exact", from_view="gold", types=["Token", "POS"])
+    exact = cas.get_view("exact")
+    assert [t.pos.PosValue if t.pos else None for t in exact.select(TOKEN)] == [None, "VBP"]
+
+    run_component(
+        "view.copy.v1", cas, view="all", from_view="gold", types=["Token", "POS"], subtypes=True
+    )
+    copied = cas.get_view("all")
+    assert [(t.pos.type.name, t.pos.PosValue) for t in copied.select(TOKEN)] == [
+        (noun, "NNS"),
+        (POS, "VBP"),
+    ]
+    assert len(copied.select(POS)) == 2  # each copied once

@@ -27,7 +27,13 @@ class CopyAnnotationsConfig(ComponentConfig):
         "Constituent.parent) is copied when that annotation is copied too, pointing at "
         "its copy, and an array of annotations (Constituent.children) when all of them "
         "are; references to annotations not copied are left empty. A subtype is copied "
-        "only when its own name is listed.",
+        "only when its own name is listed (or with 'subtypes').",
+    )
+    subtypes: bool = Field(
+        False,
+        description="Also copy the annotations of the listed types' subtypes, each as its "
+        "own type: e.g. DKPro Core's POS_NOUN under POS, in XMI read with the type system "
+        "it came with (whose subtypes cannot be listed by name before the run).",
     )
 
     @field_validator("types")
@@ -72,16 +78,20 @@ class CopyAnnotations(Processor[CopyAnnotationsConfig]):
             )
         ts = view.typesystem
         copies: dict[int, tuple[Any, Any]] = {}  # id(source) -> (source, copy)
+        primitive_features: dict[str, list[str]] = {}
         for type_name in self.config.types:
-            type_ = ts.get_type(type_name)
-            names = [
-                f.name
-                for f in type_.all_features
-                if f.rangeType.name in self._PRIMITIVES and f.name not in {"sofa", "begin", "end"}
-            ]
             for fs in source.select(type_name):
-                if fs.type.name != type_name:
-                    continue  # subtypes are copied when their own name is listed
+                if id(fs) in copies or (fs.type.name != type_name and not self.config.subtypes):
+                    continue  # a subtype is copied when its own name is listed
+                type_ = ts.get_type(fs.type.name)
+                names = primitive_features.get(type_.name)
+                if names is None:
+                    names = primitive_features[type_.name] = [
+                        f.name
+                        for f in type_.all_features
+                        if f.rangeType.name in self._PRIMITIVES
+                        and f.name not in {"sofa", "begin", "end"}
+                    ]
                 values = {n: fs.get(n) for n in names if fs.get(n) is not None}
                 copies[id(fs)] = (fs, type_(begin=fs.begin, end=fs.end, **values))
         # References are re-pointed only within what is copied, so the copy never points
