@@ -15,6 +15,7 @@ XMI holds again to name the annotations cassis could not convert.
 from __future__ import annotations
 
 import io
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import IO, Any
@@ -22,10 +23,12 @@ from typing import IO, Any
 import cassis
 from lxml import etree
 
+from casflow.cas import cassis_version
 from casflow.cas.sofa import code_points_of_utf16
 
 # What cassis 0.12 warns when a UTF-16 offset has no code point (Utf16CodepointOffsetConverter).
 _CASSIS_OFFSET_WARNING = "Not mapping external offset"
+_CONVERTER = getattr(cassis.cas, "Utf16CodepointOffsetConverter", None)
 _XMI_ID = "{http://www.omg.org/XMI}id"
 
 
@@ -62,12 +65,58 @@ class _Utf16Text:
         return 0 <= offset <= self.length and offset not in self.code_point
 
 
+# cassis warns ("Not mapping external offset") and keeps the UTF-16 number when an
+# offset is no character boundary. Catching that warning took catch_warnings, which
+# swaps the warnings hook and filters of the whole process (before Python 3.14): a
+# warning another thread raised meanwhile (a Dask worker runs documents side by side)
+# was caught here and said again as this document's. Instead, the converter notes such
+# offsets in a list of the loading thread's own; other threads and other callers of
+# cassis get its warning as before.
+# Only with a cassis release the fast paths were checked against (cassis_version);
+# with another, the warning is caught as before.
+_loading = threading.local()
+_external_to_python = (
+    getattr(_CONVERTER, "external_to_python", None) if cassis_version.FAST_PATHS else None
+)
+
+
+def _noting_external_to_python(self: Any, idx: int | None) -> int | None:
+    unmapped: list[int] | None = getattr(_loading, "unmapped", None)
+    table = getattr(self, "_external_to_python", None)
+    if unmapped is None or idx is None or table is None or idx in table:
+        assert _external_to_python is not None
+        return _external_to_python(self, idx)
+    unmapped.append(idx)
+    return idx  # what cassis keeps after its warning
+
+
+if _external_to_python is not None:
+    _CONVERTER.external_to_python = _noting_external_to_python  # type: ignore[union-attr]
+
+
 def load_xmi(
     source: bytes | IO[bytes], typesystem: cassis.TypeSystem, *, lenient: bool = False
 ) -> tuple[cassis.Cas, list[OffsetProblem]]:
     """The CAS cassis loads from ``source``, and the annotations whose offsets it could
     not convert (their begin/end are then cassis's unconverted UTF-16 numbers)."""
     data = source if isinstance(source, bytes) else source.read()
+    if _external_to_python is None:
+        return _load_catching_the_warning(data, typesystem, lenient)
+    before = getattr(_loading, "unmapped", None)
+    unmapped: list[int] = []
+    _loading.unmapped = unmapped
+    try:
+        cas = cassis.load_cas_from_xmi(io.BytesIO(data), typesystem=typesystem, lenient=lenient)
+    finally:
+        _loading.unmapped = before
+    if not unmapped:
+        return cas, []
+    return cas, _offset_problems(cas, data)
+
+
+def _load_catching_the_warning(
+    data: bytes, typesystem: cassis.TypeSystem, lenient: bool
+) -> tuple[cassis.Cas, list[OffsetProblem]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         cas = cassis.load_cas_from_xmi(io.BytesIO(data), typesystem=typesystem, lenient=lenient)
@@ -77,9 +126,7 @@ def load_xmi(
             offsets_unmapped = True
         else:  # not ours to judge: pass it on as if it had not been caught
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    if not offsets_unmapped:
-        return cas, []
-    return cas, _offset_problems(cas, data)
+    return cas, _offset_problems(cas, data) if offsets_unmapped else []
 
 
 def _offset_problems(cas: cassis.Cas, data: bytes) -> list[OffsetProblem]:

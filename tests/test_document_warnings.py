@@ -61,3 +61,42 @@ def test_warnings_outside_a_collection_go_to_the_hook_that_was_there() -> None:
         warnings.warn("not about a document", UserWarning, stacklevel=1)
     assert [w["message"] for w in collected] == ["about the document"]
     assert seen == ["not about a document"]
+
+
+def test_reading_xmi_on_one_thread_takes_no_warning_of_another() -> None:
+    # load_xmi once caught cassis's offset warning with catch_warnings, which swaps the
+    # hook of the whole process: another thread's warnings were said again as its own.
+    import time
+
+    import cassis
+
+    from casflow.cas.xmi_offsets import load_xmi
+    from casflow.typesystem import load_typesystem
+
+    typesystem = load_typesystem()
+    cas = cassis.Cas(typesystem=typesystem)
+    cas.sofa_string = "some text " * 2000
+    xmi = cas.to_xmi().encode()
+    said: dict[str, list[dict[str, str]]] = {"reader": [], "other": []}
+    warned = 0
+    stop = time.monotonic() + 1.0
+
+    def read() -> None:
+        with collected_warnings("reader", said["reader"]):
+            while time.monotonic() < stop:
+                load_xmi(xmi, typesystem)
+
+    def warn() -> None:
+        nonlocal warned
+        with collected_warnings("other", said["other"]):
+            while time.monotonic() < stop:
+                warnings.warn(DocumentWarning("about the other document"), stacklevel=1)
+                warned += 1
+                time.sleep(0.0005)
+
+    threads = [threading.Thread(target=read), threading.Thread(target=warn)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert said["reader"] == [] and len(said["other"]) == warned > 0
