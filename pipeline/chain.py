@@ -43,7 +43,7 @@ from casflow.pipeline.component import (
     RunContext,
     Writer,
 )
-from casflow.pipeline.document_warnings import collected_warnings
+from casflow.pipeline.document_warnings import collected_warnings, distinct_warnings
 from casflow.pipeline.journal import STATE_DIR
 from casflow.pipeline.registry import registry
 from casflow.pipeline.workflow import LoadedWorkflow, ResolvedStep, load_resolved, stage_labels
@@ -510,7 +510,7 @@ def _in_order(
     for ref in refs:
         res = results.get(ref.doc_id) or DocumentResult(ref.doc_id, ref.uri, "failed", error="lost")
         res.seconds = time.perf_counter() - started[ref.doc_id]
-        res.warnings = said[ref.doc_id]
+        res.warnings = distinct_warnings(said[ref.doc_id])
         out.append(res)
     return out
 

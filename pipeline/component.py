@@ -131,10 +131,11 @@ class DocumentError(Exception):
 class DocumentWarning(UserWarning):
     """Damage in a document's input that a component repaired or skipped, and kept going.
 
-    Raise it with :func:`warnings.warn` (or subclass it). A run records every such
-    warning, and any other warning raised while a document was read, processed,
-    written or evaluated, in ``run-report.json`` with the stage and document: each
-    occurrence is recorded, not only the first of its kind in a worker process.
+    Raise it with :func:`warnings.warn` (or subclass it). A run records the warnings
+    raised while a document was read, processed, written or evaluated in
+    ``run-report.json``, with the stage and document: every occurrence of this class,
+    not only the first of its kind in a worker process; other warnings as Python's
+    filters let them through (by default once per place in the code and process).
     """
 
 

@@ -11,7 +11,17 @@ them up in the run report and prints the first few.
 Collection is per thread (a Dask worker may run several documents at once), so
 the process-wide ``warnings.showwarning`` hook is installed once and hands each
 warning to the collector of the thread that raised it; warnings raised outside a
-collection are shown as before.
+collection are shown as before. Every occurrence of a :class:`DocumentWarning` is
+collected; other warnings as Python's filters let them through (by default once per
+place in the code and process). Before Python 3.14, ``warnings.catch_warnings``
+swaps the hook and filters of the whole process: casflow's own code does not use it
+while a document goes through the chain, but a library that does, on one thread,
+can hide or take another thread's warnings meanwhile (casflow's local Dask cluster
+runs one thread per worker).
+
+A document keeps each distinct warning once, with its ``count``, and at most
+:data:`MAX_PER_DOCUMENT` of them, so that its result, the run journal and the
+parent stay small whatever a damaged input makes a component say.
 """
 
 from __future__ import annotations
@@ -23,6 +33,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from casflow.pipeline.component import DocumentWarning
+
+#: Distinct warnings kept per document (more are counted under ``warnings_not_kept``).
+MAX_PER_DOCUMENT = 50
 
 _local = threading.local()
 _install_lock = threading.Lock()
@@ -70,3 +83,28 @@ def collected_warnings(stage: str, into: list[dict[str, str]]) -> Iterator[None]
         yield
     finally:
         _local.collected, _local.stage = before
+
+
+def distinct_warnings(said: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each distinct warning once, in the order first said, with how often it was said
+    (``count``); past :data:`MAX_PER_DOCUMENT` distinct ones, the last entry counts the
+    rest (its ``category`` is ``"(more)"``)."""
+    kept: dict[tuple[str, ...], dict[str, Any]] = {}
+    more = 0
+    for item in said:
+        key = (str(item.get("stage")), str(item.get("category")), str(item.get("message")))
+        key += tuple(item.get("documents") or ())
+        entry = kept.get(key)
+        if entry is not None:
+            entry["count"] += int(item.get("count", 1))
+        elif len(kept) < MAX_PER_DOCUMENT:
+            kept[key] = {**item, "count": int(item.get("count", 1))}
+        else:
+            more += int(item.get("count", 1))
+    out = list(kept.values())
+    if more:
+        stage = str(said[-1].get("stage"))
+        message = f"{more} more warning(s) of other kinds about this document, not kept"
+        out.append({"stage": stage, "category": "(more)", "message": message, "count": more})
+    return out
+

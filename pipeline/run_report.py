@@ -49,6 +49,7 @@ class RunTally:
     warnings: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
     warnings_not_listed: int = 0
     documents_with_warnings: int = 0
+    _warned: set[str] = field(default_factory=set, repr=False)
 
     @classmethod
     def of(cls, results: list[DocumentResult]) -> RunTally:
@@ -62,9 +63,12 @@ class RunTally:
         # A document done before keeps its warnings (from the journal): they are about
         # the outputs in the folder, whichever run wrote them.
         if res.warnings:
-            # a warning of a step run on a batch names the batch: each document counts
-            named = {d for item in res.warnings for d in item.get("documents") or [res.doc_id]}
-            self.documents_with_warnings += len(named)
+            # a warning of a step run on a batch names the batch: each document counts,
+            # once (ids only, so this set stays small beside the documents themselves)
+            self._warned.update(
+                d for item in res.warnings for d in item.get("documents") or [res.doc_id]
+            )
+            self.documents_with_warnings = len(self._warned)
             self.add_warnings(res.warnings, res.doc_id)
         if res.status == "skipped":
             return
@@ -92,7 +96,7 @@ class RunTally:
             entry = self.warnings.get(key)
             if entry is None:
                 if len(self.warnings) >= MAX_WARNINGS_LISTED:
-                    self.warnings_not_listed += 1
+                    self.warnings_not_listed += int(said.get("count", 1))
                     continue
                 entry = {
                     "stage": key[0],
@@ -102,7 +106,7 @@ class RunTally:
                     "documents": [],
                 }
                 self.warnings[key] = entry
-            entry["count"] += 1
+            entry["count"] += int(said.get("count", 1))
             for doc in said.get("documents") or ([doc_id] if doc_id else []):
                 if (
                     len(entry["documents"]) < MAX_DOCUMENTS_PER_WARNING

@@ -100,3 +100,33 @@ def test_reading_xmi_on_one_thread_takes_no_warning_of_another() -> None:
     for thread in threads:
         thread.join()
     assert said["reader"] == [] and len(said["other"]) == warned > 0
+
+
+def test_a_document_keeps_each_distinct_warning_once_with_its_count_and_so_many() -> None:
+    from casflow.pipeline.document_warnings import MAX_PER_DOCUMENT, distinct_warnings
+
+    def said(message: str) -> dict[str, str]:
+        return {"stage": "reader r", "category": "DocumentWarning", "message": message}
+
+    kept = distinct_warnings([said("a"), said("b"), said("a")])
+    assert [(w["message"], w["count"]) for w in kept] == [("a", 2), ("b", 1)]
+    many = distinct_warnings([said(str(i)) for i in range(MAX_PER_DOCUMENT + 7)] + [said("0")])
+    assert len(many) == MAX_PER_DOCUMENT + 1
+    assert many[0]["count"] == 2
+    assert many[-1]["category"] == "(more)" and many[-1]["count"] == 7
+
+
+def test_a_document_named_by_a_batch_warning_and_its_own_counts_once() -> None:
+    from casflow.pipeline.chain import DocumentResult
+    from casflow.pipeline.run_report import RunTally
+
+    batch = {"stage": "s", "category": "C", "message": "m", "documents": ["d1", "d2"]}
+    own = {"stage": "s", "category": "C", "message": "n"}
+    tally = RunTally.of(
+        [
+            DocumentResult("d1", "u1", "ok", warnings=[batch]),
+            DocumentResult("d2", "u2", "ok", warnings=[own]),
+        ]
+    )
+    assert tally.documents_with_warnings == 2
+    assert sum(w["count"] for w in tally.warnings.values()) == 2
