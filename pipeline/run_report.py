@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from casflow.pipeline import files
 from casflow.pipeline.chain import DocumentResult
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.exit_status import EXIT_OK, EXIT_PARTIAL
@@ -300,6 +301,21 @@ def _default_hint(res: DocumentResult) -> str:
     if res.stage and res.stage.startswith("reader"):
         return "check that the input file is complete and in the format the reader expects"
     return "see the traceback; run this document alone with --jobs 1 to reproduce"
+
+
+def write_running_report(output_dir: Path, workflow: LoadedWorkflow) -> None:
+    """A ``run-report.json`` saying a run is under way, written as the run starts and
+    replaced by its report at the end: a run killed before then leaves it, so that
+    ``casflow report`` and ``casflow significance`` do not take the evaluation files of
+    an earlier run in the folder for this run's."""
+    running = {
+        "workflow": workflow.source,
+        "workflow_hash": workflow.hash,
+        "running": True,
+        "started_at": _iso(time.time()),
+        "evaluation": None,
+    }
+    files.atomic_write_text(output_dir / RUN_REPORT_NAME, json.dumps(running, indent=2))
 
 
 def write_run_outputs(

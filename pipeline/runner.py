@@ -30,6 +30,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import hashlib
+import json
 import os
 import re
 import signal
@@ -56,6 +57,7 @@ from casflow.pipeline.component import DocumentRef, RunContext, Writer
 from casflow.pipeline.document_warnings import collected_warnings
 from casflow.pipeline.exit_status import EXIT_NOT_STARTED, EXIT_OK, EXIT_PARTIAL
 from casflow.pipeline.files import (
+    atomic_write_text,
     ignores_case,
     output_folder_problem,
     remove_stale_temporary_files,
@@ -70,7 +72,13 @@ from casflow.pipeline.journal import (
 from casflow.pipeline.locks import OutputFolderBusy, OutputLock
 from casflow.pipeline.progress import Progress
 from casflow.pipeline.registry import registry
-from casflow.pipeline.run_report import RUN_REPORT_NAME, RunReport, RunTally, write_run_outputs
+from casflow.pipeline.run_report import (
+    RUN_REPORT_NAME,
+    RunReport,
+    RunTally,
+    write_run_outputs,
+    write_running_report,
+)
 from casflow.pipeline.workflow import LoadedWorkflow, RunSpec, dump_resolved
 
 __all__ = [
@@ -923,6 +931,7 @@ class Runner:
             remove_stale_temporary_files(self.output_dir)
             dump_resolved(self.workflow.resolved, self.output_dir / RESOLVED_WORKFLOW_NAME)
             self.journal.write_manifest(self.identity, self.workflow.source, None)
+            write_running_report(self.output_dir, self.workflow)
         except OSError as exc:
             self.lock.release()
             raise RunSetupError(
@@ -1130,6 +1139,14 @@ class Runner:
                 "is intact: free space or fix permissions, then run the same command again "
                 "(finished documents are skipped)"
             )
+            # Say so in the folder too, if anything can still be written there (else the
+            # report written as the run started says it did not finish).
+            report.evaluation = None
+            with contextlib.suppress(OSError):
+                atomic_write_text(
+                    self.output_dir / RUN_REPORT_NAME,
+                    json.dumps(report.to_json(), indent=2, ensure_ascii=False),
+                )
 
     # -- a document that took its worker down ----------------------------------
 

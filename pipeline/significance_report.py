@@ -423,7 +423,9 @@ def check_last_run(output_dir: Path) -> None:
         return
     finish = "run the same command (casflow run) again to finish the run; it writes them"
     interrupted = report.get("interrupted")
-    if interrupted:
+    if report.get("running"):
+        why = "did not finish (it is running, or was killed)"
+    elif interrupted:
         why = f"was stopped by {interrupted.get('signal') or 'a signal'}"
     elif report.get("stopped_by") or report.get("final_files_error"):
         why = f"stopped early ({report.get('stopped_by') or report['final_files_error']})"

@@ -170,3 +170,43 @@ def test_the_run_report_ends_after_the_evaluation(
     finished = datetime.fromisoformat(report["finished_at"]).timestamp()
     assert finished >= int(written_at[0])  # finished_at is given in whole seconds
     assert finished - started <= report["seconds"] + report["final_files_seconds"] + 1
+
+
+def test_a_run_whose_evaluation_could_not_be_written_leaves_no_page_to_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A first run writes its evaluation; a second (overwrite) cannot (a full disk): the
+    # folder must not pass the first run's files off as the second's.
+    workflow = _workflow(tmp_path, {"a.txt": "a b c", "b.txt": "d e"})
+    assert main(["run", str(workflow)]) == 0
+    out = tmp_path / "out"
+    assert main(["report", str(out)]) == 0
+
+    import casflow.pipeline.evaluation_report as evaluation_report
+
+    def full_disk(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(28, "No space left on device", str(out / "evaluation.json"))
+
+    monkeypatch.setattr(evaluation_report, "write_evaluation_reports", full_disk)
+    assert main(["run", str(workflow), "--overwrite"]) == 1
+    on_disk = json.loads((out / "run-report.json").read_text(encoding="utf-8"))
+    assert on_disk["evaluation"] is None and "No space left" in on_disk["final_files_error"]
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 2
+    assert "the last run stopped early (could not write" in capsys.readouterr().err
+
+
+def test_a_run_killed_before_its_report_leaves_the_report_of_a_run_under_way(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from casflow.pipeline.run_report import write_running_report
+    from casflow.pipeline.workflow import load_workflow
+
+    workflow = _workflow(tmp_path, {"a.txt": "a b c"})
+    assert main(["run", str(workflow)]) == 0
+    out = tmp_path / "out"
+    # What kill -9 after the start of a second run leaves: the report written as it began.
+    write_running_report(out, load_workflow(workflow))
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 2
+    assert "the last run did not finish (it is running, or was killed)" in (capsys.readouterr().err)
