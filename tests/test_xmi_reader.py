@@ -339,6 +339,42 @@ def test_a_workflow_reads_dkpro_xmi_and_writes_it_again(tmp_path: Path) -> None:
         cassis.load_cas_from_xmi(xmi, typesystem=cassis.load_typesystem(io.BytesIO(beside)))
 
 
+def test_documents_read_with_different_type_systems_all_load_with_the_one_written(
+    tmp_path: Path,
+) -> None:
+    # Two folders, each with its own type system: the one written beside the output is
+    # casflow's merged with both, whichever worker wrote which document.
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    dkpro = _dkpro_folder(tmp_path)
+    dkpro.rename(inputs / "a")
+    custom = typesystem(_type("my.Custom", "uima.tcas.Annotation", ("kind", STRING, "")))
+    (inputs / "b").mkdir()
+    (inputs / "b" / "TypeSystem.xml").write_text(custom, encoding="utf-8")
+    merged = cassis.merge_typesystems(
+        load_typesystem(), cassis.load_typesystem(io.BytesIO(custom.encode()))
+    )
+    cas = cassis.Cas(typesystem=merged)
+    cas.sofa_string = "Custom text."
+    cas.add(merged.get_type("my.Custom")(begin=0, end=6, kind="k"))
+    (inputs / "b" / "other.xmi").write_bytes(cas.to_xmi().encode("utf-8"))
+    out = tmp_path / "out"
+    text = textwrap.dedent(
+        f"""\
+        reader: {{component: xmi.reader.v1, config: {{input: "{inputs}"}}}}
+        writers: [{{component: xmi.writer.v1}}]
+        run: {{output: "{out}", progress: false, jobs: 2, batch_size: 1}}
+        """
+    )
+    report = run_workflow(load_workflow_text(text, source=str(tmp_path / "wf.yaml")))
+    assert report.counts["ok"] == 2, report.failures
+    beside = cassis.load_typesystem(io.BytesIO((out / "xmi" / "TypeSystem.xml").read_bytes()))
+    assert beside.contains_type(POS_NOUN) and beside.contains_type("my.Custom")
+    for name in ("doc.xmi", "other.xmi"):
+        with (out / "xmi" / name).open("rb") as xmi:
+            cassis.load_cas_from_xmi(xmi, typesystem=beside)
+
+
 def test_casflows_type_system_is_written_beside_casflows_documents(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()

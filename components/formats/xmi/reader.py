@@ -152,7 +152,18 @@ def merge_with_casflow(extra: cassis.TypeSystem, label: str) -> cassis.TypeSyste
     differ (DKPro's change between releases). When ``extra`` adds nothing, casflow's
     own type system is returned, so casflow's output reads as without it.
     """
-    base = load_typesystem()
+    return merge_typesystems(load_typesystem(), extra, label, _casflow_label(), "casflow's")
+
+
+def merge_typesystems(
+    base: cassis.TypeSystem,
+    extra: cassis.TypeSystem,
+    label: str,
+    base_label: str,
+    base_short: str,
+) -> cassis.TypeSystem:
+    """``base`` with what ``extra`` adds, by the rules of :func:`merge_with_casflow`
+    (``base`` itself when ``extra`` adds nothing)."""
     conflicts: list[str] = []
     adds = False
     for t in extra.get_types():
@@ -165,7 +176,8 @@ def merge_with_casflow(extra: cassis.TypeSystem, label: str) -> cassis.TypeSyste
         # parent's features.
         if t.supertype.name != ours.supertype.name and t.supertype.name not in _ancestors(ours):
             conflicts.append(
-                f"{t.name} is a {t.supertype.name} there but a {ours.supertype.name} in casflow's"
+                f"{t.name} is a {t.supertype.name} there but a {ours.supertype.name} in "
+                f"{base_short}"
             )
             continue
         for feature in t.features:
@@ -175,7 +187,7 @@ def merge_with_casflow(extra: cassis.TypeSystem, label: str) -> cassis.TypeSyste
             elif _range(feature) != _range(mine):
                 conflicts.append(
                     f"{t.name}:{feature.name} is {_range(feature)} there but {_range(mine)} "
-                    "in casflow's"
+                    f"in {base_short}"
                 )
             else:
                 # cassis's merge compares descriptions too; UIMA's does not, nor do we.
@@ -183,7 +195,7 @@ def merge_with_casflow(extra: cassis.TypeSystem, label: str) -> cassis.TypeSyste
     if conflicts:
         more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
         raise TypeSystemError(
-            f"the type system {label} conflicts with {_casflow_label()}: {conflicts[0]}{more}",
+            f"the type system {label} conflicts with {base_label}: {conflicts[0]}{more}",
             _CONFLICT_HINT,
         )
     if not adds:
@@ -192,7 +204,7 @@ def merge_with_casflow(extra: cassis.TypeSystem, label: str) -> cassis.TypeSyste
         return cassis.merge_typesystems(base, extra)
     except ValueError as exc:  # what the checks above do not foresee (a feature moved up)
         raise TypeSystemError(
-            f"the type system {label} cannot be merged with {_casflow_label()}: {exc}",
+            f"the type system {label} cannot be merged with {base_label}: {exc}",
             _CONFLICT_HINT,
         ) from exc
 

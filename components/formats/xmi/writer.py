@@ -1,16 +1,20 @@
 """XMI writer: one ``<doc>.xmi`` per document (or ``.xmi.gz``, or a ``.tar`` per batch)
 and ``TypeSystem.xml`` beside them.
 
-The type system written is casflow's, or, when the documents came with more
+The type system written is casflow's, or, when documents came with more
 (xmi.reader.v1 merges the DKPro Core or INCEpTION type system beside its input:
-``POS_NOUN``, ``Token.morph``), the documents' own, so that every file written loads
-strictly with the ``TypeSystem.xml`` beside it. Documents of one run are expected to
-share one type system; with several, the last one written that adds to casflow's
-is kept.
+``POS_NOUN``, ``Token.morph``), casflow's merged with every type system the
+documents written into the folder had, so that each file loads strictly with the
+``TypeSystem.xml`` beside it. Workers note each such type system once under the
+run's ``.casflow/`` folder; the parent merges them when the run ends (type systems
+that contradict each other cannot be merged: a warning names them and the file
+holds the first).
 """
 
 from __future__ import annotations
 
+import hashlib
+import warnings
 from pathlib import Path
 
 import cassis
@@ -18,7 +22,9 @@ from pydantic import Field
 
 from casflow.cas.xmi import cas_to_xmi_bytes
 from casflow.components.formats.view_writer import PackedFolderWriter, PackedWriterConfig
-from casflow.pipeline.files import atomic_write_text
+from casflow.components.formats.xmi.reader import TypeSystemError, merge_typesystems
+from casflow.pipeline.files import atomic_write_text, safe_file_stem
+from casflow.pipeline.journal import STATE_DIR
 from casflow.typesystem import load_typesystem, typesystem_xml
 
 TYPESYSTEM_FILE = "TypeSystem.xml"
@@ -38,31 +44,65 @@ class XmiWriter(PackedFolderWriter[XmiWriterConfig]):
     extension = ".xmi"
 
     _casflow_features: frozenset[tuple[str, str]] | None = None
-    _kept: frozenset[tuple[str, str]] | None = None
+    _noted: set[str] | None = None
 
     def serialize(self, cas: cassis.Cas, doc_id: str) -> bytes:
-        self._keep_typesystem(cas.typesystem)
+        self._note_typesystem(cas.typesystem)
         if self.config.pretty_print:
             return cas.to_xmi(pretty_print=True).encode("utf-8")
         return cas_to_xmi_bytes(cas)  # the same bytes as cassis, much sooner
 
-    def _keep_typesystem(self, typesystem: cassis.TypeSystem) -> None:
-        """Write the documents' type system beside them when it adds to casflow's."""
+    def _noted_folder(self) -> Path:
+        """Where workers note the type systems that add to casflow's, for ``finish``."""
+        name = safe_file_stem(str(self.config.folder))
+        return Path(self.context.output_dir) / STATE_DIR / "typesystems" / name
+
+    def _note_typesystem(self, typesystem: cassis.TypeSystem) -> None:
         if self._casflow_features is None:
             self._casflow_features = _declared(load_typesystem())
-        declared = _declared(typesystem)
-        if declared == self._kept or declared <= self._casflow_features:
+        if _declared(typesystem) <= self._casflow_features:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(self.folder / TYPESYSTEM_FILE, typesystem.to_xml())
-        self._kept = declared
+        xml = typesystem.to_xml()
+        digest = hashlib.sha256(xml.encode("utf-8")).hexdigest()[:16]
+        if self._noted is None:
+            self._noted = set()
+        if digest in self._noted:
+            return
+        folder = self._noted_folder()
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(folder / f"{digest}.xml", xml)
+        self._noted.add(digest)
 
     def finish(self) -> list[Path]:
         super().finish()
         path = self.folder / TYPESYSTEM_FILE
-        if not _holds(path, _declared(load_typesystem())):
-            atomic_write_text(path, typesystem_xml())
+        atomic_write_text(path, self._merged_typesystem_xml())
         return [path]
+
+    def _merged_typesystem_xml(self) -> str:
+        """casflow's type system merged with every one the workers noted."""
+        noted = sorted(self._noted_folder().glob("*.xml"))
+        if not noted:
+            return typesystem_xml()
+        merged = load_typesystem()
+        for source in noted:
+            try:
+                with source.open("rb") as xml:
+                    merged = merge_typesystems(
+                        merged,
+                        cassis.load_typesystem(xml),
+                        str(source),
+                        "the type system of the documents written before",
+                        "the other",
+                    )
+            except (TypeSystemError, OSError, ValueError) as exc:
+                warnings.warn(
+                    f"{self.folder / TYPESYSTEM_FILE}: documents came with type systems that "
+                    f"contradict each other, so the files read with {source} may not load "
+                    f"with it: {exc}",
+                    stacklevel=2,
+                )
+        return merged.to_xml()
 
 
 def _declared(typesystem: cassis.TypeSystem) -> frozenset[tuple[str, str]]:
@@ -71,15 +111,3 @@ def _declared(typesystem: cassis.TypeSystem) -> frozenset[tuple[str, str]]:
     return frozenset((t.name, "") for t in types) | frozenset(
         (t.name, f.name) for t in types for f in t.features
     )
-
-
-def _holds(path: Path, declared: frozenset[tuple[str, str]]) -> bool:
-    """Whether the type system at ``path`` (written by a worker for documents that
-    came with more types) declares all of ``declared``."""
-    if not path.is_file():
-        return False
-    try:
-        with path.open("rb") as xml:
-            return declared <= _declared(cassis.load_typesystem(xml))
-    except Exception:  # damaged or foreign: write casflow's over it
-        return False
