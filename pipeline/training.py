@@ -232,7 +232,8 @@ def _other_model_problem(output: Path, component: str | None) -> str | None:
     """The output folder holds another trainer's model (its training report says so):
     training there would mix the two models' files in one model folder."""
     report = read_marker(output / REPORT_FILE) or {}
-    model = (report.get("workflow") or {}).get("model") or {}
+    workflow = report.get("workflow")
+    model = workflow.get("model") if isinstance(workflow, Mapping) else None
     earlier = model.get("component") if isinstance(model, Mapping) else None
     if component is None or not earlier or earlier == component:
         return None
@@ -486,6 +487,10 @@ class TrainingDataError(Exception):
     refused the data or settings (the message says what to do; no traceback)."""
 
 
+#: Warnings about the gold data kept in the training report (and logged).
+MAX_GOLD_WARNINGS = 500
+
+
 def read_gold_examples(
     step: ResolvedStep,
     trainer: Trainer,
@@ -508,8 +513,12 @@ def read_gold_examples(
 
     def tell(collected: list[dict[str, Any]], document: str | None) -> None:
         for item in collected:
-            log(f"warning: {what} {document or 'listing'}: {item['message']}")
-            said.append({**item, "gold": what, "document": document})
+            if len(said) < MAX_GOLD_WARNINGS:
+                log(f"warning: {what} {document or 'listing'}: {item['message']}")
+                said.append({**item, "gold": what, "document": document})
+            elif len(said) == MAX_GOLD_WARNINGS:
+                log(f"warning: more than {MAX_GOLD_WARNINGS} warnings; the rest are not kept")
+                said.append({"gold": what, "message": "more warnings, not kept"})
 
     try:
         listing: list[dict[str, Any]] = []
@@ -523,6 +532,7 @@ def read_gold_examples(
                 collected: list[dict[str, Any]] = []
                 with collected_warnings(f"reader {step.spec.component}", collected):
                     cas = read_document(reader, ref, view_name, typesystem)
+                with collected_warnings(f"trainer {trainer.name}", collected):
                     view = cas.get_view(view_name)
                     examples.append((ref.doc_id, trainer.example(view, ref.doc_id)))
                 tell(collected, ref.doc_id)
