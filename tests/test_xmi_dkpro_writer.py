@@ -270,6 +270,79 @@ def test_structure_maps_to_dkpro_structure_or_is_left_out(tmp_path: Path) -> Non
     ]
 
 
+def dkpro_read_cas() -> cassis.Cas:
+    """A CAS as xmi.reader.v1 reads DKPro Core or INCEpTION XMI: DKPro's own types (Div,
+    Heading, POS_NOUN, Person, NC, Anomaly) beside casflow's, and ``order="0"`` tokens."""
+    ts = cassis.load_typesystem(T.typesystem_xml())  # a copy: load_typesystem() is shared
+    div = ts.create_type(DKPRO_DIV, "uima.tcas.Annotation")
+    ts.create_feature(div, "divType", "uima.cas.String")
+    ts.create_feature(div, "id", "uima.cas.String")
+    ts.create_type(DKPRO_PARAGRAPH, DKPRO_DIV)
+    ts.create_type(DKPRO_HEADING, DKPRO_DIV)
+    ts.create_type(_POS + "NOUN", T.POS)
+    ts.create_type("de.tudarmstadt.ukp.dkpro.core.api.ner.type.Person", T.NAMED_ENTITY)
+    ts.create_type("de.tudarmstadt.ukp.dkpro.core.api.syntax.type.chunk.NC", T.CHUNK)
+    ts.create_type("de.tudarmstadt.ukp.dkpro.core.api.anomaly.type.Anomaly", "uima.tcas.Annotation")
+    text = "Results\nPax6 binds Sox2."
+    cas = cas_from_text(text, doc_id="doc1", typesystem=ts)
+    add_spans(cas, DKPRO_HEADING, [(0, 7)])
+    add_spans(cas, DKPRO_DIV, [(8, 24, {"divType": "section", "id": "sec1"})])
+    add_spans(cas, DKPRO_PARAGRAPH, [(8, 24)])
+    # INCEpTION's POS_NOUN has no coarse tag: its type says it
+    (noun,) = add_spans(cas, _POS + "NOUN", [(8, 12, {"PosValue": "NN"})])
+    add_spans(cas, "Token", [(8, 12, {"pos": noun, "order": 0}), (13, 18, {"order": 0})])
+    add_spans(cas, "de.tudarmstadt.ukp.dkpro.core.api.ner.type.Person", [(8, 12)])
+    add_spans(cas, "de.tudarmstadt.ukp.dkpro.core.api.syntax.type.chunk.NC", [(8, 12)])
+    add_spans(cas, "de.tudarmstadt.ukp.dkpro.core.api.anomaly.type.Anomaly", [(13, 18)])
+    return cas
+
+
+def test_dkpro_types_read_from_dkpro_xmi_keep_their_type_or_nearest_written_one(
+    tmp_path: Path,
+) -> None:
+    out = written(dkpro_read_cas(), tmp_path)
+    found = sorted(
+        (fs.type.name, fs.get_covered_text(), getattr(fs, "divType", None))
+        for fs in out.select_all_fs()
+        if fs.type.name in (DKPRO_DIV, DKPRO_HEADING, DKPRO_PARAGRAPH)
+    )
+    assert found == [
+        (DKPRO_DIV, "Pax6 binds Sox2.", "section"),
+        (DKPRO_HEADING, "Results", None),
+        (DKPRO_PARAGRAPH, "Pax6 binds Sox2.", None),
+    ]
+    assert only(out, DKPRO_DIV).id == "sec1"
+    (noun, binds) = sorted(out.select(T.TOKEN), key=lambda t: t.begin)
+    assert (noun.pos.type.name, noun.pos.PosValue) == (_POS + "NOUN", "NN")
+    # Types the output does not declare: the nearest one it does; Anomaly has none.
+    assert (only(out, T.NAMED_ENTITY).value, only(out, T.CHUNK).begin) == ("Person", 8)
+    assert type_names(out) == {
+        T.DOCUMENT_METADATA,
+        DKPRO_DIV,
+        DKPRO_HEADING,
+        DKPRO_PARAGRAPH,
+        T.TOKEN,
+        _POS + "NOUN",
+        T.NAMED_ENTITY,
+        T.CHUNK,
+    }
+    plain = written(dkpro_read_cas(), tmp_path, folder="plain", coarse_pos_types=False)
+    assert {t.pos.type.name for t in plain.select(T.TOKEN) if t.pos} == {T.POS}
+
+
+def test_token_order_is_written_only_where_it_is_not_0(tmp_path: Path) -> None:
+    # DKPro Core 1.9 and 1.10 have no Token.order; UIMA Java writes order="0" everywhere.
+    cas = dkpro_read_cas()
+    path = write(cas, tmp_path)
+    tokens = [e for e in etree.parse(str(path)).getroot() if e.tag.endswith("}Token")]
+    assert len(tokens) == 2 and not [t for t in tokens if "order" in t.attrib]
+    for token in cas.select(T.TOKEN):
+        token.order = 1  # the second word of a contraction, say
+    path = write(cas, tmp_path, folder="ordered")
+    tokens = [e for e in etree.parse(str(path)).getroot() if e.tag.endswith("}Token")]
+    assert [t.get("order") for t in tokens] == ["1", "1"]
+
+
 # --------------------------------------------------------------------------- views and files
 
 
@@ -286,6 +359,13 @@ def test_the_chosen_view_becomes_the_initial_view(tmp_path: Path) -> None:
     assert len(out.select(T.TOKEN)) == 3
     meta = only(out, T.DOCUMENT_METADATA)  # the document's, from the initial view
     assert (meta.documentId, meta.begin, meta.end) == ("PMC1", 0, 11)
+    # UIMA Java gives every view a plain DocumentAnnotation: the document's metadata
+    # still comes from the initial view, in its place.
+    gold.get_document_annotation().language = "x-unspecified"
+    assert {fs.type.name for fs in gold.select_all_fs()} >= {T.DOCUMENT_ANNOTATION}
+    out = written(cas, tmp_path, folder="with-annotation", view="gold")
+    documents = [fs for fs in out.select_all_fs() if "Document" in fs.type.name]
+    assert [(d.type.name, d.documentId) for d in documents] == [(T.DOCUMENT_METADATA, "PMC1")]
     with pytest.raises(ViewContentError, match=r"document PMC1: no view 'system' to write"):
         write(cas, tmp_path, doc_id="PMC1", view="system")
 

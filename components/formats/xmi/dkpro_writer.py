@@ -16,18 +16,24 @@ supertypes and a subset of its features; no ``casflow.`` type), and that type sy
 (``<doc>.xmi``, ``.xmi.gz``, one ``.tar`` per batch). The files load strictly in Apache
 UIMA Java with that file alone, or with DKPro Core's own descriptors alone (those of
 DKPro Core 1.9 and later: earlier ones lack ``POS_NOUN`` and features such as
-``NamedEntity.identifier``).
+``NamedEntity.identifier``; where a token has a non-zero ``order``, 1.11 and later).
 
 Written:
 
-- as they are: ``DocumentMetaData`` (the view's, else the initial view's), ``Sentence``,
-  ``Token`` (``pos``, ``lemma``, ``parent``, ``id``, ``syntacticFunction``, ``order``),
-  ``Lemma``, ``POS``, ``Dependency`` and its ``ROOT``, ``Chunk``, ``PennTree``;
-- with ``coarse_pos_types`` (default), each ``POS`` as DKPro's type for its
+- as they are: ``DocumentMetaData`` (the view's, else the initial view's in place of
+  the view's plain ``DocumentAnnotation``), ``Sentence``, ``Token`` (``pos``,
+  ``lemma``, ``parent``, ``id``, ``syntacticFunction``, and ``order`` where it is not
+  0: DKPro Core added it in 1.11 to order tokens with the same offsets, the words of a
+  contraction, and UIMA Java and INCEpTION write ``order="0"`` on every token),
+  ``Lemma``, ``POS``, ``Dependency`` and its ``ROOT``, ``Chunk``, ``PennTree``, and
+  every other type the written type system declares (DKPro's ``Div``, ``Paragraph``,
+  ``Heading``, ``POS_NOUN``, ..., read from DKPro Core or INCEpTION XMI);
+- with ``coarse_pos_types`` (default), each plain ``POS`` as DKPro's type for its
   ``coarseValue`` (``POS_NOUN``, ``POS_VERB``, ...; UD's ``CCONJ`` as ``POS_CONJ``,
   DKPro's name from UD v1), as DKPro's taggers write them: DKPro's ``PosFilter`` and
   lemmatizers choose by these types. A POS without a coarse tag that DKPro has a type
-  for stays ``POS``;
+  for stays ``POS`` (a ``POS_NOUN`` read keeps its type; without ``coarse_pos_types``
+  every POS is a plain ``POS``);
 - every subtype of ``NamedEntity`` (``GeneMention``, ``AnatomyMention``,
   ``ConceptMention``, a plug-in's) as a ``NamedEntity``: ``value`` its class (its short
   type name where it has none, as the format writers label it), ``identifier`` its
@@ -44,7 +50,8 @@ Written:
   ``Heading`` (DKPro's "document title, section heading") with ``divType`` ``title``,
   ``Heading``, ``Paragraph``; ``Section`` and ``Abstract`` as DKPro's document structure
   element ``Div`` with ``divType`` ``section`` / ``abstract``;
-- a subtype of any of these (a plug-in's) as that type.
+- a subtype of any of these (a plug-in's, or DKPro's ``Person`` or ``NC``) as the nearest
+  of them.
 
 Left out, DKPro Core having no type or feature for them: the other views; ``Caption``,
 ``Citation``, ``Reference``, ``Typography``, ``ArticleVersion``, ``Abbreviation``,
@@ -238,6 +245,9 @@ class _Conversion:
     def __init__(self, view: cassis.Cas, typesystem: cassis.TypeSystem, pos_types: bool) -> None:
         self.view = view
         self.ts = typesystem
+        # The types a source type may be written as: those declared for the output (not
+        # the UIMA built-ins such as Annotation, which every type is a subtype of).
+        self.targets = frozenset(t.name for t in typesystem.get_types())
         self.pos_types = pos_types
         self.plans: dict[str, _Plan | None] = {}
         self.copies: dict[int, Any] = {}  # id(source) -> copy
@@ -255,12 +265,12 @@ class _Conversion:
         return self.plans[name]
 
     def _make_plan(self, type_: Any) -> _Plan | None:
-        # The nearest type (itself or a supertype) that has a DKPro counterpart.
+        # The nearest type (itself or a supertype) that is written: a casflow structure
+        # type as its DKPro counterpart, any type the output declares as itself (DKPro
+        # types read from DKPro Core or INCEpTION XMI: Div, Heading, POS_NOUN, ...).
         found = type_
         while found is not None and not (
-            found.name in COPIED_TYPES
-            or found.name in STRUCTURE_TYPES
-            or found.name == DOCUMENT_ANNOTATION
+            found.name in STRUCTURE_TYPES or found.name in self.targets
         ):
             found = found.supertype
         if found is None:
@@ -338,6 +348,11 @@ class _Conversion:
         if plan.div_type is not None:
             values["divType"] = plan.div_type
         values = {name: value for name, value in values.items() if value is not None}
+        if values.get("order") == 0:
+            # Token.order came with DKPro Core 1.11 (the words of a contraction share
+            # its offsets) and UIMA Java writes order="0" on every token: without it, the
+            # files load with the descriptors of DKPro Core 1.9 and 1.10 as well.
+            del values["order"]
         if self.ts.subsumes("uima.tcas.Annotation", target):
             values["begin"], values["end"] = fs.begin, fs.end
         copy = target(**values)
@@ -366,15 +381,21 @@ class _Conversion:
     def run(self, cas: cassis.Cas, metadata: Iterable[Any]) -> None:
         indexed = [self.copy(fs) for fs in self.view.select_all_fs()]
         written = [c for c in indexed if c is not None]
-        if not any(self.ts.subsumes(DOCUMENT_ANNOTATION, c.type) for c in written):
-            # The view has no metadata of its own (a view a component made): the
-            # document's, stretched over this view's text.
+        if not any(self.ts.subsumes(DOCUMENT_METADATA, c.type) for c in written):
+            # The view has no metadata of its own (a view a component made; UIMA Java
+            # gives every view a plain DocumentAnnotation): the document's, stretched
+            # over this view's text, in place of a plain one, so there is one document
+            # annotation.
             length = len(self.view.sofa_string or "")
+            documents = []
             for fs in metadata:
                 copy = self.copy(fs)
                 if copy is not None:
                     copy.begin, copy.end = 0, length
-                    written.append(copy)
+                    documents.append(copy)
+            if documents:
+                written = [c for c in written if not self.ts.subsumes(DOCUMENT_ANNOTATION, c.type)]
+                written.extend(documents)
         while self.pending:
             self.link(*self.pending.pop())
         cas.add_all(written)
