@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import cassis
-from _common import CORPORA
+from _common import CORPORA, checked_inputs
 
 from casflow.components.crfsuite.gold_view import mention_document
 from casflow.components.crfsuite.tagger import AnatomyNer, AnatomyNerConfig
@@ -37,17 +37,20 @@ def main() -> int:
     parser.add_argument("--corpora", type=Path, default=CORPORA)
     parser.add_argument("--gold-sentences", action="store_true")
     args = parser.parse_args()
+    corpus = args.corpora / "anatem"
     source = GoldSource(
-        component="anatem.reader.v1",
-        config={"corpus": str(args.corpora / "anatem"), "split": "devel"},
+        component="anatem.reader.v1", config={"corpus": str(corpus), "split": "devel"}
     )
-    documents = read_source(
-        source,
-        RunContext(output_dir=Path(".")),
-        lambda view, doc_id: mention_document(view, doc_id, ANATOMY_MENTION),
-    )
-    typesystem = load_typesystem()
-    component = AnatomyNer(AnatomyNerConfig(model=args.model), RunContext(output_dir=Path(".")))
+    with checked_inputs(
+        corpus, hint="give --corpora (or CASFLOW_CORPORA) the folder holding anatem/"
+    ):
+        documents = read_source(
+            source,
+            RunContext(output_dir=Path(".")),
+            lambda view, doc_id: mention_document(view, doc_id, ANATOMY_MENTION),
+        )
+        typesystem = load_typesystem()
+        component = AnatomyNer(AnatomyNerConfig(model=args.model), RunContext(output_dir=Path(".")))
     total: Counts = {}
     started = time.time()
     for document in documents:

@@ -10,13 +10,15 @@ torch::
     .venv/bin/pip install --no-deps supar==1.1.4
     .venv/bin/pip install transformers dill nltk torch==2.13.0
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/constituency_libraries.py \\
-        --minutes 60 --workdir /work/runs/supar-compare
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/constituency_libraries.py --minutes 60
 
 The inputs are the files the Stanza training wrote (``--data``, by default
-/work/runs/train-craft-constituency/final/data: ``train.mrg``, ``dev.mrg`` and the word
-vectors ``vectors.txt``); the script writes its copies, converted for supar, to
-``--workdir`` (corpus data stays out of the repository). The trees get what Stanza's
+``runs/train-craft-constituency/final/data`` in the repository, where
+``casflow run workflows/train-craft-constituency.yaml`` run from the repository root
+writes ``train.mrg``, ``dev.mrg`` and the word vectors ``vectors.txt``); the script
+writes its copies, converted for supar, to ``--workdir`` (by default
+``runs/supar-compare`` in the repository; ``runs/`` is not tracked, so corpus data
+stays out of git). The trees get what Stanza's
 trainer does to them: duplicate training trees and trees of a root over one word are
 dropped; the dev curve is scored, as Stanza's, on the dev trees without repeats.
 
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import re
 import time
@@ -52,11 +55,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from _common import REPO, fail
+
 from casflow.components.formats.penn.parse import Tree, parse_tree, tree_error, tree_texts
 from casflow.components.metrics.parseval import parseval_counts, score_parseval
 from casflow.pipeline.counts import Counts, add_counts
 
-DATA = Path("/work/runs/train-craft-constituency/final/data")
+#: where workflows/train-craft-constituency.yaml, run from the repository root, writes
+#: the trees and vectors it trained on
+DATA = REPO / "runs" / "train-craft-constituency" / "final" / "data"
+WORKDIR = REPO / "runs" / "supar-compare"
+DATA_FILES = ("train.mrg", "dev.mrg", "vectors.txt")
 
 #: supar's published PTB settings (its repository's config.ini): network and optimizer.
 NETWORK = {
@@ -366,14 +375,33 @@ def run(args: argparse.Namespace) -> list[Epoch]:
     return curve
 
 
+def check_data(data: Path) -> None:
+    """Stop with one line (exit status 2) when ``data`` lacks a file the comparison reads."""
+    missing = [name for name in DATA_FILES if not (data / name).is_file()]
+    if missing:
+        fail(
+            f"{data} has no {', '.join(missing)}; train the Stanza parser first "
+            "(casflow run workflows/train-craft-constituency.yaml, run from the repository "
+            "root, writes them to runs/train-craft-constituency/final/data), or give --data "
+            "the folder another training wrote them to"
+        )
+
+
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(DATA), help="train.mrg, dev.mrg, vectors.txt")
-    parser.add_argument("--workdir", default="/work/runs/supar-compare")
+    parser.add_argument(
+        "--data",
+        default=str(DATA),
+        help="the folder of train.mrg, dev.mrg and vectors.txt that "
+        "workflows/train-craft-constituency.yaml wrote (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--workdir", default=str(WORKDIR), help="where supar's files go (default: %(default)s)"
+    )
     parser.add_argument("--minutes", type=float, default=60.0, help="budget of training")
     parser.add_argument(
         "--clock",
@@ -388,7 +416,11 @@ def main() -> None:
     )
     parser.add_argument("--batch-size", type=int, default=5000, help="tokens per batch")
     parser.add_argument("--seed", type=int, default=1)
-    run(parser.parse_args())
+    args = parser.parse_args()
+    check_data(Path(args.data))
+    if importlib.util.find_spec("supar") is None:
+        fail("supar is not installed; install it beside torch as this script's docstring says")
+    run(args)
 
 
 if __name__ == "__main__":

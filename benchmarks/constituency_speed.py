@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import cassis
-from _common import CORPORA
+from _common import CORPORA, CRAFT_HINT, checked_inputs
 
 from casflow.components.corpora.craft import CraftReader, CraftReaderConfig, read_id_list
 from casflow.pipeline.component import DocumentRef, RunContext
@@ -32,20 +32,25 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="PyTorch threads")
     args = parser.parse_args()
     craft = Path(args.craft)
-    ids = read_id_list(craft / "articles" / "ids" / "craft-ids-dev.txt")[: args.articles]
-    reader = CraftReader(
-        CraftReaderConfig(corpus=str(craft), layers=["sentences", "tokens", "pos"], ontologies=[]),
-        RunContext(output_dir=Path(".")),
-    )
-    cases = []
-    for pmid in ids:
-        cas = cassis.Cas(typesystem=load_typesystem())
-        reader.load(DocumentRef(pmid, str(reader.paths.text(pmid))), cas)
-        cases.append(cas)
-    component = registry().get("parse.constituency.v1")
-    parse = component(
-        component.Config(model=args.model, threads=args.threads), RunContext(output_dir=Path("."))
-    )
+    id_list = craft / "articles" / "ids" / "craft-ids-dev.txt"
+    with checked_inputs(id_list, hint=CRAFT_HINT):
+        ids = read_id_list(id_list)[: args.articles]
+        reader = CraftReader(
+            CraftReaderConfig(
+                corpus=str(craft), layers=["sentences", "tokens", "pos"], ontologies=[]
+            ),
+            RunContext(output_dir=Path(".")),
+        )
+        cases = []
+        for pmid in ids:
+            cas = cassis.Cas(typesystem=load_typesystem())
+            reader.load(DocumentRef(pmid, str(reader.paths.text(pmid))), cas)
+            cases.append(cas)
+        component = registry().get("parse.constituency.v1")
+        parse = component(
+            component.Config(model=args.model, threads=args.threads),
+            RunContext(output_dir=Path(".")),
+        )
     tokens = sum(len(c.select_covered(TOKEN, s)) for c in cases for s in c.select(SENTENCE))
     wall, cpu = time.perf_counter(), time.process_time()
     for cas in cases:

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 import spacy
-from _common import CORPORA
+from _common import CORPORA, CRAFT_HINT, checked_inputs
 
 from casflow.components.models import shipped_model_path
 from casflow.components.spacy.evaluate_syntax import evaluate_pipeline
@@ -33,7 +33,6 @@ def main() -> None:
     parser.add_argument("--split", default="dev", choices=["train", "dev"])
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = parser.parse_args()
-    nlp = spacy.load(args.model or shipped_model_path("craft_syntax"))
     source = GoldSource(
         component="craft.reader.v1",
         config={
@@ -43,7 +42,9 @@ def main() -> None:
             "ontologies": [],
         },
     )
-    golds = read_source(source, RunContext(output_dir=Path(".")), gold_syntax_from_view)
+    with checked_inputs(Path(args.craft), hint=CRAFT_HINT):
+        nlp = spacy.load(args.model or shipped_model_path("craft_syntax"))
+        golds = read_source(source, RunContext(output_dir=Path(".")), gold_syntax_from_view)
     summary = evaluate_pipeline(nlp, golds).summary()
     if args.json:
         print(json.dumps(summary, indent=2))

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import craft_nxml_files, replicate, write_workflow
+from _common import checked_inputs, craft_nxml_files, finished_run, replicate, write_workflow
 
 from casflow.components.formats.jats.parse import read_jats
 from casflow.components.spacy.loading import load_pipeline
@@ -34,8 +34,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         inputs = replicate(files, args.docs, tmp_path / "in")
-        texts = [read_jats(p).text for p in sorted(inputs.iterdir())]
-        nlp = load_pipeline(args.model)
+        with checked_inputs():
+            texts = [read_jats(p).text for p in sorted(inputs.iterdir())]
+            nlp = load_pipeline(args.model)
         list(nlp.pipe(texts[:2]))  # warm-up
         t0 = time.perf_counter()
         raw_tokens = sum(
@@ -54,10 +55,12 @@ def main() -> None:
             run: {{output: "{tmp_path / "out"}", jobs: 1, batch_size: {args.batch_size}, progress: false}}
             """,
         )
-        workflow = load_workflow(wf)
+        with checked_inputs():
+            workflow = load_workflow(wf)
         t0 = time.perf_counter()
         report = run_workflow(workflow, RunOptions(show_progress=False))
         flow_seconds = time.perf_counter() - t0
+        finished_run(tmp_path / "out")
     raw_rate = raw_tokens / raw_seconds
     flow_rate = report.tokens / flow_seconds
     print(f"documents: {args.docs}, model: {args.model}")

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import cassis
-from _common import CORPORA
+from _common import CORPORA, checked_inputs
 
 from casflow.components.crfsuite.evaluate import unit_counts
 from casflow.components.crfsuite.gold_view import mention_document
@@ -34,17 +34,20 @@ def main() -> int:
     parser.add_argument("--model", default="casflow:gene")
     parser.add_argument("--corpora", type=Path, default=CORPORA)
     args = parser.parse_args()
+    corpus = args.corpora / "bc2gm"
     source = GoldSource(
-        component="bc2gm.reader.v1",
-        config={"corpus": str(args.corpora / "bc2gm"), "split": "devel"},
+        component="bc2gm.reader.v1", config={"corpus": str(corpus), "split": "devel"}
     )
-    examples = read_source(
-        source,
-        RunContext(output_dir=Path(".")),
-        lambda view, doc_id: mention_document(view, doc_id, GENE_MENTION, "GENE"),
-    )
-    typesystem = load_typesystem()
-    component = GeneNer(GeneNerConfig(model=args.model), RunContext(output_dir=Path(".")))
+    with checked_inputs(
+        corpus, hint="give --corpora (or CASFLOW_CORPORA) the folder holding bc2gm/"
+    ):
+        examples = read_source(
+            source,
+            RunContext(output_dir=Path(".")),
+            lambda view, doc_id: mention_document(view, doc_id, GENE_MENTION, "GENE"),
+        )
+        typesystem = load_typesystem()
+        component = GeneNer(GeneNerConfig(model=args.model), RunContext(output_dir=Path(".")))
     total: Counts = {}
     started = time.time()
     for example in examples:

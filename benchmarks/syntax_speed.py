@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import spacy
-from _common import CORPORA
+from _common import CORPORA, CRAFT_HINT, checked_inputs
 
 from casflow.components.corpora.craft import read_id_list
 from casflow.components.models import shipped_model_path
@@ -28,11 +28,14 @@ def main() -> None:
     parser.add_argument("--craft", default=str(DEFAULT_CRAFT))
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    nlp = spacy.load(args.model or shipped_model_path("craft_syntax"))
-    texts = [
-        (Path(args.craft) / "articles" / "txt" / f"{pmid}.txt").read_text(encoding="utf-8")
-        for pmid in read_id_list(Path(args.craft) / "articles" / "ids" / "craft-ids-dev.txt")
-    ]
+    craft = Path(args.craft)
+    id_list = craft / "articles" / "ids" / "craft-ids-dev.txt"
+    with checked_inputs(id_list, hint=CRAFT_HINT):
+        nlp = spacy.load(args.model or shipped_model_path("craft_syntax"))
+        texts = [
+            (craft / "articles" / "txt" / f"{pmid}.txt").read_text(encoding="utf-8")
+            for pmid in read_id_list(id_list)
+        ]
     nlp.max_length = max(nlp.max_length, max(len(text) for text in texts) + 1)
     nlp(texts[0][:5000])  # warm-up
     best = 0.0

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import craft_nxml_files, replicate, write_workflow
+from _common import checked_inputs, craft_nxml_files, replicate, write_workflow
 from joblib.externals.loky import ProcessPoolExecutor
 
 from casflow.pipeline import chain
@@ -87,7 +87,8 @@ def main() -> None:
             run: {{output: "{tmp_path / "out"}", batch_size: 1, jobs: 2}}
             """,
         )
-        workflow = load_workflow(wf)
+        with checked_inputs():
+            workflow = load_workflow(wf)
         context = Runner(workflow).context_dict
         variants = {
             "runs now (hidden, stand-ins)": ({**context, "hide_unused_modules": True}, True),

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import cassis
-from _common import CORPORA
+from _common import CORPORA, CRAFT_HINT, checked_inputs
 
 from casflow.cas.xmi import cas_to_xmi_bytes, fast_xmi_text
 from casflow.components.corpora.craft import CraftReader, CraftReaderConfig
@@ -38,6 +38,12 @@ def timed(action: Callable[[], bytes]) -> tuple[bytes, float, float]:
     return result, time.process_time() - cpu, time.perf_counter() - wall
 
 
+def read(reader: CraftReader, pmid: str) -> cassis.Cas:
+    cas = cassis.Cas(typesystem=load_typesystem())
+    reader.load(DocumentRef(pmid, str(reader.paths.text(pmid))), cas)
+    return cas
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--craft", default=str(DEFAULT_CRAFT))
@@ -45,26 +51,21 @@ def main() -> None:
     parser.add_argument("--ids", nargs="*", help="PMIDs to use instead")
     args = parser.parse_args()
     craft = Path(args.craft)
-    ids = (
-        args.ids
-        or (craft / "articles" / "ids" / "craft-ids-dev.txt").read_text().split()[: args.articles]
-    )
-    reader = CraftReader(
-        CraftReaderConfig(corpus=str(craft), ids=ids, layers=LAYERS),
-        RunContext(output_dir=Path("unused")),
-    )
-
-    def read(pmid: str) -> cassis.Cas:
-        cas = cassis.Cas(typesystem=load_typesystem())
-        reader.load(DocumentRef(pmid, str(reader.paths.text(pmid))), cas)
-        return cas
+    id_list = craft / "articles" / "ids" / "craft-ids-dev.txt"
+    with checked_inputs(craft if args.ids else id_list, hint=CRAFT_HINT):
+        ids = args.ids or id_list.read_text().split()[: args.articles]
+        reader = CraftReader(
+            CraftReaderConfig(corpus=str(craft), ids=ids, layers=LAYERS),
+            RunContext(output_dir=Path("unused")),
+        )
 
     print(
         f"{'article':>10} {'FSes':>7} {'MB':>6} {'cassis s':>9} {'fast s':>8} {'speed-up':>8}  (CPU; wall)"
     )
     totals = [0.0, 0.0, 0.0, 0.0]
     for pmid in ids:
-        by_cassis, by_fast_path = read(pmid), read(pmid)
+        with checked_inputs():  # one article at a time, as the figures were measured
+            by_cassis, by_fast_path = read(reader, pmid), read(reader, pmid)
         expected, cassis_cpu, cassis_wall = timed(
             lambda cas=by_cassis: cas.to_xmi().encode("utf-8")
         )

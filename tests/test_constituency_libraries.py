@@ -8,12 +8,14 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+import yaml
 
 from casflow.components.formats.penn.parse import parse_tree
 from casflow.components.metrics.parseval import parseval_counts, score_parseval
 from casflow.pipeline.counts import Counts, add_counts
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "constituency_libraries.py"
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "benchmarks" / "constituency_libraries.py"
 
 
 @pytest.fixture(scope="module")
@@ -22,8 +24,30 @@ def script() -> ModuleType:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(SCRIPT.parent))  # it imports benchmarks/_common.py
+        spec.loader.exec_module(module)
     return module
+
+
+def test_default_data_is_where_the_shipped_training_writes_it(script: ModuleType) -> None:
+    workflow = yaml.safe_load((REPO / "workflows" / "train-craft-constituency.yaml").read_text())
+    written = REPO / workflow["output"] / "final" / "data"
+    assert written == script.DATA
+    assert script.WORKDIR.parent == REPO / "runs"
+
+
+def test_missing_data_is_one_line_naming_the_training(
+    script: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "train.mrg").write_text("(ROOT (NP (NN A)))\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as stopped:
+        script.check_data(tmp_path)
+    assert stopped.value.code == 2
+    message = capsys.readouterr().err
+    assert message.count("\n") == 1
+    assert f"{tmp_path} has no dev.mrg, vectors.txt" in message
+    assert "workflows/train-craft-constituency.yaml" in message
 
 
 def test_read_trees_one_string_per_tree_whatever_the_lines(script: ModuleType) -> None:
