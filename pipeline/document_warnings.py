@@ -107,4 +107,3 @@ def distinct_warnings(said: list[dict[str, Any]]) -> list[dict[str, Any]]:
         message = f"{more} more warning(s) of other kinds about this document, not kept"
         out.append({"stage": stage, "category": "(more)", "message": message, "count": more})
     return out
-
