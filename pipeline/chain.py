@@ -43,6 +43,7 @@ from casflow.pipeline.component import (
     Reader,
     RunContext,
     Writer,
+    evaluating_one_document,
 )
 from casflow.pipeline.document_warnings import collected_warnings, distinct_warnings
 from casflow.pipeline.journal import STATE_DIR
@@ -470,24 +471,25 @@ def run_batch(
                 with collected_warnings(stage, said[ref.doc_id]):
                     result.outputs.extend(str(p) for p in writer.write(cas, ref.doc_id))
                 stage_time(ref, chain.label(step), time.perf_counter() - t0)
-            for step, evaluator in chain.evaluators:
-                stage = f"evaluator {step.spec.label()}"
-                t0 = time.perf_counter()
-                gold = cas.get_view(evaluator.config.gold_view)
-                per_system = {}
-                for system_name in evaluator.config.system_views:
-                    with (
-                        collected_warnings(stage, said[ref.doc_id]),
-                        _no_collections_of_the_cas(),
-                    ):
-                        ev = evaluator.evaluate(gold, cas.get_view(system_name))
-                    per_system[system_name] = {
-                        "counts": ev.counts,
-                        "units": ev.units,
-                        "errors": ev.errors,
-                    }
-                result.evaluation[step.spec.label()] = per_system
-                stage_time(ref, step.spec.label(), time.perf_counter() - t0)
+            with evaluating_one_document():  # views no longer change: evaluators share
+                for step, evaluator in chain.evaluators:
+                    stage = f"evaluator {step.spec.label()}"
+                    t0 = time.perf_counter()
+                    gold = cas.get_view(evaluator.config.gold_view)
+                    per_system = {}
+                    for system_name in evaluator.config.system_views:
+                        with (
+                            collected_warnings(stage, said[ref.doc_id]),
+                            _no_collections_of_the_cas(),
+                        ):
+                            ev = evaluator.evaluate(gold, cas.get_view(system_name))
+                        per_system[system_name] = {
+                            "counts": ev.counts,
+                            "units": ev.units,
+                            "errors": ev.errors,
+                        }
+                    result.evaluation[step.spec.label()] = per_system
+                    stage_time(ref, step.spec.label(), time.perf_counter() - t0)
             result.chars = len(cas.sofa_string or "")
             result.tokens = count_tokens(cas)
         except _DOCUMENT_ERRORS as exc:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -126,6 +128,33 @@ class DocumentError(Exception):
     """
 
     hint: str | None = None
+
+
+_evaluation_memo: ContextVar[dict[Any, Any] | None] = ContextVar(
+    "casflow_evaluation_memo", default=None
+)
+
+
+def evaluation_memo() -> dict[Any, Any] | None:
+    """While the evaluators of one document run, a dict they share (None elsewhere).
+
+    The views no longer change then, so what an evaluator computes from a view (the
+    trees read from it, say) can serve the other evaluators and system views of the
+    same document: key it by the view's name and whatever else it depends on. It is
+    emptied after the document; outside the engine's evaluation (a component, a
+    notebook) there is none, and nothing may be kept.
+    """
+    return _evaluation_memo.get()
+
+
+@contextmanager
+def evaluating_one_document() -> Iterator[None]:
+    """The engine's side of :func:`evaluation_memo`: a fresh memo for one document."""
+    token = _evaluation_memo.set({})
+    try:
+        yield
+    finally:
+        _evaluation_memo.reset(token)
 
 
 class DocumentWarning(UserWarning):

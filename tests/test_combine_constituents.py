@@ -228,3 +228,22 @@ def test_a_sentence_no_member_parses_gets_no_tree(tmp_path: Path) -> None:
         view.add_all(view.typesystem.get_type(TOKEN)(begin=b, end=e) for b, e in tokens)
     target = combine(cas, tmp_path, members=["t1", "t2"])
     assert target.select(CONSTITUENT) == [] and target.select(SENTENCE_AGREEMENT) == []
+
+
+def test_trees_are_read_once_per_view_while_the_engine_evaluates_a_document(
+    tmp_path: Path,
+) -> None:
+    from casflow.pipeline.component import evaluating_one_document, evaluation_memo
+
+    cas = make_cas(tmp_path)
+    # Outside an evaluation nothing is kept: a view changed in between is read afresh.
+    first = constituent_trees(cas.get_view("c1"))
+    assert constituent_trees(cas.get_view("c1"))[0][1] is not first[0][1]
+    with evaluating_one_document():
+        shared = constituent_trees(cas.get_view("c1"))
+        again = constituent_trees(cas.get_view("c1"))  # another view object, same view
+        assert [t for _, t in again] == [t for _, t in shared]
+        assert all(a is b for (_, a), (_, b) in zip(again, shared, strict=True))
+        assert constituent_trees(cas.get_view("c2"))[0][1] is not shared[0][1]
+        assert format_tree(shared[0][1]) == format_tree(first[0][1])
+    assert evaluation_memo() is None

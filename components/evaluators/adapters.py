@@ -39,7 +39,7 @@ from casflow.components.metrics.dependency import DepWord
 from casflow.components.metrics.matching import Mention
 from casflow.components.metrics.pos import TaggedToken
 from casflow.components.metrics.segmentation import trim_span
-from casflow.pipeline.component import DocumentError
+from casflow.pipeline.component import DocumentError, evaluation_memo
 from casflow.typesystem import (
     CONSTITUENT,
     CONSTITUENT_ROOT,
@@ -143,13 +143,25 @@ def _is_root_relation(dependency: Any, is_root_type: Callable[[Any], bool]) -> b
 
 
 def dependency_sentences(view: cassis.Cas, *, keep_unattached: bool = False) -> list[list[DepWord]]:
-    """Dependency words grouped by sentence, in text order.
+    """Dependency words grouped by sentence, in text order (read once per view while the
+    engine evaluates a document: the gold serves every system view).
 
     ``keep_unattached`` adds a word with ``attached=False`` for each Token that is the
     Dependent of no basic relation: the system side is read that way, so a token the
     parser left out counts as wrong (as conll18_ud_eval scores every system word)
     instead of vanishing, which would raise precision and aligned accuracy.
     """
+    memo = evaluation_memo()
+    key = ("dependency_sentences", view.get_sofa().sofaID, keep_unattached)
+    if memo is not None and key in memo:
+        return [list(sentence) for sentence in memo[key]]
+    sentences = _dependency_sentences(view, keep_unattached)
+    if memo is not None:
+        memo[key] = sentences
+    return [list(sentence) for sentence in sentences]
+
+
+def _dependency_sentences(view: cassis.Cas, keep_unattached: bool) -> list[list[DepWord]]:
     doc = document_id(view)
     is_root_type = subsumed_by(view.typesystem, DEPENDENCY_ROOT)
     relation_of: dict[Span, Any] = {}
@@ -348,11 +360,20 @@ def constituent_trees(view: cassis.Cas, require_tags: bool = False) -> list[tupl
     """``(root span, tree)`` for every constituency tree of the view, in text order.
 
     A token without a POS tag becomes the preterminal ``UNK``, or, with
-    ``require_tags``, a :class:`CasInputError` naming the token.
+    ``require_tags``, a :class:`CasInputError` naming the token. While the engine
+    evaluates a document, a view's trees are read once and shared by its evaluators
+    and system views (the metrics read trees, never change them).
     """
+    memo = evaluation_memo()
+    key = ("constituent_trees", view.get_sofa().sofaID, require_tags)
+    if memo is not None and key in memo:
+        return list(memo[key])
     builder = _TreeBuilder(view, require_tags)
     roots = sorted(_tree_roots(view), key=lambda r: (r.begin, r.end))
-    return [((root.begin, root.end), builder.tree(root)) for root in roots]
+    trees = [((root.begin, root.end), builder.tree(root)) for root in roots]
+    if memo is not None:
+        memo[key] = trees
+    return list(trees)
 
 
 # "( (S", "(TOP (S", "(ROOT (S": the outer bracket's label, then the first child.
