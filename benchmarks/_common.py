@@ -152,7 +152,7 @@ def stage_groups(output: Path) -> tuple[list[str], list[str]]:
     resolved = yaml.safe_load((output / "workflow.resolved.yaml").read_text(encoding="utf-8"))
     workflow = load_resolved(resolved)
     labels = stage_labels([*workflow.processors, *workflow.writers])
-    system = [labels.get(s.path) or s.spec.label() for s in workflow.processors]
+    system = [labels[s.path] for s in workflow.processors]
     evaluators = [s.spec.label() for s in workflow.evaluators]
     return system, evaluators
 

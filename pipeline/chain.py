@@ -290,7 +290,7 @@ class Chain:
 
     def label(self, step: ResolvedStep) -> str:
         """What the step's time, failures and warnings are reported under."""
-        return self.labels.get(step.path) or step.spec.label()
+        return self.labels[step.path]
 
     # -- per-document stages ------------------------------------------------
 

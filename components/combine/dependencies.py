@@ -35,6 +35,7 @@ from casflow.components.combine.base import (
 )
 from casflow.components.combine.reparse import MemberParse, combine_parses
 from casflow.components.combine.voting import weighted_choice
+from casflow.components.evaluators.adapters import is_root_relation, subsumed_by
 from casflow.components.formats.cas_builders import ROOT_LABEL, dependency_annotation
 from casflow.typesystem import (
     DEPENDENCY,
@@ -161,9 +162,7 @@ def member_arcs(view: cassis.Cas, where: str) -> dict[Span, tuple[Span | None, s
     a DKPro ROOT or a relation whose Governor is its Dependent), with attribute
     access rather than ``get``: this runs over every member of every document.
     """
-    ts = view.typesystem
-    root_type = ts.get_type(DEPENDENCY_ROOT)
-    is_root_type: dict[str, bool] = {}
+    is_root_type = subsumed_by(view.typesystem, DEPENDENCY_ROOT)
     arcs: dict[Span, tuple[Span | None, str]] = {}
     for dependency in view.select(DEPENDENCY):
         if (dependency.flavor or "") not in BASIC_FLAVORS:
@@ -180,16 +179,9 @@ def member_arcs(view: cassis.Cas, where: str) -> dict[Span, tuple[Span | None, s
                 f"{where}: token {span} is the Dependent of two basic Dependency relations; "
                 "a token has one head (mark extra relations with flavor 'enhanced')"
             )
-        name = dependency.type.name
-        if name not in is_root_type:
-            is_root_type[name] = ts.subsumes(root_type, dependency.type)
-        governor = dependency.Governor
-        if (
-            is_root_type[name]
-            or governor is None
-            or (governor.begin == dependent.begin and governor.end == dependent.end)
-        ):
+        if is_root_relation(dependency, is_root_type):
             arcs[span] = (None, dependency.DependencyType or "")
         else:
+            governor = dependency.Governor
             arcs[span] = ((governor.begin, governor.end), dependency.DependencyType or "")
     return arcs

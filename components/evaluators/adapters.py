@@ -135,7 +135,9 @@ def tagged_tokens(
     return tagged
 
 
-def _is_root_relation(dependency: Any, is_root_type: Callable[[Any], bool]) -> bool:
+def is_root_relation(dependency: Any, is_root_type: Callable[[Any], bool]) -> bool:
+    """A DKPro ROOT (``is_root_type``, from :func:`subsumed_by`), or a relation without a
+    Governor or whose Governor is its Dependent."""
     if is_root_type(dependency.type):
         return True
     governor, dependent = dependency.Governor, dependency.Dependent
@@ -192,7 +194,7 @@ def _dependency_sentences(view: cassis.Cas, keep_unattached: bool) -> list[list[
     entries: list[tuple[Any, Span | None, str, bool]] = []
     for dependency in relation_of.values():
         governor = dependency.Governor
-        root = _is_root_relation(dependency, is_root_type)
+        root = is_root_relation(dependency, is_root_type)
         head = None if root else (governor.begin, governor.end)
         entries.append(
             (dependency.Dependent, head, getattr(dependency, "DependencyType", None) or "", True)

@@ -48,8 +48,10 @@ from casflow.pipeline.packed import GZIP_SUFFIX, PackedFileError, gunzip_if_need
 from casflow.typesystem import load_typesystem, resolve_type_name, typesystem_xml_path
 
 #: The names a type system is written under beside XMI files, looked for in this order.
+#: What xmi.writer.v1 (and DKPro Core's XmiWriter since 1.9) names it.
+TYPESYSTEM_FILE = "TypeSystem.xml"
 TYPESYSTEM_FILE_NAMES = (
-    "TypeSystem.xml",
+    TYPESYSTEM_FILE,
     "typesystem.xml",
     "TypeSystem.xml.gz",
     "typesystem.xml.gz",

@@ -22,12 +22,14 @@ from pydantic import Field
 
 from casflow.cas.xmi import cas_to_xmi_bytes
 from casflow.components.formats.view_writer import PackedFolderWriter, PackedWriterConfig
-from casflow.components.formats.xmi.reader import TypeSystemError, merge_typesystems
+from casflow.components.formats.xmi.reader import (
+    TYPESYSTEM_FILE,
+    TypeSystemError,
+    merge_typesystems,
+)
 from casflow.pipeline.files import atomic_write_text, safe_file_stem
 from casflow.pipeline.journal import STATE_DIR
 from casflow.typesystem import load_typesystem, typesystem_xml
-
-TYPESYSTEM_FILE = "TypeSystem.xml"
 
 
 class XmiWriterConfig(PackedWriterConfig):
