@@ -25,6 +25,7 @@ CORPUS_WORKFLOWS = {
     "anatem-stanza-eval.yaml",
     "anatem-stanza-w2v-eval.yaml",
     "anatem-stanza-charlm-eval.yaml",
+    "anatem-transformer-eval.yaml",
     "craft-study.yaml",
     "craft-combination.yaml",
     "craft-combination-seeds.yaml",
@@ -54,6 +55,15 @@ NEEDS_TRAINED_MODEL = {
         "runs/train-craft-stanza-syntax/final/model/parser.pt",
     ],
     "craft-stanza-parser-eval.yaml": ["runs/train-craft-stanza-parser/final/model/parser.pt"],
+    # the encoder folder is made by hand from PyPI packages (see the workflow)
+    "train-anatem-transformer.yaml": ["runs/encoders/all-mpnet-base-v2/model.safetensors"],
+    "anatem-transformer-eval.yaml": [
+        "runs/anatomy-stacking/final/model/meta.json",
+        "runs/train-anatem-stanza-w2v/final/model/model.pt",
+        "runs/train-anatem-stanza-w2v-seed1/final/model/model.pt",
+        "runs/train-anatem-stanza-charlm/final/model/model.pt",
+        "runs/train-anatem-transformer/final/model/meta.json",
+    ],
     "craft-study.yaml": [
         "runs/train-craft-punkt/final/model/punkt.json",
         "runs/train-craft-opennlp/final/model/en-parser-chunking.bin",
