@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -544,10 +545,14 @@ def p_text(p: float) -> str:
 
 def output_name(evaluator_label: str, metric: str, system_a: str, system_b: str) -> str:
     """``significance-<evaluator>-<metric>-<A>-vs-<B>.json``: a test of another
-    evaluator or metric on the same pair gets its own file. Characters other than
-    letters, digits, ``-``, ``_`` and ``.`` become ``_`` (a metric's ``/`` too)."""
-    safe = [
-        "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-        for name in (evaluator_label, metric, system_a, system_b)
-    ]
+    evaluator or metric on the same pair gets its own file. A metric's ``/`` becomes
+    ``_``; in the names, a character other than an ASCII letter or digit, ``-``, ``_``
+    and ``.`` is written ``%XX`` (its UTF-8 bytes), so views ``a b`` and ``a_b`` get
+    files of their own."""
+    safe = [_file_part(name) for name in (evaluator_label, metric.replace("/", "_"))]
+    safe += [_file_part(name) for name in (system_a, system_b)]
     return f"significance-{safe[0]}-{safe[1]}-{safe[2]}-vs-{safe[3]}.json"
+
+
+def _file_part(name: str) -> str:
+    return urllib.parse.quote(name, safe="-_.")

@@ -276,8 +276,11 @@ def test_tests_of_other_metrics_get_their_own_files_and_small_p_is_printed(
     assert written["p_two_sided"] == 1 / 20_001
     assert "p = 5.0e-05 two-sided" in capsys.readouterr().out
     assert output_name("eval.pos.v1", "xpos/f1", "my view", "b") == (
-        "significance-eval.pos.v1-xpos_f1-my_view-vs-b.json"
+        "significance-eval.pos.v1-xpos_f1-my%20view-vs-b.json"
     )
+    # views whose names differ only where a file name cannot hold the character
+    assert output_name("e", "f1", "a b", "c") != output_name("e", "f1", "a_b", "c")
+    assert output_name("e", "f1", "a/b", "c") != output_name("e", "f1", "a_b", "c")
 
 
 def test_no_test_on_the_evaluation_files_of_an_earlier_run(
