@@ -543,6 +543,13 @@ class Trainer(Component[ConfigT]):
         """Problems with this choice of layers (beyond unknown names); default none."""
         return []
 
+    @classmethod
+    def layer_requirements(cls, config: ConfigT, layer: str) -> tuple[str, ...]:
+        """The type-system names ``layer`` needs in the gold view with this config
+        (validation checks the gold reader writes them); default ``layers[layer]``. A
+        trainer whose config chooses where a layer's gold comes from says so here."""
+        return cls.layers.get(layer, ())
+
     @abstractmethod
     def example(self, view: cassis.Cas, doc_id: str) -> Any:
         """One document's training example from its gold view."""

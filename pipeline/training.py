@@ -347,7 +347,12 @@ def _check_layers(
         train_reader.component_as(Reader).views_written(train_reader.config, view).get(view, ())
     )
     for layer in layers:
-        for requirement in known.get(layer, ()):
+        needed = (
+            trainer_cls.layer_requirements(trainer.config, layer)
+            if trainer is not None
+            else known.get(layer, ())
+        )
+        for requirement in needed:
             if not requirement_met(requirement, written):
                 issues.append(
                     issue_at(

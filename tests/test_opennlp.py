@@ -740,3 +740,42 @@ def test_jvm_ends_with_the_process_that_started_it(tmp_path: Path) -> None:
         time.sleep(0.5)
     os.kill(jvm, signal.SIGKILL)
     pytest.fail("the OpenNLP JVM outlived the process that started it")
+
+
+@pytest.mark.parametrize(
+    ("chunks_from", "types", "missing"),
+    [
+        ("chunks", ["Sentence", "Token", "POS", "Constituent"], "Chunk"),
+        ("trees", ["Sentence", "Token", "POS", "Chunk"], "Constituent"),
+        ("chunks", ["Sentence", "Token", "POS", "Chunk"], None),
+        ("trees", ["Sentence", "Token", "POS", "Constituent"], None),
+    ],
+)
+def test_validation_names_the_gold_the_chunks_come_from(
+    tmp_path: Path, chunks_from: str, types: list[str], missing: str | None
+) -> None:
+    """--validate-only passed chunks_from: chunks with a reader writing no Chunk (the
+    run failed at its first document): the chunk layer's needs follow chunks_from."""
+    from casflow.pipeline.training import load_training_workflow
+    from casflow.pipeline.validation import WorkflowValidationError
+
+    for split in ("train", "dev"):
+        (tmp_path / split).mkdir()
+    workflow = training_workflow(
+        tmp_path,
+        tmp_path / "out",
+        types=types,
+        layers=["chunks"],
+        trainer="train.opennlp.v1",
+        config={"chunks_from": chunks_from},
+        seed=0,
+    )
+    try:
+        load_training_workflow(workflow)
+        problems = ""
+    except WorkflowValidationError as error:
+        problems = str(error)
+    if missing:
+        assert f"layer 'chunks' needs {missing} in view 'gold'" in problems
+    else:
+        assert "layer 'chunks' needs" not in problems

@@ -154,6 +154,14 @@ class OpenNlpTrainer(Trainer[OpenNlpTrainerConfig]):
         )
 
     @classmethod
+    def layer_requirements(cls, config: OpenNlpTrainerConfig, layer: str) -> tuple[str, ...]:
+        needed = super().layer_requirements(config, layer)
+        if layer == "chunks":
+            # the gold chunks are the view's Chunk annotations or its trees' base phrases
+            needed += (CHUNK,) if config.chunks_from == "chunks" else (CONSTITUENT,)
+        return needed
+
+    @classmethod
     def check_config(cls, config: OpenNlpTrainerConfig, context: RunContext) -> list[str]:
         problem = opennlp_problem()
         return [f"{cls.name}: {problem}"] if problem else []
