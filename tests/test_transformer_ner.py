@@ -187,6 +187,37 @@ def _elsewhere(root: Path) -> dict[str, object]:
     return {"encoder": str(root / "encoder"), "max_length": 8, "batch_size": 8}
 
 
+def test_a_model_that_finds_no_dev_mention_is_said_to_have_collapsed(
+    corpus: Path, learned, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from casflow.components.crfsuite.evaluate import unit_counts
+    from casflow.components.transformer_ner import trainer as module
+    from casflow.pipeline.counts import Counts, add_counts
+
+    # what a collapsed encoder tags on the dev documents: every word O
+    def nothing_found(model: Any, tokenizer: Any, tags: Any, dev: Any, max_length: int) -> Counts:
+        total: Counts = {}
+        for d in dev:
+            add_counts(total, unit_counts(d.document.mentions, [], with_alternatives=False))
+        return total
+
+    # learning: a warning at each epoch whose dev F is 0 (the first ones), and only then
+    _, result, lines = learned
+    history = json.loads((result.output_dir / "final" / "checkpoints" / "history.json").read_text())
+    warned = re.findall(r"after epoch (\d+) the model finds none", "\n".join(lines))
+    assert [int(e) for e in warned] == [h["epoch"] for h in history if h["f"] == 0]
+    assert len(warned) < len(history)
+    learns = {**LEARNS, "epochs": 2, "encoder": str(corpus / "encoder")}
+    monkeypatch.setattr(module, "_dev_counts", nothing_found)
+    _, lines = train(workflow(corpus, tmp_path / "collapsed", **learns))
+    warned = [line for line in lines if "finds none of the development mentions" in line]
+    assert [w.split(" the model")[0][-len("after epoch 1") :] for w in warned] == [
+        "after epoch 1",
+        "after epoch 2",
+    ]
+    assert "lr 0.005" in warned[0]
+
+
 @pytest.mark.slow
 def test_interrupted_and_resumed_training_ends_with_the_same_model(
     corpus: Path, tmp_path: Path

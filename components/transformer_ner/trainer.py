@@ -432,6 +432,15 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
                 f"{lr:g}; dev strict P {scores['p']:.2f} R {scores['r']:.2f} F "
                 f"{scores['f']:.2f} (best {kept['f']:.2f} at epoch {kept['epoch']})"
             )
+            if scores["f"] == 0 and any(d.document.mentions for d in dev):
+                # seen with all-mpnet-base-v2 on AnatEM at lr 5e-5: every word O after
+                # the first epoch, the encoder's output the same for every word
+                log(
+                    f"warning: after epoch {epoch} the model finds none of the development "
+                    "mentions; an encoder fine-tuned to tag every word O has collapsed, "
+                    f"most often from too high a learning rate (lr {config.lr:g}; 2e-5 "
+                    "suits a base-size encoder): stop and train again with a lower lr"
+                )
         if not best.is_file():
             raise RuntimeError(f"training finished without a model at {best}")
         model.load_state_dict(torch.load(best, map_location="cpu", weights_only=True))
