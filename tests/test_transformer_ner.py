@@ -338,3 +338,28 @@ def test_both_components_resolve_through_the_registry() -> None:
     assert registry().get("transformers.ner.v1") is TransformerNer
     assert registry().get(TRAINER) is TransformerNerTrainer
     assert TransformerNer.requires == (SENTENCE, TOKEN)
+
+
+def test_encoder_layers_keeps_the_first_layers_and_the_tagger_runs_them(
+    corpus: Path, tmp_path: Path
+) -> None:
+    from casflow.pipeline.training import load_training_workflow
+    from casflow.pipeline.validation import WorkflowValidationError
+
+    settings = {**LEARNS, "epochs": 2, "encoder": str(corpus / "encoder")}
+    result, lines = train(workflow(corpus, tmp_path / "one", **settings, encoder_layers=1))
+    model = result.model_dir
+    assert json.loads((model / "config.json").read_text())["num_hidden_layers"] == 1
+    meta = json.loads((model / "meta.json").read_text())
+    assert meta["encoder_layers"] == 1
+    assert "its first 1 layers" in (model / "MODEL_CARD.md").read_text()
+    # the tagger loads the shallower model from its folder and tags with it
+    tagger = registry().get("transformers.ner.v1")
+    component = tagger(tagger.Config(model=str(model)), RunContext(output_dir=tmp_path))
+    assert component.loaded.model.config.num_hidden_layers == 1
+    view = _segmented(SENTENCES[:2], "system").get_view("system")
+    component.process(view)  # runs; what two epochs of one layer learn is not asserted
+    with pytest.raises(
+        WorkflowValidationError, match="encoder_layers 3 is more than the encoder's 2"
+    ):
+        load_training_workflow(workflow(corpus, tmp_path / "three", **settings, encoder_layers=3))

@@ -144,6 +144,14 @@ class TransformerNerTrainerConfig(ComponentConfig):
         description="Word pieces per window, special tokens included; longer sentences are "
         "cut at word boundaries (at most the encoder's max_position_embeddings).",
     )
+    encoder_layers: int | None = Field(
+        None,
+        ge=1,
+        description="Keep only the encoder's first N transformer layers (null: all). A "
+        "sentence-embedding encoder's last layer is trained for mean pooling and gives "
+        "every word nearly the same vector: all-mpnet-base-v2 learns to tag from its first "
+        "11 of 12.",
+    )
     threads: int = Field(
         2, ge=1, description="PyTorch threads (results depend on it; keep it fixed)."
     )
@@ -206,6 +214,13 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
                 problems.append(
                     f"max_length {config.max_length} is more than the encoder's "
                     f"max_position_embeddings ({positions}, {folder / CONFIG_FILE}): lower it"
+                )
+            depth = encoder_config(folder).get("num_hidden_layers")
+            wanted = config.encoder_layers
+            if isinstance(depth, int) and wanted is not None and wanted > depth:
+                problems.append(
+                    f"encoder_layers {wanted} is more than the encoder's {depth} layers "
+                    f"(num_hidden_layers, {folder / CONFIG_FILE}): lower it or leave it null"
                 )
         return [f"{cls.name}: {p}" for p in problems]
 
@@ -309,6 +324,7 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
             "scheme": "bio",
             "best_epoch": best_epoch,
             "max_length": config.max_length,
+            "encoder_layers": config.encoder_layers,
             "encoder": encoder,
         }
         (model / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
@@ -336,12 +352,17 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
         # the new head's initial weights come from the seed alone, so a resumed run
         # rebuilds the model it then loads the checkpoint into
         seed_streams(seed, self.name, "model")
+        layers = {}
+        if config.encoder_layers is not None:
+            layers["num_hidden_layers"] = config.encoder_layers
         model = AutoModelForTokenClassification.from_pretrained(
             str(folder),
             num_labels=len(tags),
             id2label=dict(enumerate(tags)),
             label2id={tag: i for i, tag in enumerate(tags)},
             local_files_only=True,
+            # the layers left out are not loaded; the saved model's config says how many
+            **layers,
         )
         tag_ids = {tag: i for i, tag in enumerate(tags)}
         decay: list[Any] = []
@@ -523,7 +544,13 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
         )
         config = self.config
         lines = [
-            f"A pretrained transformer encoder ({config.encoder}) fine-tuned with a "
+            f"A pretrained transformer encoder ({config.encoder}"
+            + (
+                f", its first {config.encoder_layers} layers"
+                if config.encoder_layers is not None
+                else ""
+            )
+            + ") fine-tuned with a "
             "token-classification head on casflow's fine tokens of the gold sentences, BIO "
             "tags, each word labelled on its first word piece; sentences longer than "
             f"{config.max_length} word pieces cut into windows at word boundaries. AdamW "
