@@ -262,17 +262,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         return [f"{cls.name}: {p}" for p in problems]
 
     def example(self, view: cassis.Cas, doc_id: str) -> NerDocument:
-        document: MentionDocument = mention_document(
-            view, doc_id, self.mention_type, self.config.label
-        )
-        return NerDocument(
-            doc_id,
-            document.text,
-            document.mentions,
-            [tokenize(document.text, b, e) for b, e in document.sentences],
-            list(document.sentences),
-            document.accepted,
-        )
+        return ner_document(view, doc_id, self.mention_type, self.config.label)
 
     # -- training ------------------------------------------------------------------------
 
@@ -441,8 +431,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         ]
         typesystem = load_typesystem()
         sentence = typesystem.get_type(SENTENCE)
-        alternatives = any(d.accepted or any(m.alternatives for m in d.mentions) for d in examples)
-        total: Counts = {}
+        systems = []
         for document in examples:
             cas = cassis.Cas(typesystem=typesystem)
             set_sofa_text(cas, document.text)
@@ -450,29 +439,10 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
                 cas.add_all([sentence(begin=b, end=e) for b, e in document.sentence_spans])
             for component in chain:
                 component.process(cas)
-            system = [(m.begin, m.end, m.value) for m in cas.select(self.mention_type)]
-            add_counts(
-                total,
-                unit_counts(
-                    document.mentions,
-                    system,
-                    with_alternatives=alternatives,
-                    accepted=document.accepted,
-                ),
-            )
+            systems.append([(m.begin, m.end, m.value) for m in cas.select(self.mention_type)])
         for component in chain:
             component.close()
-        scores = strict_scores(total)
-        if alternatives:
-            # BioCreative II's rule (alt_eval.perl): a gold mention's accepted alternatives
-            # match too; reported beside the strict scores the epochs were selected by
-            alt = score_mentions(total)["alt_eval"]["micro"]
-            scores.update(
-                alt_p=_percent(alt["precision"]),
-                alt_r=_percent(alt["recall"]),
-                alt_f=_percent(alt["f1"]),
-            )
-        return scores
+        return mention_scores(examples, systems)
 
     def describe(self) -> str:
         sentences = (
@@ -544,6 +514,53 @@ def run_config(model_dir: Path, config_class: Any, threads: int = 1) -> Any:
         unmapped_entities="drop",
         threads=threads,
     )
+
+
+def ner_document(
+    view: cassis.Cas, doc_id: str, mention_type: str, label: str | None
+) -> NerDocument:
+    """A gold view's training example: its mentions of ``mention_type`` (under ``label``,
+    or each one's class) and its gold sentences cut into casflow's fine tokens."""
+    document: MentionDocument = mention_document(view, doc_id, mention_type, label)
+    return NerDocument(
+        doc_id,
+        document.text,
+        document.mentions,
+        [tokenize(document.text, b, e) for b, e in document.sentences],
+        list(document.sentences),
+        document.accepted,
+    )
+
+
+def mention_scores(
+    examples: Sequence[NerDocument], systems: Sequence[Sequence[tuple[int, int, str]]]
+) -> dict[str, float]:
+    """Strict scores (:func:`strict_scores`) of each document's system mentions
+    ``(begin, end, class)`` against its gold, and with BioCreative's accepted
+    alternatives (alt_p, alt_r, alt_f) where the gold has them."""
+    alternatives = any(d.accepted or any(m.alternatives for m in d.mentions) for d in examples)
+    total: Counts = {}
+    for document, system in zip(examples, systems, strict=True):
+        add_counts(
+            total,
+            unit_counts(
+                document.mentions,
+                list(system),
+                with_alternatives=alternatives,
+                accepted=document.accepted,
+            ),
+        )
+    scores = strict_scores(total)
+    if alternatives:
+        # BioCreative II's rule (alt_eval.perl): a gold mention's accepted alternatives
+        # match too; reported beside the strict scores the epochs were selected by
+        alt = score_mentions(total)["alt_eval"]["micro"]
+        scores.update(
+            alt_p=_percent(alt["precision"]),
+            alt_r=_percent(alt["recall"]),
+            alt_f=_percent(alt["f1"]),
+        )
+    return scores
 
 
 def strict_scores(counts: Counts) -> dict[str, float]:

@@ -58,16 +58,19 @@ from casflow.components.crfsuite.evaluate import unit_counts
 from casflow.components.crfsuite.gold_view import (
     MENTION_LAYER_TYPES,
     MENTION_LAYERS,
-    mention_document,
     mention_layer_problems,
     one_mention_layer,
 )
 from casflow.components.crfsuite.labels import encode, token_range
 from casflow.components.crfsuite.tokenize import Span, tokenize
-from casflow.components.metrics.mentions import score_mentions
 from casflow.components.rules.sentences import split_sentences
 from casflow.components.stanza.model import torch_threads
-from casflow.components.stanza.ner_trainer import NerDocument, strict_scores
+from casflow.components.stanza.ner_trainer import (
+    NerDocument,
+    mention_scores,
+    ner_document,
+    strict_scores,
+)
 from casflow.components.stanza.shared_training import seed_streams
 from casflow.components.transformer_ner.decoding import (
     encode_words,
@@ -225,15 +228,7 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
         return [f"{cls.name}: {p}" for p in problems]
 
     def example(self, view: cassis.Cas, doc_id: str) -> NerDocument:
-        document = mention_document(view, doc_id, self.mention_type, self.config.label)
-        return NerDocument(
-            doc_id,
-            document.text,
-            document.mentions,
-            [tokenize(document.text, b, e) for b, e in document.sentences],
-            list(document.sentences),
-            document.accepted,
-        )
+        return ner_document(view, doc_id, self.mention_type, self.config.label)
 
     # -- training ------------------------------------------------------------------------
 
@@ -513,30 +508,10 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
         tagger.process_batch(cases)
         for component in [*segmenters, tagger]:
             component.close()
-        alternatives = any(d.accepted or any(m.alternatives for m in d.mentions) for d in examples)
-        total: Counts = {}
-        for document, cas in zip(examples, cases, strict=True):
-            system = [(m.begin, m.end, m.value) for m in cas.select(self.mention_type)]
-            add_counts(
-                total,
-                unit_counts(
-                    document.mentions,
-                    system,
-                    with_alternatives=alternatives,
-                    accepted=document.accepted,
-                ),
-            )
-        scores = strict_scores(total)
-        if alternatives:
-            # BioCreative II's rule (alt_eval.perl), beside the strict scores the epoch
-            # was selected by, as train.stanza.ner.v1 reports it
-            alt = score_mentions(total)["alt_eval"]["micro"]
-            scores.update(
-                alt_p=round(100 * float(alt["precision"]), 2),
-                alt_r=round(100 * float(alt["recall"]), 2),
-                alt_f=round(100 * float(alt["f1"]), 2),
-            )
-        return scores
+        return mention_scores(
+            examples,
+            [[(m.begin, m.end, m.value) for m in c.select(self.mention_type)] for c in cases],
+        )
 
     def describe(self) -> str:
         sentences = (
