@@ -308,7 +308,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         )
         checkpoints = output_dir / "checkpoints"
         if step_status(marker, key, model / MODEL_FILE) == "done":
-            self.history = _read_history(checkpoints)
+            self.history = read_epoch_history(checkpoints)
             log(f"Stanza NER model already trained with these settings ({model}); reused")
             return model
         forget(marker)
@@ -335,7 +335,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         with _stanza_quiet(self.config.threads):
             self.history = _train_loop(
                 args,
-                _dev_documents(dev, self.config.eval_sentences),
+                dev_documents(dev, self.config.eval_sentences),
                 checkpoints,
                 self.seed,
                 self.config.epochs,
@@ -585,7 +585,8 @@ def _percent(value: float) -> float:
     return round(100 * float(value), 2)
 
 
-def _sentence_tags(document: NerDocument, tokens: list[Span], scheme: str) -> list[str]:
+def sentence_tags(document: NerDocument, tokens: list[Span], scheme: str) -> list[str]:
+    """The tags (``scheme``: BIO or BIOES) of one gold sentence's fine tokens."""
     ranges = []
     for mention in document.mentions:
         found = token_range(tokens, mention.begin, mention.end)
@@ -601,7 +602,7 @@ def _stanza_json(documents: Sequence[NerDocument], scheme: str) -> str:
         for tokens in document.sentences:
             if not tokens:
                 continue
-            tags = _sentence_tags(document, tokens, scheme)
+            tags = sentence_tags(document, tokens, scheme)
             sentences.append(
                 [
                     {"text": document.text[b:e], "ner": tag}
@@ -665,24 +666,25 @@ def _settings(config: StanzaNerTrainerConfig, exclude: set[str] | None = None) -
 
 
 @dataclass
-class _DevDocument:
+class DevDocument:
     """A development document as tagged at run time: rule sentences, fine tokens."""
 
     document: NerDocument
     sentences: list[list[Span]]
 
 
-def _dev_documents(dev: Sequence[NerDocument], sentences: str) -> list[_DevDocument]:
+def dev_documents(dev: Sequence[NerDocument], sentences: str) -> list[DevDocument]:
+    """The dev documents cut as at run time: rule (or gold) sentences, fine tokens."""
     out = []
     for document in dev:
         text = document.text
         regions = document.sentence_spans if sentences == "gold" else split_sentences(text)
         spans = [tokenize(text, b, e) for b, e in regions]
-        out.append(_DevDocument(document, [s for s in spans if s]))
+        out.append(DevDocument(document, [s for s in spans if s]))
     return out
 
 
-def _dev_counts(trainer: Any, args: dict[str, Any], dev: Sequence[_DevDocument]) -> Counts:
+def _dev_counts(trainer: Any, args: dict[str, Any], dev: Sequence[DevDocument]) -> Counts:
     """Tag the dev documents with the model in training; strict mention counts."""
     import torch
     from stanza.models.common.doc import Document
@@ -733,7 +735,8 @@ def _reseed(seed: int, epoch: int) -> None:
     torch.manual_seed(seed * 100_003 + epoch)
 
 
-def _read_history(checkpoints: Path) -> list[dict[str, Any]]:
+def read_epoch_history(checkpoints: Path) -> list[dict[str, Any]]:
+    """The dev curve a training loop wrote beside its checkpoints (none: empty)."""
     try:
         return list(json.loads((checkpoints / "history.json").read_text(encoding="utf-8")))
     except (OSError, ValueError):
@@ -742,7 +745,7 @@ def _read_history(checkpoints: Path) -> list[dict[str, Any]]:
 
 def _train_loop(
     argv: list[str],
-    dev: Sequence[_DevDocument],
+    dev: Sequence[DevDocument],
     checkpoints: Path,
     seed: int,
     epochs: int,

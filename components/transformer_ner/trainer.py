@@ -61,14 +61,15 @@ from casflow.components.crfsuite.gold_view import (
     mention_layer_problems,
     one_mention_layer,
 )
-from casflow.components.crfsuite.labels import encode, token_range
-from casflow.components.crfsuite.tokenize import Span, tokenize
-from casflow.components.rules.sentences import split_sentences
 from casflow.components.stanza.model import torch_threads
 from casflow.components.stanza.ner_trainer import (
+    DevDocument,
     NerDocument,
+    dev_documents,
     mention_scores,
     ner_document,
+    read_epoch_history,
+    sentence_tags,
     strict_scores,
 )
 from casflow.components.stanza.shared_training import seed_streams
@@ -175,14 +176,6 @@ class _Window:
     pieces: int
 
 
-@dataclass
-class _DevDocument:
-    """A development document as tagged at run time: its sentences of fine tokens."""
-
-    document: NerDocument
-    sentences: list[list[Span]]
-
-
 class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
     name = "train.transformers.ner.v1"
     description = (
@@ -212,13 +205,14 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
         problems += found
         if not found:
             folder = encoder_folder(config.encoder, context.workflow_dir)
-            positions = encoder_config(folder).get("max_position_embeddings")
+            settings = encoder_config(folder)
+            positions = settings.get("max_position_embeddings")
             if isinstance(positions, int) and config.max_length > positions:
                 problems.append(
                     f"max_length {config.max_length} is more than the encoder's "
                     f"max_position_embeddings ({positions}, {folder / CONFIG_FILE}): lower it"
                 )
-            depth = encoder_config(folder).get("num_hidden_layers")
+            depth = settings.get("num_hidden_layers")
             wanted = config.encoder_layers
             if isinstance(depth, int) and wanted is not None and wanted > depth:
                 problems.append(
@@ -274,7 +268,7 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
         # the files the tagger reads (the driver adds MODEL_CARD.md to the folder)
         outputs = [model / name for name in (MODEL_WEIGHTS, CONFIG_FILE, TOKENIZER_FILE, META_FILE)]
         if step_status(marker, key, *outputs) == "done":
-            self.history = _read_history(checkpoints)
+            self.history = read_epoch_history(checkpoints)
             log(f"transformer NER model already trained with these settings ({model}); reused")
             return model
         forget(marker)
@@ -299,7 +293,7 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
                 tokenizer,
                 tags,
                 train_windows,
-                _dev_documents(dev, config.eval_sentences),
+                dev_documents(dev, config.eval_sentences),
                 checkpoints,
                 log,
             )
@@ -334,7 +328,7 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
         tokenizer: Any,
         tags: list[str],
         train: list[_Window],
-        dev: Sequence[_DevDocument],
+        dev: Sequence[DevDocument],
         checkpoints: Path,
         log: Log,
     ) -> tuple[Any, list[dict[str, Any]]]:
@@ -568,13 +562,8 @@ def _tagged_sentences(documents: Sequence[NerDocument]) -> list[tuple[list[str],
         for tokens in document.sentences:
             if not tokens:
                 continue
-            ranges = []
-            for mention in document.mentions:
-                found = token_range(tokens, mention.begin, mention.end)
-                if found is not None:
-                    ranges.append((*found, mention.label))
             words = [document.text[b:e] for b, e in tokens]
-            out.append((words, encode(len(tokens), ranges, "BIO")))
+            out.append((words, sentence_tags(document, tokens, "bio")))
     return out
 
 
@@ -606,16 +595,6 @@ def _batches(train: Sequence[_Window], size: int, rng: random.Random) -> Iterato
         yield [train[k] for k in batch]
 
 
-def _dev_documents(dev: Sequence[NerDocument], sentences: str) -> list[_DevDocument]:
-    out = []
-    for document in dev:
-        text = document.text
-        regions = document.sentence_spans if sentences == "gold" else split_sentences(text)
-        spans = [tokenize(text, b, e) for b, e in regions]
-        out.append(_DevDocument(document, [s for s in spans if s]))
-    return out
-
-
 def _dev_json(dev: Sequence[NerDocument], sentences: str) -> str:
     """What the dev scores depend on (for the fingerprint): texts, mentions, sentences."""
     return (
@@ -636,7 +615,7 @@ def _dev_json(dev: Sequence[NerDocument], sentences: str) -> str:
 
 
 def _dev_counts(
-    model: Any, tokenizer: Any, tags: Sequence[str], dev: Sequence[_DevDocument], max_length: int
+    model: Any, tokenizer: Any, tags: Sequence[str], dev: Sequence[DevDocument], max_length: int
 ) -> Counts:
     """Tag the dev documents with the model in training; strict mention counts."""
     sentences = [(d, tokens) for d in dev for tokens in d.sentences]
@@ -660,10 +639,3 @@ def _dev_counts(
             unit_counts(d.document.mentions, system.get(id(d), []), with_alternatives=False),
         )
     return total
-
-
-def _read_history(checkpoints: Path) -> list[dict[str, Any]]:
-    try:
-        return list(json.loads((checkpoints / "history.json").read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return []
