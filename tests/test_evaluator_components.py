@@ -30,7 +30,13 @@ from casflow.components.formats.penn.parse import Tree, format_tree, parse_tree
 from casflow.components.metrics.parseval import evaluate_parseval
 from casflow.pipeline.chain import DocumentResult
 from casflow.pipeline.cli import main as cli_main
-from casflow.pipeline.component import ComponentConfig, Evaluator, Processor, RunContext
+from casflow.pipeline.component import (
+    ComponentConfig,
+    Evaluator,
+    Processor,
+    RunContext,
+    evaluating_one_document,
+)
 from casflow.pipeline.evaluation_report import _collect, _markdown_table
 from casflow.pipeline.registry import registry
 from casflow.pipeline.runner import RunOptions, run_workflow
@@ -700,6 +706,36 @@ def test_productions_and_leaf_ancestor_through_the_cas() -> None:
     lineage = next(e for e in result.errors if e["type"] == "lineage")
     assert {"gold_lineage", "system_lineage"} <= lineage.keys()
     assert "gold" not in lineage and "system" not in lineage
+
+
+def test_tree_metrics_share_what_they_read_per_document_not_across_settings() -> None:
+    # While the engine evaluates a document, pruned trees, lineages and productions are
+    # kept per tree: evaluators with other delete_tags, the other metric, a second
+    # system view and the next document must still get their own.
+    cas = _tree_cas()
+    gold, system = cas.get_view("gold"), cas.get_view("system")
+    no_determiners = {"delete_tags": ["-NONE-", "DT"]}
+    evaluators = [
+        _evaluator("eval.leaf_ancestor.v1"),
+        _evaluator("eval.leaf_ancestor.v1", **no_determiners),
+        _evaluator("eval.leaf_ancestor.v1", include_tags=True),
+        _evaluator("eval.productions.v1"),
+        _evaluator("eval.productions.v1", **no_determiners),
+    ]
+    alone = [e.evaluate(gold, system) for e in evaluators]
+    against_itself = [e.evaluate(gold, gold) for e in evaluators]
+    with evaluating_one_document():
+        shared = [e.evaluate(gold, system) for e in evaluators]
+        shared_itself = [e.evaluate(gold, gold) for e in evaluators]
+    assert [r.counts for r in shared] == [r.counts for r in alone]
+    assert [r.errors for r in shared] == [r.errors for r in alone]
+    assert [r.counts for r in shared_itself] == [r.counts for r in against_itself]
+    # the settings do change the scores, so a memo shared across them would show
+    assert len({str(sorted(r.counts.items())) for r in alone[:3]}) == 3
+    assert alone[3].errors != alone[4].errors  # the rules named differ
+    with evaluating_one_document():
+        other = [e.evaluate(gold, gold) for e in evaluators]
+    assert [r.counts for r in other] == [r.counts for r in against_itself]
 
 
 def test_gold_sentence_without_system_tree_is_skipped() -> None:

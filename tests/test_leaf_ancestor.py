@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from casflow.components.formats.penn.parse import Tree, parse_tree
+from casflow.components.formats.penn.parse import (
+    Tree,
+    category,
+    constituent_spans,
+    parse_tree,
+    prune,
+)
 from casflow.components.metrics.leaf_ancestor import (
     COLLINS_DELETE_TAGS,
     edit_distance,
@@ -171,3 +177,71 @@ def test_craft_trees_against_themselves_score_one(corpora_dir: Path):
     scores = score_leaf_ancestor(sum_counts(counts))
     assert scores["valid_sentences"] == scores["sentences"] > 1000
     assert scores["corpus_score"] == scores["mean_sentence_score"] == 1.0
+
+
+def reference_lineages(tree: Tree, include_tags: bool = False) -> list[tuple[str, list[str]]]:
+    """Sampson's definition read off word spans directly: for each word, its phrasal
+    ancestors leaf first, "[" below the highest one it starts, "]" above the highest
+    one it ends (the walk in the metric carries these down the tree instead)."""
+    pruned = prune(tree, {"-NONE-"})
+    if pruned is None:
+        return []
+    spans = {id(node): (start, end) for node, start, end in constituent_spans(pruned)}
+    result = []
+
+    def walk(node: Tree, ancestors: list[Tree]) -> None:
+        if node.word is not None:
+            position = spans[id(node)][0]
+            starts = [d for d, a in enumerate(ancestors) if spans[id(a)][0] == position]
+            ends = [d for d, a in enumerate(ancestors) if spans[id(a)][1] == position + 1]
+            lineage = [category(node.label)] if include_tags else []
+            for depth in reversed(range(len(ancestors))):
+                if starts and depth == starts[0]:
+                    lineage.append("[")
+                lineage.append(category(ancestors[depth].label))
+                if ends and depth == ends[0]:
+                    lineage.append("]")
+            result.append((node.word, lineage))
+            return
+        counted = node is not pruned or category(node.label) not in {"", "TOP", "ROOT"}
+        for child in node.children:
+            walk(child, [*ancestors, node] if counted else ancestors)
+
+    walk(pruned, [])
+    return result
+
+
+def reference_edit_distance(first: list[str], second: list[str]) -> int:
+    table = [
+        [i + j if i * j == 0 else 0 for j in range(len(second) + 1)] for i in range(len(first) + 1)
+    ]
+    for i in range(1, len(first) + 1):
+        for j in range(1, len(second) + 1):
+            table[i][j] = min(
+                table[i - 1][j] + 1,
+                table[i][j - 1] + 1,
+                table[i - 1][j - 1] + (first[i - 1] != second[j - 1]),
+            )
+    return table[-1][-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32), st.booleans())
+def test_lineages_follow_the_definition_on_random_trees(seed: int, include_tags: bool):
+    rng = random.Random(seed)
+    tree = Tree(rng.choice(["", "TOP", "S"]), [random_tree(rng)])
+    assert lineages(tree, include_tags=include_tags) == reference_lineages(tree, include_tags)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["NP", "S", "[", "]", "VP"]), max_size=8),
+    st.lists(st.sampled_from(["NP", "S", "[", "]", "VP"]), max_size=8),
+)
+def test_edit_distance_is_levenshtein_with_shared_ends(first: list[str], second: list[str]):
+    # shared ends (the lineages' common root side) are cut before the table is built
+    suffix = ["S", "]"]
+    assert edit_distance(first, second) == reference_edit_distance(first, second)
+    assert edit_distance([*first, *suffix], [*second, *suffix]) == reference_edit_distance(
+        first, second
+    )

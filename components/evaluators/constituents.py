@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import functools
 from abc import abstractmethod
+from collections import Counter
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import cassis
 from pydantic import Field
@@ -27,10 +29,11 @@ from casflow.components.evaluators.base import (
     CasEvaluator,
     percent,
 )
-from casflow.components.formats.penn.parse import Tree
+from casflow.components.formats.penn.parse import Tree, prune
 from casflow.components.metrics.leaf_ancestor import (
     DEFAULT_DELETE_TAGS,
-    evaluate_leaf_ancestor,
+    compare_lineages,
+    pruned_lineages,
     score_leaf_ancestor,
 )
 from casflow.components.metrics.leaf_ancestor import PREFIX as LA_PREFIX
@@ -46,7 +49,9 @@ from casflow.components.metrics.parseval import (
 from casflow.components.metrics.parseval import PREFIX as PARSEVAL_PREFIX
 from casflow.components.metrics.productions import (
     ERROR_CLASSES,
-    evaluate_productions,
+    Production,
+    compare_productions,
+    pruned_productions,
     score_productions,
 )
 from casflow.components.metrics.productions import PREFIX as PRODUCTIONS_PREFIX
@@ -57,12 +62,37 @@ from casflow.pipeline.component import (
     EvaluatorConfig,
     EvaluatorConfigT,
     RunContext,
+    evaluation_memo,
 )
 from casflow.pipeline.counts import Counts, EvaluationResult, sum_counts
 from casflow.pipeline.significance import Metric, RatioMetric
 from casflow.typesystem import CONSTITUENT, TOKEN
 
 Span = tuple[int, int]
+T = TypeVar("T")
+
+
+def _per_tree(kind: str, tree: Tree, settings: Hashable, compute: Callable[[], T]) -> T:
+    """What a metric reads from one tree, computed once per document.
+
+    A view's trees are shared by its evaluators and system views (``constituent_trees``),
+    so a gold tree is read for each system view and a system tree by each tree metric:
+    the pruned tree, its lineages and productions are kept in the engine's evaluation
+    memo, with the tree itself so that its ``id`` cannot name another tree."""
+    memo = evaluation_memo()
+    if memo is None:
+        return compute()
+    key = (kind, id(tree), settings)
+    kept = memo.get(key)
+    if kept is not None and kept[0] is tree:
+        return kept[1]
+    value = compute()
+    memo[key] = (tree, value)
+    return value
+
+
+def _pruned(tree: Tree, delete_tags: frozenset[str]) -> Tree | None:
+    return _per_tree("pruned", tree, delete_tags, lambda: prune(tree, delete_tags))
 
 
 class _TreeEvaluator(CasEvaluator[EvaluatorConfigT]):
@@ -253,9 +283,20 @@ class LeafAncestorEvaluator(_TreeEvaluator[LeafAncestorConfig]):
     def sentence(
         self, gold: Tree, test: Tree | None, span: Span, text: str
     ) -> tuple[Counts, list[dict[str, Any]]]:
-        result = evaluate_leaf_ancestor(
-            gold, test, frozenset(self.config.delete_tags), self.config.include_tags
-        )
+        delete_tags = frozenset(self.config.delete_tags)
+        include_tags = self.config.include_tags
+
+        def read(tree: Tree | None) -> list[tuple[str, list[str]]]:
+            if tree is None:
+                return []
+            pruned = _pruned(tree, delete_tags)
+            if pruned is None:
+                return []
+            return _per_tree(
+                "lineages", pruned, include_tags, lambda: pruned_lineages(pruned, include_tags)
+            )
+
+        result = compare_lineages(read(gold), read(test))
         if result.status != "ok":
             return result.counts(LA_PREFIX), [_skip_error(result.status, span, text)]
         errors = [
@@ -306,7 +347,15 @@ class ProductionEvaluator(_TreeEvaluator[TreeDeleteConfig]):
     def sentence(
         self, gold: Tree, test: Tree | None, span: Span, text: str
     ) -> tuple[Counts, list[dict[str, Any]]]:
-        result = evaluate_productions(gold, test, frozenset(self.config.delete_tags))
+        delete_tags = frozenset(self.config.delete_tags)
+
+        def read(tree: Tree | None) -> tuple[list[str], Counter[Production]]:
+            pruned = _pruned(tree, delete_tags) if tree is not None else None
+            if pruned is None:
+                return [], Counter()
+            return _per_tree("productions", pruned, None, lambda: pruned_productions(pruned))
+
+        result = compare_productions(read(gold), read(test))
         if result.status != "ok":
             return result.counts(PRODUCTIONS_PREFIX), [_skip_error(result.status, span, text)]
         return result.counts(PRODUCTIONS_PREFIX), [

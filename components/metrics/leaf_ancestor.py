@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from casflow.components.formats.penn.parse import Tree, category, constituent_spans, prune
+from casflow.components.formats.penn.parse import Tree, category, prune
 from casflow.pipeline.counts import Counts, safe_div
 
 PREFIX = "leaf_ancestor"
@@ -63,50 +63,64 @@ def lineages(
 ) -> list[tuple[str, list[str]]]:
     """``(word, lineage)`` for each word left after pruning; lineage is leaf first."""
     pruned = prune(tree, delete_tags)
-    if pruned is None:
-        return []
-    spans = {id(node): (start, end) for node, start, end in constituent_spans(pruned)}
+    return [] if pruned is None else pruned_lineages(pruned, include_tags)
+
+
+def pruned_lineages(pruned: Tree, include_tags: bool = False) -> list[tuple[str, list[str]]]:
+    """:func:`lineages` of a tree already pruned (no empty nodes)."""
     result: list[tuple[str, list[str]]] = []
-    # Top-down walk carrying the phrasal ancestors (root first) of each node.
-    stack: list[tuple[Tree, tuple[Tree, ...]]] = [(pruned, ())]
+    # Top-down walk carrying each node's phrasal ancestors (categories, root first) and
+    # the depth among them of the highest one whose first (last) word is the node's
+    # first (last) word, where the boundary markers go. A node shares its first word
+    # with its parent only as the first child (last word: last child), so that depth
+    # passes down the first (last) children and is None for the others.
+    stack: list[tuple[Tree, tuple[str, ...], int | None, int | None]] = [(pruned, (), None, None)]
     while stack:
-        node, ancestors = stack.pop()
+        node, ancestors, first_top, last_top = stack.pop()
         if node.word is not None:
-            result.append((node.word, _lineage(node, ancestors, spans, include_tags)))
+            lineage = [category(node.label)] if include_tags else []
+            for depth in range(len(ancestors) - 1, -1, -1):
+                if depth == first_top:
+                    lineage.append(LEFT_BOUNDARY)
+                lineage.append(ancestors[depth])
+                if depth == last_top:
+                    lineage.append(RIGHT_BOUNDARY)
+            result.append((node.word, lineage))
             continue
-        counted = node is not pruned or category(node.label) not in ROOT_LABELS
-        below = (*ancestors, node) if counted else ancestors
-        stack.extend((child, below) for child in reversed(node.children))
+        label = category(node.label)
+        if node is not pruned or label not in ROOT_LABELS:
+            depth = len(ancestors)
+            ancestors = (*ancestors, label)
+            first_top = depth if first_top is None else first_top
+            last_top = depth if last_top is None else last_top
+        last = len(node.children) - 1
+        for index in range(last, -1, -1):
+            stack.append(
+                (
+                    node.children[index],
+                    ancestors,
+                    first_top if index == 0 else None,
+                    last_top if index == last else None,
+                )
+            )
     return result
-
-
-def _lineage(
-    preterminal: Tree,
-    ancestors: Sequence[Tree],
-    spans: Mapping[int, tuple[int, int]],
-    include_tags: bool,
-) -> list[str]:
-    position = spans[id(preterminal)][0]
-    # Highest (first from the root) ancestor that the word starts / ends.
-    highest_start = next(
-        (depth for depth, node in enumerate(ancestors) if spans[id(node)][0] == position), None
-    )
-    highest_end = next(
-        (depth for depth, node in enumerate(ancestors) if spans[id(node)][1] == position + 1),
-        None,
-    )
-    lineage = [category(preterminal.label)] if include_tags else []
-    for depth in range(len(ancestors) - 1, -1, -1):
-        if depth == highest_start:
-            lineage.append(LEFT_BOUNDARY)
-        lineage.append(category(ancestors[depth].label))
-        if depth == highest_end:
-            lineage.append(RIGHT_BOUNDARY)
-    return lineage
 
 
 def edit_distance(first: Sequence[str], second: Sequence[str]) -> int:
     """Levenshtein distance with unit costs."""
+    # Common ends never change the distance, and two lineages of one word mostly share
+    # their root side: only the rest needs the quadratic table.
+    start, first_end, second_end = 0, len(first), len(second)
+    while start < first_end and start < second_end and first[start] == second[start]:
+        start += 1
+    while (
+        first_end > start and second_end > start and first[first_end - 1] == second[second_end - 1]
+    ):
+        first_end -= 1
+        second_end -= 1
+    first, second = first[start:first_end], second[start:second_end]
+    if not first or not second:
+        return len(first) + len(second)
     previous = list(range(len(second) + 1))
     for i, item in enumerate(first, start=1):
         current = [i]
@@ -167,8 +181,17 @@ def evaluate_leaf_ancestor(
 ) -> LeafAncestorResult:
     """Score one test tree against its gold tree (``test=None``: no parse)."""
     delete_tags = frozenset(delete_tags)
-    gold_words = lineages(gold, delete_tags, include_tags)
-    test_words = lineages(test, delete_tags, include_tags) if test is not None else []
+    return compare_lineages(
+        lineages(gold, delete_tags, include_tags),
+        lineages(test, delete_tags, include_tags) if test is not None else [],
+    )
+
+
+def compare_lineages(
+    gold_words: Sequence[tuple[str, list[str]]], test_words: Sequence[tuple[str, list[str]]]
+) -> LeafAncestorResult:
+    """Score one sentence's test lineages against its gold ones (:func:`lineages`; no
+    test tree: none)."""
     if not gold_words or not test_words:
         return LeafAncestorResult("skipped_empty")
     if len(gold_words) != len(test_words):

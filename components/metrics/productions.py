@@ -101,8 +101,11 @@ def productions(
 ) -> tuple[list[str], Counter[Production]]:
     """The words left after pruning and the multiset of the tree's productions."""
     pruned = prune(tree, delete_tags)
-    if pruned is None:
-        return [], Counter()
+    return ([], Counter()) if pruned is None else pruned_productions(pruned)
+
+
+def pruned_productions(pruned: Tree) -> tuple[list[str], Counter[Production]]:
+    """:func:`productions` of a tree already pruned (no empty nodes)."""
     found: Counter[Production] = Counter()
     words: list[str] = []
     for node, start, end in constituent_spans(pruned):
@@ -213,10 +216,19 @@ def evaluate_productions(
 ) -> ProductionResult:
     """Match the productions of one test tree against its gold tree (``test=None``: no parse)."""
     delete_tags = frozenset(delete_tags)
-    gold_words, gold_productions = productions(gold, delete_tags)
-    test_words, test_productions = (
-        productions(test, delete_tags) if test is not None else ([], Counter())
+    return compare_productions(
+        productions(gold, delete_tags),
+        productions(test, delete_tags) if test is not None else ([], Counter()),
     )
+
+
+def compare_productions(
+    gold: tuple[list[str], Counter[Production]], test: tuple[list[str], Counter[Production]]
+) -> ProductionResult:
+    """Match one sentence's test productions against its gold ones (each the words and
+    productions :func:`productions` gives; no test tree: no words)."""
+    gold_words, gold_productions = gold
+    test_words, test_productions = test
     if not gold_words or not test_words:
         return ProductionResult("skipped_empty")
     if len(gold_words) != len(test_words):
