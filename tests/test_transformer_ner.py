@@ -83,6 +83,106 @@ def write_tiny_encoder(folder: Path) -> Path:
     return folder
 
 
+def write_tiny_roberta(folder: Path, tokenizer_class: str = "RobertaTokenizerFast") -> Path:
+    """A RoBERTa of width 32 with random weights and a byte-level BPE tokenizer trained
+    here on the corpus' sentences (tokenizers' own trainer), saved as a Hugging Face folder
+    (safetensors, tokenizer.json) through ``tokenizer_class``: RoBERTa's own, or the
+    generic PreTrainedTokenizerFast that many byte-level models' folders name."""
+    import torch
+    import transformers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import RobertaConfig, RobertaModel
+
+    folder.mkdir(parents=True)
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    bpe = Tokenizer(models.BPE())
+    # as RoBERTa's and GPT-2's tokenizer.json: no prefix space of its own
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(
+        [text for text, _ in SENTENCES],
+        trainers.BpeTrainer(
+            vocab_size=400,
+            special_tokens=specials,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        ),
+    )
+    bpe.post_processor = processors.RobertaProcessing(
+        ("</s>", bpe.token_to_id("</s>")), ("<s>", bpe.token_to_id("<s>"))
+    )
+    roles = dict(zip(["bos", "pad", "eos", "unk", "mask"], specials, strict=True))
+    tokenizer = getattr(transformers, tokenizer_class)(
+        tokenizer_object=bpe,
+        **{f"{role}_token": token for role, token in roles.items()},
+        cls_token="<s>",
+        sep_token="</s>",
+    )
+    torch.manual_seed(0)
+    config = RobertaConfig(
+        vocab_size=bpe.get_vocab_size(),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        # RoBERTa's positions start after the padding index (1): 128 usable
+        max_position_embeddings=130,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+    )
+    RobertaModel(config).save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+    assert (folder / "tokenizer.json").is_file() and (folder / "model.safetensors").is_file()
+    return folder
+
+
+def _pieces_as_in_running_text(tokenizer: Any) -> None:
+    """Each corpus sentence's words, given one by one, are cut into the pieces they
+    have in running text after a space (RoBERTa's "Ġthe", not "t" + "he")."""
+    for text, _ in SENTENCES:
+        words = [text[b:e] for b, e in tokenize(text)]
+        alone = tokenizer([words], is_split_into_words=True, add_special_tokens=False)
+        running = tokenizer(" " + " ".join(words), add_special_tokens=False)
+        assert tokenizer.convert_ids_to_tokens(alone["input_ids"][0]) == (
+            tokenizer.convert_ids_to_tokens(running["input_ids"])
+        ), text
+
+
+@pytest.mark.parametrize("tokenizer_class", ["RobertaTokenizerFast", "PreTrainedTokenizerFast"])
+def test_a_byte_level_tokenizer_cuts_words_as_in_running_text(
+    tmp_path: Path, tokenizer_class: str
+) -> None:
+    from casflow.components.transformer_ner.model import load_tokenizer
+
+    folder = write_tiny_roberta(tmp_path / "roberta", tokenizer_class)
+    _pieces_as_in_running_text(load_tokenizer(folder))
+
+
+def test_a_roberta_encoder_is_fine_tuned_and_tags(tmp_path: Path) -> None:
+    from casflow.components.transformer_ner.model import load_tokenizer
+
+    root = write_tiny_ner_corpus(tmp_path)
+    write_tiny_roberta(root / "encoder")
+    result, lines = train(workflow(root, root / "learned", **LEARNS))
+    model = result.model_dir
+    meta = json.loads((model / "meta.json").read_text())
+    assert meta["encoder"]["model_type"] == "roberta"
+    assert result.report["final"]["dev_scores"]["f"] > 50
+    # the model folder's tokenizer, as the tagger loads it, cuts words as training did
+    _pieces_as_in_running_text(load_tokenizer(model))
+    tagger_class = registry().get("transformers.ner.v1")
+    tagger = tagger_class(
+        tagger_class.Config(model=str(model), threads=1), RunContext(output_dir=tmp_path)
+    )
+    view = _segmented(SENTENCES[:4], "system").get_view("system")
+    tagger.process(view)
+    gold = gold_cas(SENTENCES[:4]).get_view("gold")
+    assert [(m.begin, m.end, m.value) for m in view.select(ANATOMY_MENTION)] == [
+        (m.begin, m.end, m.value) for m in gold.select(ANATOMY_MENTION)
+    ]
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = write_tiny_ner_corpus(tmp_path_factory.mktemp("transformer_ner"))
@@ -124,8 +224,13 @@ def test_training_writes_the_model_folder_scores_it_and_reuses_it(learned) -> No
     assert len(meta["encoder"]["sha256"]) == 64
     assert len(re.findall(r"epoch \d+ finished", "\n".join(lines))) == LEARNS["epochs"]
     # progress inside an epoch (a line at each quarter, none at its last step)
-    progress = re.findall(r"epoch 1: step (\d+)/(\d+), \d+ s", "\n".join(lines))
+    progress = re.findall(
+        r"epoch 1: step (\d+)/(\d+), \d+ s.* to the epoch's end", "\n".join(lines)
+    )
     assert progress and all(int(step) < int(steps) for step, steps in progress)
+    # at the quarters: three lines, however few the steps (here 6)
+    steps = [int(step) for step, _ in progress]
+    assert len(steps) == 3 and steps == sorted(set(steps)) and int(progress[0][1]) == 6
     history = json.loads((result.output_dir / "final" / "checkpoints" / "history.json").read_text())
     kept = max(history, key=lambda h: h["f"])
     assert meta["best_epoch"] == kept["epoch"]
@@ -226,7 +331,8 @@ def test_interrupted_and_resumed_training_ends_with_the_same_model(
     cut = re.search(r"48 training sentences \((\d+) windows\)", "\n".join(lines))
     assert cut is not None and int(cut[1]) > 48  # windows were cut in training too
     interrupted = workflow(corpus, tmp_path / "interrupted", **_elsewhere(corpus), epochs=2)
-    train_until(interrupted, "epoch 1 finished")
+    # stopped mid-epoch (epoch 1 checkpointed): epoch 2 starts again from its beginning
+    train_until(interrupted, "epoch 2: step")
     resumed, lines = train(interrupted)
     assert any("continuing from the checkpoint" in line for line in lines)
     assert re.findall(r"epoch (\d+) finished", "\n".join(lines)) == ["2"]
@@ -273,7 +379,68 @@ def test_encoder_problems_are_found_at_validation(corpus: Path, tmp_path: Path) 
     # the tiny encoder, relative to the workflow's folder, is fine
     assert _encoder_problems("encoder", corpus) == []
     (problem,) = _encoder_problems("encoder", corpus, max_length=256)
-    assert "max_position_embeddings (128" in problem
+    assert "max_length 256 is more than the 128 pieces" in problem
+    assert "max_position_embeddings 128" in problem and str(corpus / "encoder") in problem
+
+
+def test_an_encoder_transformers_cannot_fine_tune_is_refused_at_validation(
+    corpus: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    folder = tmp_path / "encoder"
+    shutil.copytree(corpus / "encoder", folder)
+    settings = json.loads((folder / "config.json").read_text())
+    for model_type, said in [
+        ("clip", "model_type 'clip' ({}) has no token-classification model"),
+        (None, "{} has no model_type"),
+    ]:
+        changed = {k: v for k, v in settings.items() if k != "model_type"}
+        if model_type is not None:
+            changed["model_type"] = model_type
+        (folder / "config.json").write_text(json.dumps(changed))
+        (problem,) = _encoder_problems("encoder", tmp_path)
+        assert said.format(folder / "config.json") in problem
+
+
+def test_roberta_positions_hold_two_pieces_fewer_than_its_embeddings(tmp_path: Path) -> None:
+    """RoBERTa's (and MPNet's) positions start after the padding index: of 130
+    embeddings, 128 serve a window; a window of 129 would fail mid-training."""
+    write_tiny_roberta(tmp_path / "roberta")
+    assert _encoder_problems("roberta", tmp_path, max_length=128) == []
+    (problem,) = _encoder_problems("roberta", tmp_path, max_length=129)
+    assert "129 is more than the 128 pieces" in problem
+    assert "max_position_embeddings 130, less 2 that roberta keeps" in problem
+
+
+def test_the_tagger_refuses_a_window_its_model_cannot_take_and_a_mixed_folder(
+    learned, tmp_path: Path
+) -> None:
+    import shutil
+
+    tagger_class = registry().get("transformers.ner.v1")
+    _, result, _ = learned
+    model = tmp_path / "model"
+    shutil.copytree(result.model_dir, model)
+    context = RunContext(output_dir=tmp_path, workflow_dir=tmp_path)
+
+    def problems(**settings: Any) -> list[str]:
+        return tagger_class.check_config(tagger_class.Config(model="model", **settings), context)
+
+    assert problems() == [] and problems(max_length=128) == []
+    (problem,) = problems(max_length=512)
+    assert "max_length 512 is more than the 128 pieces" in problem
+    with pytest.raises(ValueError, match="set max_length to 128 or less"):
+        tagger_class(tagger_class.Config(model="model", max_length=512), context)
+    # a config.json of another training beside this meta.json
+    config = json.loads((model / "config.json").read_text())
+    config["id2label"] = {"0": "O", "1": "B-Cell", "2": "I-Cell"}
+    (model / "config.json").write_text(json.dumps(config))
+    (problem,) = problems()
+    assert "are not those meta.json says the model was trained on" in problem
+    (model / "model.safetensors").unlink()
+    (problem,) = problems()
+    assert "has no model.safetensors" in problem and str(model) in problem
 
 
 @pytest.mark.skipif(
@@ -338,6 +505,35 @@ def test_both_components_resolve_through_the_registry() -> None:
     assert registry().get("transformers.ner.v1") is TransformerNer
     assert registry().get(TRAINER) is TransformerNerTrainer
     assert TransformerNer.requires == (SENTENCE, TOKEN)
+
+
+def test_training_documents_without_sentences_or_mentions_are_refused(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """Nothing to learn is an error naming what is missing, not a model that tags
+    nothing (nor, with dev mentions, a collapse blamed on the learning rate)."""
+    from casflow.pipeline.training import TrainingDataError
+    from tests.helpers.training import write_gold_splits
+
+    def without_mentions(k: int) -> cassis.Cas:
+        cas = gold_cas(SENTENCES[k:] + SENTENCES[:k])
+        view = cas.get_view("gold")
+        for mention in list(view.select(ANATOMY_MENTION)):
+            view.remove(mention)
+        return cas
+
+    settings = {**LEARNS, "epochs": 1, "encoder": str(corpus / "encoder")}
+    for name, document, said in [
+        ("empty", lambda _: gold_cas([]), "no sentence with a word"),
+        ("unmarked", without_mentions, "no AnatomyMention"),
+    ]:
+        root = tmp_path / name
+        root.mkdir()
+        write_gold_splits(root, {"train": range(2)}, document)
+        write_gold_splits(root, {"dev": [0]}, lambda _: gold_cas(SENTENCES[2:6]))
+        with pytest.raises(TrainingDataError, match=said) as raised:
+            train(workflow(root, root / "out", **settings))
+        assert "2 training documents" in str(raised.value)
 
 
 def test_encoder_layers_keeps_the_first_layers_and_the_tagger_runs_them(

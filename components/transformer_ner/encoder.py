@@ -60,6 +60,80 @@ def encoder_config(folder: Path) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+#: model types whose position ids start after the padding index (RoBERTa's scheme:
+#: position ``pad_token_id + 1`` is the first word's), so ``max_position_embeddings``
+#: holds ``pad_token_id + 1`` more rows than a window can use (514 for 512 pieces)
+OFFSET_POSITIONS = frozenset(
+    {
+        "roberta",
+        "roberta-prelayernorm",
+        "xlm-roberta",
+        "xlm-roberta-xl",
+        "camembert",
+        "data2vec-text",
+        "longformer",
+        "mpnet",
+        "ibert",
+        "xmod",
+        "luke",
+        "esm",
+    }
+)
+
+
+def usable_positions(settings: dict[str, Any]) -> tuple[int, int] | None:
+    """The most pieces (special tokens included) a window of an encoder with this
+    ``config.json`` can hold, with its number of position embeddings; None when it
+    does not say."""
+    positions = settings.get("max_position_embeddings", settings.get("n_positions"))
+    if not isinstance(positions, int) or isinstance(positions, bool):
+        return None
+    usable = positions
+    if settings.get("model_type") in OFFSET_POSITIONS:
+        pad = settings.get("pad_token_id")
+        usable -= (pad if isinstance(pad, int) else 1) + 1
+    return usable, positions
+
+
+def positions_problem(max_length: int, settings: dict[str, Any], config_file: Path) -> str | None:
+    """Why windows of ``max_length`` pieces do not fit the model of ``config_file``."""
+    found = usable_positions(settings)
+    if found is None or max_length <= found[0]:
+        return None
+    usable, positions = found
+    why = f"max_position_embeddings {positions}"
+    if positions != usable:
+        why += f", less {positions - usable} that {settings['model_type']} keeps before the first"
+    return (
+        f"max_length {max_length} is more than the {usable} pieces the model's positions "
+        f"hold ({why}; {config_file}): set max_length to {usable} or less"
+    )
+
+
+def model_type_problem(settings: dict[str, Any], config_file: Path) -> str | None:
+    """Why transformers cannot put a token-classification head on this encoder."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES as TOKEN_CLASSIFIERS,
+    )
+
+    model_type = settings.get("model_type")
+    if not model_type:
+        return (
+            f"{config_file} has no model_type, so transformers cannot tell which "
+            "architecture it is: give the folder of a Hugging Face model saved with "
+            "save_pretrained (its config.json names model_type, e.g. bert or roberta)"
+        )
+    if model_type not in TOKEN_CLASSIFIERS:
+        from importlib.metadata import version
+
+        return (
+            f"model_type {model_type!r} ({config_file}) has no token-classification model in "
+            f"transformers {version('transformers')}, so it cannot be fine-tuned as a tagger: "
+            "give an encoder such as bert, roberta, deberta-v2, electra or mpnet"
+        )
+    return None
+
+
 def encoder_record(setting: str, folder: Path) -> dict[str, str]:
     """What a model folder's meta.json records of the encoder it was fine-tuned from:
     the setting as given, the architecture and the digest of the weights."""

@@ -12,6 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from casflow.components.models import model_path, where_looked
+from casflow.components.transformer_ner.encoder import (
+    CONFIG_FILE,
+    TOKENIZER_FILE,
+    WEIGHTS_FILE,
+    encoder_config,
+    positions_problem,
+)
+from casflow.typesystem import ANATOMY_MENTION, GENE_MENTION
 
 META_FILE = "meta.json"
 #: the trainer whose folders transformers.ner.v1 runs (meta.json's ``trainer``)
@@ -30,8 +38,11 @@ def transformers_missing() -> str | None:
     )
 
 
-def model_folder_problems(reference: str, workflow_dir: Path) -> list[str]:
-    """What keeps ``reference`` from being a folder this trainer wrote."""
+def model_folder_problems(
+    reference: str, workflow_dir: Path, max_length: int | None = None
+) -> list[str]:
+    """What keeps ``reference`` from being a folder this trainer wrote, whose windows of
+    ``max_length`` pieces (None: the one it was trained with) the model can take."""
     folder = model_path(reference, workflow_dir)
     if not folder.is_dir():
         return [
@@ -49,7 +60,38 @@ def model_folder_problems(reference: str, workflow_dir: Path) -> list[str]:
             f"model: {folder} was not written by {TRAINER} (its {META_FILE} says trainer "
             f"{meta.get('trainer')!r}); give a folder that {TRAINER} wrote"
         ]
-    return []
+    again = f"train it again with {TRAINER}"
+    missing = [
+        name
+        for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)
+        if not (folder / name).is_file()
+    ]
+    if missing:
+        return [
+            f"model: {folder} has no {' and no '.join(missing)}; copy the whole folder "
+            f"{TRAINER} wrote, or {again}"
+        ]
+    if meta.get("mention_type") not in (ANATOMY_MENTION, GENE_MENTION) or not isinstance(
+        meta.get("max_length"), int
+    ):
+        return [f"model: {folder / META_FILE} lacks mention_type or max_length; {again}"]
+    try:
+        settings = encoder_config(folder)
+    except (OSError, ValueError) as error:
+        return [f"model: {folder / CONFIG_FILE} cannot be read as JSON ({error}); {again}"]
+    # the tagger decodes with config.json's labels; meta.json's are what was trained
+    labels = settings.get("id2label")
+    found = (
+        [str(labels.get(str(i))) for i in range(len(labels))] if isinstance(labels, dict) else None
+    )
+    if found != meta.get("tags"):
+        return [
+            f"model: the tags of {folder / CONFIG_FILE} (id2label: {found}) are not those "
+            f"{META_FILE} says the model was trained on ({meta.get('tags')}); the two files come "
+            f"from different trainings: copy the whole folder {TRAINER} wrote, or {again}"
+        ]
+    problem = positions_problem(max_length or meta["max_length"], settings, folder / CONFIG_FILE)
+    return [problem] if problem else []
 
 
 def read_meta(folder: Path) -> dict[str, Any]:
@@ -88,16 +130,67 @@ class LoadedModel:
 
 
 def load_tokenizer(folder: Path) -> Any:
+    """The folder's fast tokenizer, ready for words (``is_split_into_words``).
+
+    A byte-level BPE tokenizer (RoBERTa, GPT-2 and their kin) marks a word that follows
+    a space with a leading ``Ġ``; given words one by one it sees no space before any of
+    them unless ``add_prefix_space`` is on, and cuts each word as if it were glued to
+    the one before ("the" as "t" + "he" where running text has "Ġthe"): pieces the
+    encoder was never pretrained on. So it is switched on for such a tokenizer, both as
+    the setting (which the RoBERTa and GPT-2 classes build their pre-tokenizer from and
+    save_pretrained records) and in the pre-tokenizer itself (which a generic
+    ``PreTrainedTokenizerFast`` reads from tokenizer.json and the setting leaves as it
+    is)."""
     from transformers import AutoTokenizer
 
+    byte_level = _byte_level_file(folder / TOKENIZER_FILE)
+    options = {"add_prefix_space": True} if byte_level else {}
     with transformers_quiet():
-        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True, **options)
     if not tokenizer.is_fast:
         raise ValueError(
             f"{folder}: the tokenizer is not a fast tokenizer (no tokenizer.json); labels go "
             "on each word's first piece, which only a fast tokenizer tells"
         )
+    if byte_level:
+        _prefix_space_on(tokenizer)
     return tokenizer
+
+
+def _byte_level_file(path: Path) -> bool:
+    """Whether the tokenizer.json at ``path`` pre-tokenizes byte-level (no file: no)."""
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # the tokenizer's own loading says what is wrong with it
+    return isinstance(state, dict) and _byte_level_nodes(state.get("pre_tokenizer")) != []
+
+
+def _byte_level_nodes(node: object) -> list[dict[str, Any]]:
+    """The ByteLevel pre-tokenizers in a tokenizer.json ``pre_tokenizer`` (a Sequence
+    holds others)."""
+    if not isinstance(node, dict):
+        return []
+    if node.get("type") == "ByteLevel":
+        return [node]
+    return [
+        found for inner in node.get("pretokenizers") or [] for found in _byte_level_nodes(inner)
+    ]
+
+
+def _prefix_space_on(tokenizer: Any) -> None:
+    from tokenizers import Tokenizer
+
+    backend = tokenizer.backend_tokenizer
+    state = json.loads(backend.to_str())
+    nodes = _byte_level_nodes(state.get("pre_tokenizer"))
+    if all(node.get("add_prefix_space") for node in nodes):
+        return
+    for node in nodes:
+        node["add_prefix_space"] = True
+    backend.pre_tokenizer = Tokenizer.from_str(json.dumps(state)).pre_tokenizer
+    tokenizer.add_prefix_space = True
+    tokenizer.init_kwargs["add_prefix_space"] = True
 
 
 def load_model(folder: Path) -> LoadedModel:

@@ -62,10 +62,11 @@ class TransformerNer(Processor[TransformerNerConfig]):
         problem = transformers_missing()
         if problem:
             raise ImportError(f"{self.name}: {problem}")
-        problems = model_folder_problems(config.model, self.context.workflow_dir)
-        if problems:
-            raise FileNotFoundError(f"{self.name}: {'; '.join(problems)}")
+        problems = model_folder_problems(config.model, self.context.workflow_dir, config.max_length)
         folder = model_path(config.model, self.context.workflow_dir)
+        if problems:
+            error = ValueError if folder.is_dir() else FileNotFoundError
+            raise error(f"{self.name}: {'; '.join(problems)}")
         meta = read_meta(folder)
         self.mention_type: str = meta["mention_type"]
         self.max_length: int = config.max_length or int(meta["max_length"])
@@ -80,7 +81,7 @@ class TransformerNer(Processor[TransformerNerConfig]):
     def check_config(cls, config: TransformerNerConfig, context: RunContext) -> list[str]:
         problem = transformers_missing()
         problems = [problem] if problem else []
-        problems += model_folder_problems(config.model, context.workflow_dir)
+        problems += model_folder_problems(config.model, context.workflow_dir, config.max_length)
         return [f"{cls.name}: {p}" for p in problems]
 
     def process(self, view: cassis.Cas) -> None:

@@ -88,6 +88,8 @@ from casflow.components.transformer_ner.encoder import (
     encoder_folder,
     encoder_problems,
     encoder_record,
+    model_type_problem,
+    positions_problem,
 )
 from casflow.components.transformer_ner.model import (
     META_FILE,
@@ -105,6 +107,7 @@ from casflow.pipeline.component import (
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.files import save_atomically
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, read_marker, step_status
+from casflow.pipeline.training import TrainingDataError
 from casflow.typesystem import SENTENCE, load_typesystem
 
 Log = Callable[[str], None]
@@ -206,12 +209,12 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
         if not found:
             folder = encoder_folder(config.encoder, context.workflow_dir)
             settings = encoder_config(folder)
-            positions = settings.get("max_position_embeddings")
-            if isinstance(positions, int) and config.max_length > positions:
-                problems.append(
-                    f"max_length {config.max_length} is more than the encoder's "
-                    f"max_position_embeddings ({positions}, {folder / CONFIG_FILE}): lower it"
-                )
+            for problem in (
+                model_type_problem(settings, folder / CONFIG_FILE),
+                positions_problem(config.max_length, settings, folder / CONFIG_FILE),
+            ):
+                if problem is not None:
+                    problems.append(problem)
             depth = settings.get("num_hidden_layers")
             wanted = config.encoder_layers
             if isinstance(depth, int) and wanted is not None and wanted > depth:
@@ -239,6 +242,21 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
         data = output_dir / "data"
         data.mkdir(parents=True, exist_ok=True)
         sentences = _tagged_sentences(train)
+        labels = sorted({m.label for d in train for m in d.mentions})
+        # nothing to learn: a model would tag every word O, and with dev mentions its
+        # zero F would be read as a collapse from too high a learning rate
+        if not sentences:
+            raise TrainingDataError(
+                f"the {len(train)} training documents hold no sentence with a word (their "
+                "text is empty): check that the reader reads the gold view, with its text"
+            )
+        if not labels:
+            short = self.mention_type.rsplit(".", 1)[-1]
+            raise TrainingDataError(
+                f"the {len(train)} training documents hold no {short} (the {self.layer} "
+                f"layer): check that the gold view has {short} annotations and that the "
+                f"reader's views config lists {short}"
+            )
         train_file = data / "train.json"
         train_file.write_text(
             json.dumps([{"words": w, "tags": t} for w, t in sentences], ensure_ascii=False) + "\n",
@@ -249,7 +267,6 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
         dev = list(dev) or list(train[-1:])
         dev_file = data / "dev.json"
         dev_file.write_text(_dev_json(dev, config.eval_sentences), encoding="utf-8")
-        labels = sorted({m.label for d in train for m in d.mentions})
         tags = ["O", *(f"{prefix}-{label}" for label in labels for prefix in "BI")]
         encoder = encoder_record(config.encoder, folder)
         inputs = [train_file, dev_file, folder / CONFIG_FILE, folder / TOKENIZER_FILE]
@@ -389,6 +406,8 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
             model.train()
             loss = 0.0
             batches = list(_batches(train, config.batch_size, random.Random(f"{seed}:{epoch}")))
+            # (the last step's line is the epoch's own)
+            quarters = {math.ceil(len(batches) * k / 4) for k in (1, 2, 3)} - {len(batches)}
             for number, batch in enumerate(batches, 1):
                 encoding = encode_words(tokenizer, [w.words for w in batch], config.max_length)
                 target = torch.full(encoding["input_ids"].shape, IGNORED, dtype=torch.long)
@@ -405,10 +424,12 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
                 steps += 1
                 # a line at each quarter of an epoch: an epoch of a base-size encoder on
                 # the CPU takes twenty minutes or more
-                if number % max(1, len(batches) // 4) == 0 and number < len(batches):
+                if number in quarters:
+                    spent = time.monotonic() - start
                     log(
-                        f"epoch {epoch}: step {number}/{len(batches)}, "
-                        f"{time.monotonic() - start:.0f} s, loss {loss / number:.3f}"
+                        f"epoch {epoch}: step {number}/{len(batches)}, {spent:.0f} s, loss "
+                        f"{loss / number:.3f}; about "
+                        f"{spent / number * (len(batches) - number):.0f} s to the epoch's end"
                     )
             loss /= max(len(batches), 1)
             model.eval()
