@@ -14,7 +14,7 @@ torch::
 
 The inputs are the files the Stanza training wrote (``--data``, by default
 ``runs/train-craft-constituency/final/data`` in the repository, where
-``casflow run workflows/train-craft-constituency.yaml`` run from the repository root
+``casflow train workflows/train-craft-constituency.yaml`` run from the repository root
 writes ``train.mrg``, ``dev.mrg`` and the word vectors ``vectors.txt``); the script
 writes its copies, converted for supar, to ``--workdir`` (by default
 ``runs/supar-compare`` in the repository; ``runs/`` is not tracked, so corpus data
@@ -381,7 +381,7 @@ def check_data(data: Path) -> None:
     if missing:
         fail(
             f"{data} has no {', '.join(missing)}; train the Stanza parser first "
-            "(casflow run workflows/train-craft-constituency.yaml, run from the repository "
+            "(casflow train workflows/train-craft-constituency.yaml, run from the repository "
             "root, writes them to runs/train-craft-constituency/final/data), or give --data "
             "the folder another training wrote them to"
         )
