@@ -101,6 +101,12 @@ def test_a_missing_relative_model_is_reported_with_both_places_looked(
     # run from the workflow's own folder, the one place is named once
     for same in (Path(), tmp_path):
         assert where_looked("m.pt", same) == "m.pt (the working directory is the workflow's folder)"
+    # a file inside the referenced folder is named at each place
+    inside = f"runs/m/a.bin (from the working directory) nor at {workflow_dir / 'runs/m/a.bin'}"
+    assert where_looked("runs/m", workflow_dir, "a.bin") == inside
+    # found from the working directory, the reference was looked for there only
+    (tmp_path / "runs" / "m").mkdir(parents=True)
+    assert where_looked("runs/m", workflow_dir, "a.bin") == "runs/m/a.bin"
     # the Stanza wrappers say so
     [problem] = file_problems(
         "en",

@@ -192,6 +192,26 @@ def test_words_for_opennlp_formats() -> None:
     assert parser_word("Ca(2") == "Ca-LRB-2" and parser_word("a)b[1]") == "a-RRB-b[1]"
 
 
+@needs_opennlp
+def test_a_missing_opennlp_model_is_reported_with_every_place_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative model folder or file is tried from the working directory, then from
+    the workflow's folder: each layer's message names both places of its file."""
+    cls = registry().get("opennlp.pipeline.v1")
+    workflow_dir = tmp_path / "workflows"
+    workflow_dir.mkdir()
+    monkeypatch.chdir(tmp_path)
+    context = RunContext(output_dir=tmp_path, workflow_dir=workflow_dir)
+    config = cls.Config(model="runs/m", token_model="runs/tok.bin", layers=["sentences", "tokens"])
+    sentences, tokens = cls.check_config(config, context)
+    assert sentences.startswith("layer sentences: no OpenNLP sentence detector model at ")
+    place = "runs/m/en-sent.bin"
+    assert f"{place} (from the working directory) nor at {workflow_dir / place};" in sentences
+    place = "runs/tok.bin"
+    assert f"{place} (from the working directory) nor at {workflow_dir / place};" in tokens
+
+
 def test_utf16_offsets_from_java_become_code_points() -> None:
     text = "a \U0001d6fc b"
     # Java: "a"=0..1, the character outside the BMP = 2..4 (two units), "b" = 5..6

@@ -257,6 +257,35 @@ def test_config_errors_before_any_document(tmp_path: Path) -> None:
     assert "one mention layer" in problem
 
 
+def test_training_documents_without_sentences_or_mentions_are_refused(tmp_path: Path) -> None:
+    """Nothing to learn is an error naming what is missing, before Stanza is started: not
+    a model that tags every word O saved as if it had learnt, nor Stanza's own error on
+    an empty training file."""
+    pytest.importorskip("stanza", reason="Stanza is the stanza extra")
+    from casflow.pipeline.training import TrainingDataError
+
+    def without_mentions(k: int) -> cassis.Cas:
+        cas = gold_cas(SENTENCES[k:] + SENTENCES[:k])
+        view = cas.get_view("gold")
+        for mention in list(view.select(ANATOMY_MENTION)):
+            view.remove(mention)
+        return cas
+
+    for name, document, said in [
+        ("empty", lambda _: gold_cas([]), "no sentence with a word"),
+        ("unmarked", without_mentions, r"no AnatomyMention \(the anatomy layer\)"),
+    ]:
+        root = tmp_path / name
+        root.mkdir()
+        write_gold_splits(root, {"train": range(2)}, document)
+        write_gold_splits(root, {"dev": [0]}, lambda _: gold_cas(SENTENCES[2:6]))
+        ner_vectors(root / "vectors.txt")
+        with pytest.raises(TrainingDataError, match=said) as raised:
+            train(ner_workflow(root, root / "out", epochs=1))
+        assert "2 training documents" in str(raised.value)
+        assert not (root / "out" / "final" / "model").exists()
+
+
 @pytest.mark.parametrize(
     ("config", "line", "expected"),
     [

@@ -95,12 +95,22 @@ def model_path(reference: str, workflow_dir: Path | None = None) -> Path:
     return workflow_dir / path
 
 
-def where_looked(reference: str, workflow_dir: Path | None = None) -> str:
+def where_looked(
+    reference: str, workflow_dir: Path | None = None, member: str | None = None
+) -> str:
     """Where :func:`model_path` looked for a reference that is missing, for messages:
-    both places for a relative path, so a user sees which folder it was taken from."""
+    both places for a relative path, so a user sees which folder it was taken from.
+    ``member`` is the file sought inside the referenced folder, named at each place.
+
+    A relative reference that exists from the working directory was looked for there
+    only (a folder without ``member``): that one place is named."""
     path = Path(reference).expanduser()
-    if is_shipped(reference) or path.is_absolute() or workflow_dir is None:
-        return str(model_path(reference, workflow_dir))
+
+    def inside(folder: Path) -> Path:
+        return folder / member if member else folder
+
+    if is_shipped(reference) or path.is_absolute() or workflow_dir is None or path.exists():
+        return str(inside(model_path(reference, workflow_dir)))
     if (workflow_dir / path).resolve() == path.resolve():
-        return f"{path} (the working directory is the workflow's folder)"
-    return f"{path} (from the working directory) nor at {workflow_dir / path}"
+        return f"{inside(path)} (the working directory is the workflow's folder)"
+    return f"{inside(path)} (from the working directory) nor at {inside(workflow_dir / path)}"

@@ -25,6 +25,7 @@ import cassis
 from pydantic import Field
 
 from casflow.components.metrics.segmentation import score_segmentation, sentence_counts
+from casflow.components.models import model_path, where_looked
 from casflow.components.rules.sentences import structure_breaks, text_blocks
 from casflow.components.segmenters import (
     SegmenterConfig,
@@ -66,13 +67,21 @@ def parameters_from_json(data: dict[str, Any]) -> Any:
 
 
 def parameters_path(model: str, base_dir: Path | None = None) -> Path:
-    """The ``punkt.json`` a model names (the file, or the folder holding it)."""
-    path = Path(model).expanduser()
-    if not path.exists() and not path.is_absolute() and base_dir is not None:
-        path = base_dir / path
+    """The ``punkt.json`` a model names (the file, or the folder holding it); a relative
+    path from the working directory, else from the workflow's folder."""
+    path = model_path(model, base_dir)
     if path.is_dir():
         path = path / PARAMETERS_FILE
     return path
+
+
+def missing_parameters(model: str, base_dir: Path | None = None) -> str:
+    """What to say when ``model`` names no Punkt parameters: every place looked."""
+    member = PARAMETERS_FILE if model_path(model, base_dir).is_dir() else None
+    return (
+        f"no Punkt parameters at {where_looked(model, base_dir, member)}; train them with "
+        "casflow train (train.nltk.punkt.v1) and give its final/model folder"
+    )
 
 
 def load_parameters(model: str, base_dir: Path | None = None) -> Any:
@@ -80,10 +89,7 @@ def load_parameters(model: str, base_dir: Path | None = None) -> Any:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise FileNotFoundError(
-            f"no Punkt parameters at {path}; train them with casflow train (model "
-            "train.nltk.punkt.v1) and give its final/model folder"
-        ) from None
+        raise FileNotFoundError(missing_parameters(model, base_dir)) from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not a Punkt parameter file written by casflow ({exc})") from None
     return parameters_from_json(data)
@@ -134,13 +140,9 @@ class PunktSentences(SentenceSplitter[PunktSentencesConfig]):
     @classmethod
     def check_config(cls, config: PunktSentencesConfig, context: RunContext) -> list[str]:
         problems = super().check_config(config, context)
-        if config.model is not None:
-            path = parameters_path(config.model, context.workflow_dir)
-            if not path.is_file():
-                problems.append(
-                    f"model {config.model!r}: no Punkt parameters at {path}; train them with "
-                    "casflow train (train.nltk.punkt.v1)"
-                )
+        model = config.model
+        if model is not None and not parameters_path(model, context.workflow_dir).is_file():
+            problems.append(f"model {model!r}: {missing_parameters(model, context.workflow_dir)}")
         return problems
 
     def split(self, text: str) -> Iterable[Span]:

@@ -25,7 +25,7 @@ from casflow.components.formats.penn.parse import (
     escape_token,
     parse_tree,
 )
-from casflow.components.models import model_path
+from casflow.components.models import model_path, where_looked
 
 OpenNlpLayer = Literal["sentences", "tokens", "pos", "chunks", "constituents"]
 ALL_LAYERS: tuple[OpenNlpLayer, ...] = ("sentences", "tokens", "pos", "chunks", "constituents")
@@ -84,6 +84,17 @@ def resolve_model(
     if explicit is None:
         path = path / MODEL_FILES[layer]
     return path
+
+
+def where_model_looked(
+    layer: str, explicit: str | None, folder: str | None, base_dir: Path | None
+) -> str:
+    """Every place :func:`resolve_model` looked for a layer's missing model (both, for a
+    relative path), for messages."""
+    given = explicit if explicit is not None else folder
+    if given is None:
+        return "none (neither model nor the layer's *_model is given)"
+    return where_looked(given, base_dir, MODEL_FILES[layer] if explicit is None else None)
 
 
 def chunk_spans(tags: Sequence[str]) -> list[tuple[int, int, str]]:

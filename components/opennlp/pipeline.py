@@ -47,6 +47,7 @@ from casflow.components.opennlp.model import (
     parser_word,
     parser_words,
     resolve_model,
+    where_model_looked,
     word,
 )
 from casflow.components.opennlp.server import (
@@ -130,14 +131,18 @@ class OpenNlpConfig(SegmenterConfig):
             raise ValueError("the chunker needs POS tags: add pos (or constituents) to layers")
         return self
 
-    def model_files(self, base_dir: Path | None) -> dict[str, Path]:
-        explicit = {
+    def explicit_models(self) -> dict[str, str | None]:
+        """Each layer's own model file setting (None: its file in ``model``)."""
+        return {
             "sentences": self.sentence_model,
             "tokens": self.token_model,
             "pos": self.pos_model,
             "chunks": self.chunker_model,
             "constituents": self.parser_model,
         }
+
+    def model_files(self, base_dir: Path | None) -> dict[str, Path]:
+        explicit = self.explicit_models()
         files: dict[str, Path] = {}
         for layer in self.layers:
             path = resolve_model(layer, explicit[layer], self.model, base_dir)
@@ -198,11 +203,15 @@ class OpenNlpPipeline(Processor[OpenNlpConfig]):
         missing = [layer for layer in config.layers if layer not in files]
         if missing:
             problems.append(_missing_message(missing))
+        explicit = config.explicit_models()
         for layer, path in files.items():
             if not path.is_file():
+                looked = where_model_looked(
+                    layer, explicit[layer], config.model, context.workflow_dir
+                )
                 problems.append(
-                    f"layer {layer}: no OpenNLP {TOOL_NAMES[layer]} model at {path}; give the "
-                    "model file, or the model folder of casflow train (train.opennlp.v1)"
+                    f"layer {layer}: no OpenNLP {TOOL_NAMES[layer]} model at {looked}; give "
+                    "the model file, or the model folder of casflow train (train.opennlp.v1)"
                 )
         return problems
 

@@ -120,6 +120,7 @@ from casflow.pipeline.component import (
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.files import save_atomically
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, read_marker, step_status
+from casflow.pipeline.training import TrainingDataError
 from casflow.typesystem import SENTENCE, load_typesystem
 
 Log = Callable[[str], None]
@@ -274,6 +275,7 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         log: Log,
     ) -> Path:
         output_dir = Path(output_dir)
+        labels = training_labels(train, self.mention_type, self.layer)
         data = output_dir / "data"
         data.mkdir(parents=True, exist_ok=True)
         train_file = data / "train.json"
@@ -354,7 +356,6 @@ class StanzaNerTrainer(Trainer[StanzaNerTrainerConfig]):
         # folder carries them, so it can be moved, shipped and run anywhere
         for direction, source in charlm.items():
             shutil.copyfile(source, model / FILES[direction])
-        labels = sorted({m.label for d in train for m in d.mentions})
         best_epoch = max(self.history, key=lambda h: h["f"])["epoch"] if self.history else None
         meta = {
             "trainer": self.name,
@@ -530,6 +531,27 @@ def ner_document(
         list(document.sentences),
         document.accepted,
     )
+
+
+def training_labels(documents: Sequence[NerDocument], mention_type: str, layer: str) -> list[str]:
+    """The classes of the training documents' mentions, sorted; refuses documents with
+    nothing to learn (no sentence with a word, or no mention of ``mention_type``, the
+    ``layer`` layer's type): a tagger trained on them tags every word O and is saved as
+    if it had learnt, and with dev mentions its zero F looks like a training failure."""
+    if not any(tokens for document in documents for tokens in document.sentences):
+        raise TrainingDataError(
+            f"the {len(documents)} training documents hold no sentence with a word (their "
+            "text is empty): check that the reader reads the gold view, with its text"
+        )
+    labels = sorted({m.label for d in documents for m in d.mentions})
+    if not labels:
+        short = mention_type.rsplit(".", 1)[-1]
+        raise TrainingDataError(
+            f"the {len(documents)} training documents hold no {short} (the {layer} layer): "
+            f"check that the gold view has {short} annotations and that the reader's views "
+            f"config lists {short}"
+        )
+    return labels
 
 
 def mention_scores(

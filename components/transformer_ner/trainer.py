@@ -71,6 +71,7 @@ from casflow.components.stanza.ner_trainer import (
     read_epoch_history,
     sentence_tags,
     strict_scores,
+    training_labels,
 )
 from casflow.components.stanza.shared_training import seed_streams
 from casflow.components.transformer_ner.decoding import (
@@ -107,7 +108,6 @@ from casflow.pipeline.component import (
 from casflow.pipeline.counts import Counts, add_counts
 from casflow.pipeline.files import save_atomically
 from casflow.pipeline.fingerprints import fingerprint, forget, mark_done, read_marker, step_status
-from casflow.pipeline.training import TrainingDataError
 from casflow.typesystem import SENTENCE, load_typesystem
 
 Log = Callable[[str], None]
@@ -241,22 +241,8 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
         folder = encoder_folder(config.encoder, self.context.workflow_dir)
         data = output_dir / "data"
         data.mkdir(parents=True, exist_ok=True)
+        labels = training_labels(train, self.mention_type, self.layer)
         sentences = _tagged_sentences(train)
-        labels = sorted({m.label for d in train for m in d.mentions})
-        # nothing to learn: a model would tag every word O, and with dev mentions its
-        # zero F would be read as a collapse from too high a learning rate
-        if not sentences:
-            raise TrainingDataError(
-                f"the {len(train)} training documents hold no sentence with a word (their "
-                "text is empty): check that the reader reads the gold view, with its text"
-            )
-        if not labels:
-            short = self.mention_type.rsplit(".", 1)[-1]
-            raise TrainingDataError(
-                f"the {len(train)} training documents hold no {short} (the {self.layer} "
-                f"layer): check that the gold view has {short} annotations and that the "
-                f"reader's views config lists {short}"
-            )
         train_file = data / "train.json"
         train_file.write_text(
             json.dumps([{"words": w, "tags": t} for w, t in sentences], ensure_ascii=False) + "\n",

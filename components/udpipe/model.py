@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from casflow.components.metrics.segmentation import trim_span
+from casflow.components.models import model_path, where_looked
 from casflow.components.segmenters import import_library, missing_library
 from casflow.pipeline.component import DocumentError
 
@@ -43,13 +44,24 @@ def udpipe_module() -> Any:
 
 
 def model_file(model: str, base_dir: Path | None = None) -> Path:
-    """The model file ``model`` names: the file, or a folder holding ``model.udpipe``."""
-    path = Path(model).expanduser()
-    if not path.exists() and not path.is_absolute() and base_dir is not None:
-        path = base_dir / path
+    """The model file ``model`` names: the file, or a folder holding ``model.udpipe``; a
+    relative path from the working directory, else from the workflow's folder."""
+    path = model_path(model, base_dir)
     if path.is_dir():
         path = path / MODEL_FILE
     return path
+
+
+def missing_model(model: str, base_dir: Path | None = None) -> str | None:
+    """What to say when ``model`` names no model file (every place looked); None when
+    it does."""
+    if model_file(model, base_dir).is_file():
+        return None
+    member = MODEL_FILE if model_path(model, base_dir).is_dir() else None
+    return (
+        f"no UDPipe model at {where_looked(model, base_dir, member)}; give a .udpipe file "
+        "or the model folder of casflow train (train.udpipe.v1)"
+    )
 
 
 @functools.lru_cache(maxsize=4)

@@ -35,7 +35,13 @@ from casflow.components.formats.cas_builders import dependency_annotation
 from casflow.components.layers import add_annotations, produced_types
 from casflow.components.rules.sentences import structure_breaks, text_blocks
 from casflow.components.segmenters import SegmenterConfig, structure_type_problems
-from casflow.components.udpipe.model import Analysed, UdpipeModel, model_file, udpipe_missing
+from casflow.components.udpipe.model import (
+    Analysed,
+    UdpipeModel,
+    missing_model,
+    model_file,
+    udpipe_missing,
+)
 from casflow.pipeline.component import Processor, RunContext
 from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, LEMMA, POS, SENTENCE, TOKEN
 
@@ -89,6 +95,9 @@ class UdpipePipeline(Processor[UdpipeConfig]):
 
     def __init__(self, config: UdpipeConfig, context: RunContext | None = None) -> None:
         super().__init__(config, context)
+        missing = missing_model(config.model, self.context.workflow_dir)
+        if missing is not None:
+            raise FileNotFoundError(missing)
         self.model = UdpipeModel(model_file(config.model, self.context.workflow_dir))
         layers = config.written_layers()
         self.tag = bool({"pos", "lemma"} & layers)
@@ -121,14 +130,11 @@ class UdpipePipeline(Processor[UdpipeConfig]):
         problems = structure_type_problems(config)
         if problems:
             return problems
-        path = model_file(config.model, context.workflow_dir)
-        if not path.is_file():
-            return [
-                f"model {config.model!r}: no UDPipe model at {path}; give a .udpipe file or the "
-                "model folder of casflow train (train.udpipe.v1)"
-            ]
+        missing = missing_model(config.model, context.workflow_dir)
+        if missing is not None:
+            return [f"model {config.model!r}: {missing}"]
         try:
-            model = UdpipeModel(path)
+            model = UdpipeModel(model_file(config.model, context.workflow_dir))
         except ValueError as exc:
             return [f"model {config.model!r}: {exc}"]
         return [f"model {config.model!r}: {p}" for p in missing_parts(config, model)]
