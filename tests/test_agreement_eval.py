@@ -35,7 +35,7 @@ def test_bands_and_additive_counts() -> None:
         "0.5-1",
         ">=1",
         "none",
-        "0-0.5",
+        "<0",
     ]
     first = band_counts([SentenceCounts(1.0, 4, 4, 4), SentenceCounts(0.3, 1, 4, 4)], BOUNDS)
     second = band_counts([SentenceCounts(1.0, 2, 3, 3), SentenceCounts(None, 0, 2, 2)], BOUNDS)
@@ -87,6 +87,41 @@ def test_dependency_accuracy_by_band(tmp_path: Path) -> None:
     assert columns["majority_share >=1: sentences"] == 1
     assert columns["majority_share >=1: UAS"] == 100.0
     assert columns["all: sentences"] == 2
+
+
+def test_sentences_below_the_first_bound_have_a_band_of_their_own(tmp_path: Path) -> None:
+    bounds = [0.5, 0.9]
+    counts = band_counts([SentenceCounts(0.2, 0, 10, 10), SentenceCounts(0.8, 10, 10, 10)], bounds)
+    scores = score_bands(counts, bounds)
+    # the sentence at 0.2 is neither in "0.5-0.9" nor kept by "at least 0.5"
+    assert scores["<0.5"]["sentences"] == 1 and scores["<0.5"]["f1"] == 0.0
+    assert scores["0.5-0.9"]["sentences"] == 1 and scores["0.5-0.9"]["f1"] == 1.0
+    assert scores["at_least"]["0.5"]["sentences"] == 1
+    assert scores["at_least"]["0.5"]["share_of_sentences"] == 0.5
+    assert scores["at_least"]["0.5"]["f1"] == 1.0
+    assert scores["all"]["sentences"] == 2
+    # on the combination: sentence 2 (majority share 0.6) is below a first bound of 0.75
+    cas = combined_cas(tmp_path)
+    evaluator = AgreementEvaluator(
+        AgreementEvaluatorConfig(layer="dependencies", bands=[0.75, 1], system_views=["combined"]),
+        RunContext(output_dir=tmp_path),
+    )
+    scores = evaluator.score(
+        evaluator.evaluate(cas.get_view("gold"), cas.get_view("combined")).counts
+    )
+    assert [scores[b]["sentences"] for b in ("<0.75", "0.75-1", ">=1")] == [1, 0, 1]
+    assert evaluator.summary(scores)["majority_share <0.75: sentences"] == 1
+    bands = evaluator.band_scores(scores)["agreement (majority_share)"]
+    assert list(bands)[:2] == ["<0.75", "0.75-1"] and bands["<0.75"]["sentences"] == 1
+
+
+def test_member_counts_need_whole_number_bands() -> None:
+    with pytest.raises(ValueError, match=r"members_agreeing counts members.*bands: \[0, 1, 2, 3\]"):
+        AgreementEvaluatorConfig(measure="members_agreeing", system_views=["combined"])
+    config = AgreementEvaluatorConfig(
+        measure="members_agreeing", bands=[0, 1, 2], system_views=["combined"]
+    )
+    assert AgreementEvaluatorConfig.model_validate(config.model_dump(mode="json")) == config
 
 
 def test_members_agreeing_as_the_measure(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import cassis
 import pytest
 
+from casflow.cas.metadata import set_document_metadata
 from casflow.components.combine.base import CombineInputError
 from casflow.components.combine.bracket_vote import crossing
 from casflow.components.combine.constituents import (
@@ -247,3 +248,25 @@ def test_trees_are_read_once_per_view_while_the_engine_evaluates_a_document(
         assert constituent_trees(cas.get_view("c2"))[0][1] is not shared[0][1]
         assert format_tree(shared[0][1]) == format_tree(first[0][1])
     assert evaluation_memo() is None
+
+
+def test_crossing_constituents_of_a_member_name_the_document_and_view(tmp_path: Path) -> None:
+    cas = make_cas(tmp_path)
+    set_document_metadata(cas, "doc-7", "file:doc-7.tree")
+    member = cas.get_view("c3")
+    tokens = list(member.select(TOKEN))
+    (sentence_1, _) = member.select(CONSTITUENT_ROOT)
+    top = sentence_1.children.elements[0]
+    # a damaged import: "Pax6 binds" under S beside VP "binds DNA"
+    bad = member.typesystem.get_type(CONSTITUENT)(
+        begin=tokens[0].begin, end=tokens[1].end, constituentType="X"
+    )
+    member.add(bad)
+    top.children.elements = [*top.children.elements, bad]
+    with pytest.raises(
+        CombineInputError,
+        match=r"document doc-7: member view 'c3' has crossing constituents at character "
+        r"offsets \(0, 10\) and \(5, 14\)",
+    ) as caught:
+        combine(cas, tmp_path)
+    assert "children must lie inside it" in (caught.value.hint or "")

@@ -211,3 +211,42 @@ def test_a_member_that_is_the_written_view_is_refused_before_the_run() -> None:
     (problem,) = CombineMentions.view_problems(config, "m2")
     assert "writes view 'm2', which is also one of its members" in problem
     assert CombineMentions.view_problems(config, "combined") == []
+
+
+def test_weights_and_threshold_need_the_weighted_method() -> None:
+    weighted = {"view": "m1", "weight": 2.0, "label_weights": {"GENE": 0.5}}
+    for method in ("majority", "union", "intersection"):
+        with pytest.raises(ValueError, match=f"method {method} counts members.*m1: weight 2"):
+            CombineMentionsConfig(members=[weighted, "m2"], method=method)
+        with pytest.raises(ValueError, match="threshold: 0.3"):
+            CombineMentionsConfig(members=["m1", "m2"], method=method, threshold=0.3)
+    config = CombineMentionsConfig(members=[weighted, "m2"], method="weighted", threshold=0.3)
+    assert config.members[0].label_weights == {"GENE": 0.5}
+    # the resolved workflow writes every default out, and workers validate it again
+    plain = CombineMentionsConfig(members=["m1", "m2"])
+    assert CombineMentionsConfig.model_validate(plain.model_dump(mode="json")) == plain
+
+
+def test_member_weights_are_finite_and_named_after_the_mapping() -> None:
+    for member in (
+        {"view": "m1", "weight": float("inf")},
+        {"view": "m1", "weight": float("nan")},
+    ):
+        with pytest.raises(ValueError, match="finite number"):
+            CombineMentionsConfig(members=[member, "m2"], method="weighted")
+    with pytest.raises(ValueError, match="finite numbers > 0"):
+        CombineMentionsConfig(
+            members=[{"view": "m1", "label_weights": {"GENE": float("nan")}}, "m2"],
+            method="weighted",
+        )
+    # the vote sees Organ: a weight for ORGAN would never count
+    renamed = {"view": "m1", "label_mapping": {"ORGAN": "Organ"}, "label_weights": {"ORGAN": 2}}
+    with pytest.raises(
+        ValueError, match=r"member 'm1'.*\('ORGAN' -> 'Organ'\).*after label_mapping"
+    ):
+        CombineMentionsConfig(members=[renamed, "m2"], method="weighted")
+    renamed["label_weights"] = {"Organ": 2}
+    CombineMentionsConfig(members=[renamed, "m2"], method="weighted")
+    # a label another one is renamed to stays a label of the vote
+    swapped = {"view": "m1", "label_mapping": {"A": "B", "B": "A"}, "label_weights": {"A": 2}}
+    CombineMentionsConfig(members=[swapped, "m2"], method="weighted")

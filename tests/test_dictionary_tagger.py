@@ -360,3 +360,17 @@ def test_matches_stay_within_sentences_and_lines(obo: Path) -> None:
         "ventricle of heart",
     ]
     assert _dictionary_mentions(obo, "the heart\nventricle", []) == ["heart"]
+
+
+def test_check_config_names_where_a_given_ontology_was_looked_for(tmp_path: Path) -> None:
+    from casflow.pipeline.component import RunContext
+
+    workflows = tmp_path / "workflows"
+    (workflows / "folder.obo").mkdir(parents=True)
+    context = RunContext(output_dir=tmp_path, workflow_dir=workflows)
+    config = DictionaryTagger.Config(ontologies=["missing.obo", "folder.obo"], cache=False)
+    missing, folder = DictionaryTagger.check_config(config, context)
+    # a path the user gave: where it was looked for, and no word of CASFLOW_CORPORA
+    assert f"missing.obo not found (looked for {workflows / 'missing.obo'})" in missing
+    assert "CASFLOW_CORPORA" not in missing and "workflow's folder" in missing
+    assert f"folder.obo is a folder (looked for {workflows / 'folder.obo'})" in folder

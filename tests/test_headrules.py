@@ -235,6 +235,14 @@ def test_a_missing_model_is_reported_before_the_run(tmp_path: Path) -> None:
     config = ConvertDependenciesConfig(model=str(tmp_path / "bad.json"))
     problems = ConvertDependencies.check_config(config, RunContext(output_dir=tmp_path))
     assert len(problems) == 1 and "not a head-rules model" in problems[0]
+    # a relative folder without its model.json: both places looked, with the file sought
+    (tmp_path / "workflows" / "hr").mkdir(parents=True)
+    context = RunContext(output_dir=tmp_path, workflow_dir=tmp_path / "workflows")
+    problems = ConvertDependencies.check_config(ConvertDependenciesConfig(model="hr"), context)
+    assert (
+        f"hr/model.json (from the working directory) nor at {tmp_path}/workflows/hr/model.json"
+        in problems[0]
+    )
 
 
 def test_the_shipped_model_loads() -> None:

@@ -11,6 +11,7 @@ with a message naming the member view and the first differing token.
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -39,7 +40,10 @@ class CombineInputError(DocumentError, ValueError):
 class MemberConfig(ComponentConfig):
     view: str = Field(description="View holding this member's output.")
     weight: float = Field(
-        1.0, gt=0, description="Vote weight of the member (e.g. its development accuracy)."
+        1.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Vote weight of the member (e.g. its development accuracy).",
     )
     label_weights: dict[str, float] = Field(
         default_factory=dict,
@@ -60,16 +64,35 @@ class MemberConfig(ComponentConfig):
     @field_validator("label_weights")
     @classmethod
     def _positive(cls, value: dict[str, float]) -> dict[str, float]:
-        bad = {label: w for label, w in value.items() if w <= 0}
+        # NaN passes "<= 0" and an infinite weight makes every share NaN
+        bad = {label: w for label, w in value.items() if not math.isfinite(w) or w <= 0}
         if bad:
-            raise ValueError(f"label weights must be > 0, got {bad}")
+            raise ValueError(f"label weights must be finite numbers > 0, got {bad}")
         return value
+
+    @model_validator(mode="after")
+    def _weights_after_mapping(self) -> MemberConfig:
+        # the vote sees mapped labels only: a weight keyed by a label mapped away never counts
+        unused = {
+            label: self.label_mapping[label]
+            for label in self.label_weights
+            if label in self.label_mapping and label not in self.label_mapping.values()
+        }
+        if unused:
+            keys = ", ".join(f"{a!r} -> {b!r}" for a, b in unused.items())
+            raise ValueError(
+                f"member {self.view!r}: label_weights name labels that label_mapping renames "
+                f"before the vote ({keys}), so their weights would never count; key "
+                "label_weights by the labels after label_mapping"
+            )
+        return self
 
 
 class CombineConfig(ComponentConfig):
     members: list[MemberConfig] = Field(
-        description="The views to combine, in order (ties go to the earlier member): a view "
-        "name, or {view, weight, label_weights, label_mapping}."
+        description="The views to combine, in order (a tie between labels, categories or "
+        "POS tags goes to the earlier member): a view name, or {view, weight, "
+        "label_weights, label_mapping}."
     )
     agreement: bool = Field(
         True,

@@ -96,15 +96,23 @@ def crossing(first: Span, second: Span) -> bool:
     return a < c < b < d or c < a < d < b
 
 
-def check_nested(spans: Sequence[Span], what: str) -> None:
-    """Raise ValueError naming the first two crossing spans (they must nest or be disjoint)."""
+def first_crossing(spans: Sequence[Span]) -> tuple[Span, Span] | None:
+    """The first two crossing spans (in text order), or None when all nest or are disjoint."""
     stack: list[Span] = []
     for span in sorted(set(spans), key=lambda s: (s[0], -s[1])):
         while stack and stack[-1][1] <= span[0]:
             stack.pop()
         if stack and span[1] > stack[-1][1]:
-            raise ValueError(f"{what}: brackets {stack[-1]} and {span} cross")
+            return stack[-1], span
         stack.append(span)
+    return None
+
+
+def check_nested(spans: Sequence[Span], what: str) -> None:
+    """Raise ValueError naming the first two crossing spans (they must nest or be disjoint)."""
+    found = first_crossing(spans)
+    if found is not None:
+        raise ValueError(f"{what}: brackets {found[0]} and {found[1]} cross")
 
 
 def _chains(member: MemberTree) -> dict[Span, list[Label]]:

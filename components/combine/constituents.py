@@ -40,6 +40,7 @@ from casflow.components.combine.bracket_vote import (
     CombinedTree,
     Label,
     MemberTree,
+    first_crossing,
     vote_brackets,
 )
 from casflow.typesystem import (
@@ -73,7 +74,7 @@ class CombineConstituents(SyntaxCombiner[CombineConstituentsConfig]):
     also_produces = (CONSTITUENT_ROOT, f"{TOKEN}:parent")
 
     def process(self, view: cassis.Cas) -> None:
-        _, members, tokens, sentences = self.voting_inputs(view)
+        doc, members, tokens, sentences = self.voting_inputs(view)
         begins = [t.begin for t in tokens]
         ends = [t.end for t in tokens]
         sentence_of = [-1] * len(tokens)
@@ -115,10 +116,9 @@ class CombineConstituents(SyntaxCombiner[CombineConstituentsConfig]):
             ):
                 if number not in theirs:
                     continue  # the member produced nothing here: it abstains
-                inside = [
-                    Bracket(b.start - first, b.end - first, b.label)
-                    for b in grouped.get(number, ())
-                ]
+                mine = grouped.get(number, [])
+                self._check_nested(doc, member, mine, begins, ends)
+                inside = [Bracket(b.start - first, b.end - first, b.label) for b in mine]
                 trees.append(
                     MemberTree(
                         inside,
@@ -137,6 +137,26 @@ class CombineConstituents(SyntaxCombiner[CombineConstituentsConfig]):
             if self.config.agreement:
                 out.append(self.agreement_annotation(view, sentence, combined.agreement))
         view.add_all(out)
+
+    @staticmethod
+    def _check_nested(
+        doc: str, member: Member, brackets: list[Bracket], begins: list[int], ends: list[int]
+    ) -> None:
+        """Fail the document, naming the member view and the constituents by their
+        character offsets, when two of the member's brackets in a sentence cross (a
+        damaged import: a child reaching out of its parent)."""
+        found = first_crossing([(begins[b.start], ends[b.end - 1]) for b in brackets])
+        if found is not None:
+            error = CombineInputError(
+                f"document {doc}: member view {member.config.view!r} has crossing "
+                f"constituents at character offsets {found[0]} and {found[1]}; a tree's "
+                "constituents must nest"
+            )
+            error.hint = (
+                "check the member's parser or importer: each constituent's children must "
+                "lie inside it"
+            )
+            raise error
 
     @staticmethod
     def _tags(member: Member) -> list[tuple[str | None, str | None] | None]:

@@ -60,7 +60,8 @@ class DependencyMemberConfig(MemberConfig):
 class CombineDependenciesConfig(SyntaxCombineConfig):
     # narrows the base's list[MemberConfig]; pydantic builds these members
     members: list[DependencyMemberConfig] = Field(  # type: ignore[assignment]
-        description="The views to combine, in order (ties go to the earlier member): a view "
+        description="The views to combine, in order (a tie between labels or POS tags goes "
+        "to the earlier member; one between heads does not depend on the order): a view "
         "name, or {view, weight, label_weights, label_mapping, vote_labels}."
     )
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 import cassis
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from casflow.components.combine.base import (
     CombineConfig,
@@ -54,6 +54,8 @@ from casflow.components.crfsuite.postprocess import DOCUMENT_POSTPROCESSORS, kno
 from casflow.components.evaluators.mentions import resolve_type_name
 from casflow.typesystem import NAMED_ENTITY, SENTENCE_AGREEMENT, load_typesystem, short_name
 
+DEFAULT_THRESHOLD = 0.5
+
 
 class CombineMentionsConfig(CombineConfig):
     type: str = Field(
@@ -68,7 +70,10 @@ class CombineMentionsConfig(CombineConfig):
         "intersection: every member.",
     )
     threshold: float = Field(
-        0.5, ge=0, lt=1, description="Share of the class's member weight 'weighted' needs."
+        DEFAULT_THRESHOLD,
+        ge=0,
+        lt=1,
+        description="Share of the class's member weight 'weighted' needs.",
     )
     document_postprocess: list[str] = Field(
         default_factory=list,
@@ -81,6 +86,27 @@ class CombineMentionsConfig(CombineConfig):
     @classmethod
     def _known_steps(cls, value: list[str]) -> list[str]:
         return known_document_steps(value)
+
+    @model_validator(mode="after")
+    def _weights_need_weighted(self) -> CombineMentionsConfig:
+        # majority, union and intersection count members: weights and a threshold
+        # given with them would be ignored without a word. Compared with the defaults,
+        # not with what was set: the resolved workflow (defaults written out) is
+        # validated again in every worker.
+        if self.method == "weighted":
+            return self
+        given = [f"threshold: {self.threshold:g}"] if self.threshold != DEFAULT_THRESHOLD else []
+        for member in self.members:
+            if member.weight != 1.0:
+                given.append(f"{member.view}: weight {member.weight:g}")
+            if member.label_weights:
+                given.append(f"{member.view}: label_weights")
+        if given:
+            raise ValueError(
+                f"method {self.method} counts members and ignores weights and threshold, "
+                f"but these are set ({', '.join(given)}); use method: weighted, or remove them"
+            )
+        return self
 
     @field_validator("type")
     @classmethod

@@ -194,10 +194,17 @@ class DictionaryTagger(Processor[DictionaryTaggerConfig]):
         for path in config.ontologies:
             resolved = resolve_ontology(path, context.workflow_dir)
             if not resolved.is_file():
-                problems.append(
-                    f"ontology file {path} not found; set CASFLOW_CORPORA to the corpora "
-                    "folder (holding craft/) or give the OBO file's path in 'ontologies'"
+                where = "" if str(resolved) == path else f" (looked for {resolved})"
+                what = "is a folder" if resolved.is_dir() else "not found"
+                # the defaults come from the corpora folder; a path the user gave does not
+                advice = (
+                    "give the path of the OBO file (.obo or .obo.zip), absolute or from the "
+                    "workflow's folder"
+                    if "ontologies" in config.model_fields_set
+                    else "set CASFLOW_CORPORA to the corpora folder (holding craft/) or give "
+                    "the OBO files' paths in 'ontologies'"
                 )
+                problems.append(f"ontology file {path} {what}{where}; {advice}")
                 continue
             problem = ontology_problem(resolved)
             if problem:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import cassis
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from casflow.components.combine.mentions import mention_layer
 from casflow.components.evaluators.adapters import (
@@ -42,6 +42,7 @@ from casflow.components.metrics.agreement import (
     SentenceCounts,
     band_counts,
     band_names,
+    below_band,
     score_bands,
 )
 from casflow.components.metrics.dependency import (
@@ -100,6 +101,17 @@ class AgreementEvaluatorConfig(EvaluatorConfig):
     @classmethod
     def _known_type(cls, value: str) -> str:
         return resolve_type_name(value)
+
+    @model_validator(mode="after")
+    def _member_counts(self) -> AgreementEvaluatorConfig:
+        # members_agreeing is a count: the share bounds (the default) would put 1 and 2
+        # agreeing members into ">=1" and 0 into "0-0.5", bands no one means
+        if self.measure == "members_agreeing" and any(b != int(b) for b in self.bands):
+            raise ValueError(
+                f"measure members_agreeing counts members, but bands {self.bands} are not "
+                "whole numbers; give member counts as bands, e.g. bands: [0, 1, 2, 3]"
+            )
+        return self
 
 
 class AgreementEvaluator(CasEvaluator[AgreementEvaluatorConfig]):
@@ -236,11 +248,18 @@ class AgreementEvaluator(CasEvaluator[AgreementEvaluatorConfig]):
         return {"all": {k: everything[k] for k in ("precision", "recall", "f1")}}
 
     def band_scores(self, scores: dict[str, Any]) -> dict[str, BandScores]:
-        bands = {
-            band: {"sentences": values["sentences"], "f1": values["f1"]}
+        # the band below a first bound above 0 always, first, so that it keeps its place
+        # beside systems that have sentences there (the report orders bands as met);
+        # shares and member counts are never below 0, so with 0 it is only shown if met
+        below = below_band(self.config.bands)
+        bands: dict[str, dict[str, float]] = {}
+        if self.config.bands[0] > 0 or scores.get(below, {}).get("sentences"):
+            bands[below] = {"sentences": 0, "f1": 0.0}
+        bands.update(
+            (band, {"sentences": values["sentences"], "f1": values["f1"]})
             for band, values in scores.items()
             if band not in ("at_least", "all") and (band != NO_BAND or values["sentences"])
-        }
+        )
         return {f"agreement ({self.config.measure})": bands}
 
     def column_direction(self, column: str) -> int:
@@ -252,7 +271,9 @@ class AgreementEvaluator(CasEvaluator[AgreementEvaluatorConfig]):
         )
         columns: dict[str, float] = {}
         for band, values in scores.items():
-            if band == "at_least" or (band == NO_BAND and not values["sentences"]):
+            if band == "at_least" or (
+                band in (NO_BAND, below_band(self.config.bands)) and not values["sentences"]
+            ):
                 continue
             name = "all" if band == "all" else f"{self.config.measure} {band}"
             columns[f"{name}: sentences"] = int(values["sentences"])

@@ -79,7 +79,10 @@ class ConvertDependencies(Processor[ConvertDependenciesConfig]):
                 if is_shipped(config.model)
                 else "give a folder written by train.headrules.v1 or its model.json"
             )
-            looked = where_looked(config.model, context.workflow_dir)
+            folder = model_path(config.model, context.workflow_dir).is_dir()
+            looked = where_looked(
+                config.model, context.workflow_dir, MODEL_FILE if folder else None
+            )
             return [f"{cls.name}: no head-rules model at {looked}: {hint}"]
         try:
             _load(path.resolve())

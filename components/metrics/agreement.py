@@ -10,7 +10,10 @@ which is the attachment accuracy when gold and system have the same tokens.
 Bands are given by their lower bounds, ascending: ``[0, 0.5, 0.75, 0.9, 1]``
 makes ``[0, 0.5)``, ``[0.5, 0.75)``, ``[0.75, 0.9)``, ``[0.9, 1)`` and ``[1, ...)``
 (the last band is "all members agree" for shares). A value below the first
-bound goes into the first band; sentences without a value into ``none``.
+bound goes into a band of its own, ``<b`` (with ``[0.5, 0.9]``: ``<0.5``), present
+only when a sentence falls there: a first band named ``0.5-0.9`` must not hold a
+sentence at 0.2, nor may keeping the sentences at ``>= 0.5`` keep it. Sentences
+without a value go into ``none``.
 """
 
 from __future__ import annotations
@@ -49,11 +52,16 @@ def band_names(bounds: Sequence[float]) -> list[str]:
     return [*names, f">={_number(bounds[-1])}"]
 
 
+def below_band(bounds: Sequence[float]) -> str:
+    """The band of the values below the first bound: ``<0.5``."""
+    return f"<{_number(bounds[0])}"
+
+
 def band_of(value: float | None, bounds: Sequence[float]) -> str:
     if value is None:
         return NO_BAND
-    names = band_names(bounds)
-    return names[max(0, bisect.bisect_right(bounds, value) - 1)]
+    index = bisect.bisect_right(bounds, value) - 1
+    return band_names(bounds)[index] if index >= 0 else below_band(bounds)
 
 
 def band_counts(sentences: Iterable[SentenceCounts], bounds: Sequence[float]) -> Counts:
@@ -78,7 +86,10 @@ def score_bands(counts: Mapping[str, float], bounds: Sequence[float]) -> dict[st
     for each bound, the share of the sentences kept and their scores.
     """
     scores: dict[str, Any] = {}
-    bands = [*band_names(bounds), *([NO_BAND] if f"{PREFIX}/{NO_BAND}/sentences" in counts else [])]
+    # the below band and "none" only when a sentence fell there (band_counts adds them then)
+    below = [b for b in (below_band(bounds),) if f"{PREFIX}/{b}/sentences" in counts]
+    absent = [NO_BAND] if f"{PREFIX}/{NO_BAND}/sentences" in counts else []
+    bands = [*below, *band_names(bounds), *absent]
     for band in [*bands, "all"]:
         correct, gold, system, sentences = (
             counts.get(f"{PREFIX}/{band}/{kind}", 0)
