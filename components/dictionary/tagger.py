@@ -81,7 +81,7 @@ class DictionaryTaggerConfig(ComponentConfig):
     ontologies: list[str] = Field(
         default_factory=default_ontologies,
         description="OBO files (.obo or .obo.zip), in priority order where terms share a "
-        "name; relative paths are taken from the workflow's folder. Default: CRAFT's "
+        "name; a relative path is taken from the working directory, else from the workflow's folder. Default: CRAFT's "
         f"UBERON and CL in {describe_default('craft')}.",
     )
     synonym_scopes: list[Scope] = Field(
