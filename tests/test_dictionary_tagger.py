@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import cassis
 import pytest
@@ -333,6 +334,29 @@ def test_a_damaged_cache_file_is_compiled_again_and_overwritten(obo: Path, tmp_p
     tagger = DictionaryTagger(config)
     assert tagger.dictionary.entries
     assert cached.read_bytes() != b"\x80\x09garbage"
+
+
+def test_an_ontology_rewritten_while_compiling_is_not_cached_under_the_old_name(
+    obo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dictionary_cache._IN_MEMORY.clear()
+    compile_real = dictionary_cache.compile_dictionary
+
+    def compile_then_edit(paths: Any, settings: Any) -> Any:
+        compiled = compile_real(paths, settings)
+        # another process rewrites the file after it was fingerprinted and read
+        obo.write_text(obo.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+        return compiled
+
+    monkeypatch.setattr(dictionary_cache, "compile_dictionary", compile_then_edit)
+    cache_dir = tmp_path / "cache"
+    config = DictionaryTagger.Config(ontologies=[str(obo)], cache_dir=str(cache_dir))
+    assert DictionaryTagger(config).dictionary.entries
+    # neither the old fingerprint nor the new one names what was compiled
+    assert not list(cache_dir.glob("*.pickle")) and not dictionary_cache._IN_MEMORY
+    monkeypatch.setattr(dictionary_cache, "compile_dictionary", compile_real)
+    DictionaryTagger(config)
+    assert len(list(cache_dir.glob("*.pickle"))) == 1
 
 
 def test_mention_type_must_be_a_named_entity(obo: Path) -> None:

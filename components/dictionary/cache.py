@@ -51,6 +51,10 @@ def load_dictionary(
     dictionary = _read(cached) if cached is not None else None
     if dictionary is None:
         dictionary = compile_dictionary(paths, settings)
+        if dictionary_fingerprint(paths, settings) != key:
+            # a file changed between the fingerprint and the compiling: the dictionary may
+            # be of either version (or a mix), so it is kept under neither name
+            return dictionary
         if cached is not None:
             # a read-only cache folder costs time, not correctness
             with contextlib.suppress(OSError):
