@@ -12,7 +12,13 @@ its file from a pattern with a placeholder:
 A relative pattern is taken from the working directory first, then from the
 workflow's folder (as readers take their inputs). A document without a file is
 an error naming the document and the path tried, unless ``missing: empty``
-(a system that produced nothing for that document: the view stays empty).
+(a system that produced nothing for that document: the view stays empty, with a
+warning the run report lists the documents under).
+
+Files are decoded with ``encoding`` (a byte that does not decode fails the document,
+naming the file and line) and a leading byte-order mark is dropped. A file that
+breaks its format fails with :class:`ImportFileMalformed`, one that does not fit
+the document's text with :class:`ImportFormatError`: each says what to do.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import cassis
 from pydantic import Field
 
 from casflow.cas.metadata import find_document_id
+from casflow.components.formats.common import warn, without_bom
 from casflow.pipeline.component import ComponentConfig, DocumentError, Processor, RunContext
 from casflow.pipeline.files import safe_file_stem
 
@@ -40,6 +47,22 @@ class ImportFileMissing(DocumentError, FileNotFoundError):
 
 class ImportFormatError(DocumentError, ValueError):
     hint = "the imported file does not fit the document's text; check that it belongs to it"
+
+
+class ImportFileMalformed(DocumentError, ValueError):
+    """The file breaks its own format (a line of the wrong shape), whatever the text."""
+
+    hint = (
+        "the imported file breaks its format at the line the message names: fix or "
+        "regenerate that file, or check the importer's options (e.g. encoding, separator)"
+    )
+
+
+class ImportDecodeError(DocumentError, ValueError):
+    hint = (
+        "convert the file to the importer's encoding (e.g. iconv -f latin1 -t utf-8), "
+        "or set the importer's encoding to the one the file is in"
+    )
 
 
 def document_id(view: cassis.Cas) -> str:
@@ -102,6 +125,13 @@ class FileImport(Processor[FileImportConfigT]):
         if path.is_file():
             return doc_id, path
         if self.config.missing == "empty":
+            # One message for every such document, so the run report lists them under
+            # it: a mistyped pattern would otherwise leave every view empty unnoticed.
+            warn(
+                "no file for the document (missing: empty): its view is left empty",
+                source=f"path {self.config.path!r}",
+                line=None,
+            )
             return doc_id, None
         raise ImportFileMissing(
             f"document {doc_id}: no file {' or '.join(str(p) for p in tried)} "
@@ -115,8 +145,30 @@ class FileImport(Processor[FileImportConfigT]):
         if path is None:
             return doc_id, None, None
         try:
-            return doc_id, path, path.read_text(encoding=self.config.encoding)
+            content = path.read_text(encoding=self.config.encoding)
         except UnicodeDecodeError as exc:
-            raise ImportFormatError(
-                f"document {doc_id}: {path} is not valid {self.config.encoding} ({exc})"
+            line = exc.object[: exc.start].count(b"\n") + 1
+            raise ImportDecodeError(
+                f"document {doc_id}: {path}:{line}: not valid {self.config.encoding}: byte "
+                f"{exc.start} ({exc.object[exc.start : exc.start + 1]!r}) cannot be decoded"
             ) from exc
+        # A byte-order mark is not content: left in, it sticks to the first line's first
+        # field (a CoNLL-U id, a brat id, a token) and that line fails or is not read.
+        return doc_id, path, without_bom(content)
+
+
+def warn_uncovered_text(text: str, position: int, path: Path, unit: str) -> None:
+    """Warn when ``text`` has more than whitespace after ``position``, where a token file's
+    last ``unit`` (sentence, token) ended: a truncated or empty file (a tool stopped
+    early) would otherwise leave the rest of the document without annotations unnoticed."""
+    rest = text[position:]
+    if not rest.strip():
+        return
+    offset = position + len(rest) - len(rest.lstrip())
+    warn(
+        f"the text from offset {offset} of {len(text)} ({text[offset : offset + 30]!r}) is in "
+        f"no {unit} of the file, so it has no annotations in this view; check that the file "
+        "is complete (a tool that stopped early writes a truncated file)",
+        source=str(path),
+        line=None,
+    )

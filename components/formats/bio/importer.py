@@ -6,7 +6,10 @@ configurable, IOB1 is read as ``conlleval`` reads it). Tokens are aligned to the
 view's text by their forms, in order, any whitespace allowed between them (a
 space inside a form matches any whitespace character, as ``bio.writer.v1`` writes
 a tab or line break inside a token as a space); a token not found where expected
-is an error naming the file, line and the text there. Mentions become annotations of ``type`` with ``value`` the tag's class.
+is an error naming the file, line and the text there; text after the file's last
+token (a truncated or empty file) is kept with a warning. ``-DOCSTART-`` lines are
+skipped, as ``conlleval`` skips them. Mentions become annotations of ``type`` with
+``value`` the tag's class.
 With ``tokens: true`` (default) the file's sentences and tokens are added too.
 """
 
@@ -30,7 +33,9 @@ from casflow.components.formats.common import FormatError, form_at
 from casflow.components.formats.document_files import (
     FileImport,
     FileImportConfig,
+    ImportFileMalformed,
     ImportFormatError,
+    warn_uncovered_text,
 )
 from casflow.typesystem import NAMED_ENTITY, SENTENCE, TOKEN
 
@@ -86,7 +91,7 @@ class BioImport(FileImport[BioImportConfig]):
 
     def process(self, view: cassis.Cas) -> None:
         doc_id, path, content = self.read_document_file(view)
-        if content is None:
+        if path is None or content is None:
             return
         where = f"document {doc_id}: {path}"
         try:
@@ -98,8 +103,12 @@ class BioImport(FileImport[BioImportConfig]):
                 separator=self.config.separator,
             )
         except FormatError as exc:
-            raise ImportFormatError(f"document {doc_id}: {exc}") from exc
-        spans = align_tokens(document.sentences, view.sofa_string or "", where)
+            raise ImportFileMalformed(f"document {doc_id}: {exc}") from exc
+        text = view.sofa_string or ""
+        spans = align_tokens(document.sentences, text, where)
+        warn_uncovered_text(
+            text, max((end for s in spans for _, end in s), default=0), path, "token"
+        )
         if self.config.tokens:
             add_sentences(view, [[TokenSpec(b, e) for b, e in s] for s in spans])
         mentions = []

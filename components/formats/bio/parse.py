@@ -4,7 +4,9 @@ Columns are separated by a tab (or by any whitespace with ``separator=None``);
 which column holds the token and which the tag is configurable (default: first
 and last). Tags are ``O`` or ``B-``/``I-`` plus a class. Reading is tolerant of
 IOB1 the way ``conlleval`` is: an ``I-X`` after ``O`` or after a tag of another
-class starts a mention.
+class starts a mention; and as ``conlleval`` does, a ``-DOCSTART-`` line (CoNLL-2003
+and the NER tools trained on it write one before each document) ends the sentence
+and is not a token.
 
 The format has no character offsets, so a text is rebuilt: tokens joined by
 ``token_separator`` (one space) and sentences by ``sentence_separator`` (newline).
@@ -44,6 +46,8 @@ __all__ = [
 ]
 
 OUTSIDE = "O"
+#: The first field of a CoNLL-2003 document-boundary line.
+DOCSTART = "-DOCSTART-"
 
 
 class Span(Protocol):
@@ -217,6 +221,9 @@ def parse_bio(
             close()
             continue
         fields = tuple(line.split(separator))
+        if line.split()[0] == DOCSTART:  # a document marker, not a token of the text
+            close()
+            continue
         if width is None:
             width = len(fields)
         if len(fields) != width:
@@ -236,7 +243,13 @@ def parse_bio(
         try:
             split_tag(tag)
         except ValueError as exc:
-            raise FormatError(str(exc), source=source, line=number) from None
+            message = str(exc)
+            if len(fields) == 1 and separator is not None and len(line.split()) > 1:
+                message += (
+                    f"; the line has no {separator!r} between its columns: if they are "
+                    "separated by spaces, read with separator None (any whitespace)"
+                )
+            raise FormatError(message, source=source, line=number) from None
         if current is None:
             if sentences:
                 pieces.append(sentence_separator)

@@ -17,19 +17,24 @@ from __future__ import annotations
 import cassis
 from pydantic import Field, field_validator
 
-from casflow.components.formats.brat.parse import Normalization, TextBound, parse_ann
+from casflow.components.formats.brat.parse import Normalization, OtherLine, TextBound, parse_ann
 from casflow.components.formats.cas_builders import (
     MentionSpec,
     add_mentions,
     resolve_mention_type,
 )
-from casflow.components.formats.common import FormatError
+from casflow.components.formats.common import FormatError, warn
 from casflow.components.formats.document_files import (
     FileImport,
     FileImportConfig,
+    ImportFileMalformed,
     ImportFormatError,
 )
 from casflow.typesystem import FRAGMENT, NAMED_ENTITY
+
+#: What brat lines of these kinds hold is documented as not imported (relations,
+#: events, equivalences); any other line the parser keeps verbatim is damage.
+_NOT_IMPORTED = ("R", "E", "*")
 
 
 class BratImportConfig(FileImportConfig):
@@ -75,11 +80,16 @@ class BratImport(FileImport[BratImportConfig]):
             return
         text = view.sofa_string or ""
         try:
-            document = parse_ann(
-                ann, text=text if self.config.check_text else None, source=str(path)
-            )
+            document = parse_ann(ann, source=str(path))
         except FormatError as exc:
-            raise ImportFormatError(f"document {doc_id}: {exc}") from exc
+            raise ImportFileMalformed(f"document {doc_id}: {exc}") from exc
+        if self.config.check_text:
+            # parsed again against the text, so that a line that does not fit it is told
+            # apart (another document's file) from a line of the wrong shape (above)
+            try:
+                parse_ann(ann, text=text, source=str(path))
+            except FormatError as exc:
+                raise ImportFormatError(f"document {doc_id}: {exc}") from exc
         identifiers: dict[str, str] = {}
         for annotation in document.annotations:
             if isinstance(annotation, Normalization):
@@ -88,6 +98,14 @@ class BratImport(FileImport[BratImportConfig]):
                 )
         by_type: dict[str, list[MentionSpec]] = {}
         for annotation in document.annotations:
+            if isinstance(annotation, OtherLine) and annotation.id[:1] not in _NOT_IMPORTED:
+                # e.g. a "t1" or "X1" line: brat itself would refuse the file
+                warn(
+                    f"{annotation.id!r} is not a brat annotation id (T, R, E, A, M, N, # "
+                    "or * and a number), so the line is not read; correct its id",
+                    source=str(path),
+                    line=annotation.line,
+                )
             if not isinstance(annotation, TextBound):
                 continue
             type_name = self.config.types.get(annotation.label, self.config.default_type)

@@ -27,6 +27,7 @@ from casflow.components.formats.common import (
     FormatWarning,
     read_text_file,
     split_lines,
+    without_bom,
     write_text_file,
 )
 
@@ -226,7 +227,7 @@ def parse_ann(ann: str, *, text: str | None = None, source: str = STRING_SOURCE)
     """Parse ``.ann`` content; with ``text`` the T-line texts are checked against it."""
     document = BratDocument(text=text, source=source)
     seen: set[str] = set()
-    for number, line in enumerate(split_lines(ann), 1):
+    for number, line in enumerate(split_lines(without_bom(ann)), 1):
         if not line.strip():
             continue
         annotation = _parse_line(line, source, number)

@@ -18,11 +18,15 @@ the text there. Per ``layers`` (default all):
 
 Not supported: multiword tokens (``3-4``, an error: the CAS has one Token per
 span) and FEATS, DEPS and MISC (not loaded). Empty nodes (``3.1``) belong to the
-enhanced graph only and are skipped.
+enhanced graph only and are skipped. The HEADs must form a tree (each 0 or a word
+of the sentence, none the word itself, no cycle), else the document fails before
+anything is added. Text after the file's last word (a truncated or empty file) is
+kept, without annotations, with a warning.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -36,7 +40,9 @@ from casflow.components.formats.conllu.parse import align_to_text as align_conll
 from casflow.components.formats.document_files import (
     FileImport,
     FileImportConfig,
+    ImportFileMalformed,
     ImportFormatError,
+    warn_uncovered_text,
 )
 from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, LEMMA, POS, SENTENCE, TOKEN
 
@@ -53,6 +59,46 @@ ROOT_LABEL = "ROOT"
 
 def _value(column: str) -> str | None:
     return None if column == "_" else column
+
+
+_HEAD = re.compile(r"0|[1-9][0-9]*")
+
+
+def _check_heads(words: Sequence[Any], where: str) -> list[int | None]:
+    """The HEAD of each word (None for ``_``), checked to form a tree: each HEAD a word
+    of the sentence or 0, no word its own head, every chain of heads reaching 0. A
+    loop would make a Dependency that reads as a root (Governor = Dependent) or a
+    "tree" that scorers and converters walk forever."""
+    heads: list[int | None] = []
+    for number, word in enumerate(words, 1):
+        if word.head == "_":
+            heads.append(None)
+            continue
+        if not _HEAD.fullmatch(word.head) or int(word.head) > len(words):
+            raise ImportFileMalformed(
+                f"{where}:{word.line}: HEAD {word.head!r} of word {word.id} is not 0 or a word "
+                f"id of the sentence (1-{len(words)})"
+            )
+        if int(word.head) == number:
+            raise ImportFileMalformed(
+                f"{where}:{word.line}: word {word.id} is its own HEAD; give it its governor's "
+                "id, or 0 for the root"
+            )
+        heads.append(int(word.head))
+    for start in range(1, len(words) + 1):
+        seen: list[int] = []
+        node: int | None = start
+        while node and node not in seen:
+            seen.append(node)
+            node = heads[node - 1]
+        if node:  # came back to a word already on the path: a cycle
+            cycle = seen[seen.index(node) :]
+            raise ImportFileMalformed(
+                f"{where}:{words[cycle[0] - 1].line}: the HEADs of words "
+                f"{', '.join(str(n) for n in sorted(cycle))} form a cycle with no path to the "
+                "root (HEAD 0); the dependency tree is broken"
+            )
+    return heads
 
 
 class ConlluImportConfig(FileImportConfig):
@@ -92,13 +138,20 @@ class ConlluImport(FileImport[ConlluImportConfig]):
 
     def process(self, view: cassis.Cas) -> None:
         doc_id, path, text = self.read_document_file(view)
-        if text is None:
+        if path is None or text is None:
             return
         try:
             document = parse_conllu(text, str(path))
-            spans = align_conllu(document, view.sofa_string or "", text_source=f"document {doc_id}")
+        except FormatError as exc:
+            raise ImportFileMalformed(f"document {doc_id}: {exc}") from exc
+        sofa = view.sofa_string or ""
+        try:
+            spans = align_conllu(document, sofa, text_source=f"document {doc_id}")
         except FormatError as exc:
             raise ImportFormatError(f"document {doc_id}: {exc}") from exc
+        warn_uncovered_text(
+            sofa, max((s[1] for ss in spans for s in ss if s is not None), default=0), path, "word"
+        )
         layers = set(self.config.layers)
         sentences: list[list[TokenSpec]] = []
         kept_words: list[list[Any]] = []
@@ -106,9 +159,12 @@ class ConlluImport(FileImport[ConlluImportConfig]):
             specs, words = [], []
             for word, span in zip(sentence.words, word_spans, strict=True):
                 if word.is_range:
-                    raise ImportFormatError(
-                        f"document {doc_id}: {path} line {word.line}: multiword token "
-                        f"{word.id} {word.form!r} is not supported (one Token per span)"
+                    raise ImportFileMalformed(
+                        f"document {doc_id}: {path}:{word.line}: multiword token "
+                        f"{word.id} {word.form!r} is not supported (the CAS has one Token per "
+                        "span, its words would share one); write the tool's output without "
+                        "multiword tokens (one line per surface token), e.g. with its "
+                        "multiword-token expansion turned off"
                     )
                 if word.is_empty_node or span is None:
                     continue
@@ -124,6 +180,11 @@ class ConlluImport(FileImport[ConlluImportConfig]):
                 words.append(word)
             sentences.append(specs)
             kept_words.append(words)
+        where = f"document {doc_id}: {path}"
+        # Checked before anything is added: a broken tree fails the document as a whole.
+        heads = (
+            [_check_heads(words, where) for words in kept_words] if "dependencies" in layers else []
+        )
         if layers == {"sentences"}:
             self._add_sentences_only(view, document.sentences, sentences)
             return
@@ -134,7 +195,7 @@ class ConlluImport(FileImport[ConlluImportConfig]):
             with_sentences="sentences" in layers,
         )
         if "dependencies" in layers:
-            self._add_dependencies(view, kept_words, tokens, f"document {doc_id}: {path}")
+            self._add_dependencies(view, kept_words, tokens, heads)
 
     def _add_sentences_only(
         self,
@@ -154,21 +215,20 @@ class ConlluImport(FileImport[ConlluImportConfig]):
         view: cassis.Cas,
         words: Sequence[Sequence[Any]],
         tokens: Sequence[Sequence[Any]],
-        where: str,
+        heads: Sequence[Sequence[int | None]],
     ) -> None:
         typesystem = view.typesystem
         dependency_type = typesystem.get_type(DEPENDENCY)
         root_type = typesystem.get_type(DEPENDENCY_ROOT)
         out = []
-        for sentence_words, sentence_tokens in zip(words, tokens, strict=True):
-            for word, token in zip(sentence_words, sentence_tokens, strict=True):
-                if word.head == "_":
+        for sentence_words, sentence_tokens, sentence_heads in zip(
+            words, tokens, heads, strict=True
+        ):
+            for word, token, head in zip(
+                sentence_words, sentence_tokens, sentence_heads, strict=True
+            ):
+                if head is None:
                     continue
-                if not word.head.isdigit() or int(word.head) > len(sentence_tokens):
-                    raise ImportFormatError(
-                        f"{where} line {word.line}: HEAD {word.head!r} is not a word of the sentence"
-                    )
-                head = int(word.head)
                 if head == 0:
                     out.append(
                         root_type(

@@ -336,9 +336,11 @@ def align_to_text(
                 position += 1
             if not word.form or not form_at(text, word.form, position):
                 found = text[position : position + max(len(word.form), 20)]
+                there = f"which has {found!r} there" if found else "where the text ends"
+                in_sentence = f"sentence {sentence.sent_id}: " if sentence.sent_id else ""
                 raise FormatError(
-                    f"sentence {sentence.sent_id}: token {word.id} {word.form!r} not found at "
-                    f"offset {position} of {text_name}, which has {found!r} there",
+                    f"{in_sentence}token {word.id} {word.form!r} not found at offset "
+                    f"{position} of {text_name}, {there}",
                     source=document.source,
                     line=word.line,
                 )

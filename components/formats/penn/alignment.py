@@ -139,19 +139,28 @@ def _surface_forms(word: str) -> tuple[str, ...]:
 
 
 def align_trees(
-    tree_path: Path, text: str, text_name: str, document: str | None = None
+    tree_path: Path,
+    text: str,
+    text_name: str,
+    document: str | None = None,
+    *,
+    content: str | None = None,
 ) -> list[AlignedTree]:
     """Parse every tree of ``tree_path`` and align its leaves to ``text``.
 
     ``text_name`` names the text in messages (``123.txt``); ``document`` (``article
     123``), when given, starts every message but a tree's syntax error (which names
     file and line); leave it out when the caller puts its own prefix on the errors.
+    ``content``, when given, is the file's text as the caller decoded it (then
+    ``tree_path`` only names the file); else the file is read as UTF-8.
     """
     where = f"{document}: " if document is not None else ""
-    try:
-        lines = tree_path.read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TreebankError(f"{where}cannot read {tree_path}: {exc}") from exc
+    if content is None:
+        try:
+            content = tree_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TreebankError(f"{where}cannot read {tree_path}: {exc}") from exc
+    lines = content.split("\n")
     trees: list[AlignedTree] = []
     position = 0
     length = len(text)

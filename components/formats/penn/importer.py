@@ -28,10 +28,12 @@ from pydantic import Field
 from casflow.components.formats.document_files import (
     FileImport,
     FileImportConfig,
+    ImportFileMalformed,
     ImportFormatError,
 )
 from casflow.components.formats.penn.alignment import (
     CONSTITUENT_LAYER,
+    TreeAlignmentError,
     TreebankError,
     TreeTypes,
     align_trees,
@@ -78,14 +80,17 @@ class PennImport(FileImport[PennImportConfig]):
         )
 
     def process(self, view: cassis.Cas) -> None:
-        doc_id, path = self.document_path(view)
+        # read as every importer reads its file: the configured encoding, no BOM
+        doc_id, path, content = self.read_document_file(view)
         if path is None:
             return
         text = view.sofa_string or ""
         try:
-            trees = align_trees(path, text, "the document's text")
-        except TreebankError as exc:
+            trees = align_trees(path, text, "the document's text", content=content)
+        except TreeAlignmentError as exc:
             raise ImportFormatError(f"document {doc_id}: {exc}") from exc
+        except TreebankError as exc:  # a tree's bracketing, whatever the text
+            raise ImportFileMalformed(f"document {doc_id}: {exc}") from exc
         out: list[Any] = []
         build_tree_layers(trees, self.layers_of(self.config), TreeTypes.of(view.typesystem), out)
         view.add_all(out)

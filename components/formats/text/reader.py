@@ -11,6 +11,7 @@ from pydantic import Field
 from casflow.cas.metadata import set_document_metadata
 from casflow.cas.sofa import set_sofa_text
 from casflow.cas.xmi import XML_INCOMPATIBLE
+from casflow.components.formats.common import warn
 from casflow.components.inputs import (
     IdStyle,
     document_id,
@@ -30,6 +31,24 @@ from casflow.pipeline.component import (
 
 class DocumentDecodeError(DocumentError, ValueError):
     hint = "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8), or set the reader's encoding"
+
+
+class NotPlainTextError(DocumentError, ValueError):
+    hint = (
+        "extract the text first (gunzip a .gz file, unzip a .zip, convert a PDF to text), "
+        "or pack the text files as a .tar.gz archive, which the reader opens"
+    )
+
+
+#: Leading bytes of files that are not text in any encoding, so that such a file is
+#: named for what it is rather than reported as a text in a wrong encoding.
+_NOT_TEXT_MAGIC = {
+    b"\x1f\x8b": "gzip-compressed",
+    b"PK\x03\x04": "a zip archive",
+    b"BZh": "bzip2-compressed",
+    b"\xfd7zXZ\x00": "xz-compressed",
+    b"%PDF-": "a PDF file",
+}
 
 
 class XmlForbiddenCharacterError(DocumentError, ValueError):
@@ -85,12 +104,20 @@ class TextReader(Reader[TextReaderConfig]):
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
         data = ref.data if ref.data is not None else read_document_bytes(ref.uri)
+        kind = next((k for magic, k in _NOT_TEXT_MAGIC.items() if data.startswith(magic)), None)
+        if kind is not None:
+            raise NotPlainTextError(f"{ref.uri} is {kind}, not plain text")
         try:
             text = data.decode(self.config.encoding)
         except UnicodeDecodeError as exc:
+            utf16 = (
+                " (it starts with a UTF-16 byte-order mark: set the reader's encoding: utf-16)"
+                if data[:2] in (b"\xff\xfe", b"\xfe\xff")
+                else ""
+            )
             raise DocumentDecodeError(
                 f"{ref.uri} is not valid {self.config.encoding}: byte {exc.start} "
-                f"({data[exc.start : exc.start + 1]!r}) cannot be decoded"
+                f"({data[exc.start : exc.start + 1]!r}) cannot be decoded{utf16}"
             ) from exc
         # A byte-order mark is not text; CRLF is normalised so offsets match what other tools see.
         text = text.removeprefix("\ufeff").replace("\r\n", "\n")
@@ -108,6 +135,10 @@ class TextReader(Reader[TextReaderConfig]):
                     f"U+{ord(forbidden.group()):04X} is a character XML 1.0 forbids, so no "
                     "XMI can hold the document"
                 )
+        if not text.strip():
+            # kept (an empty document is valid), but a failed text extraction often
+            # leaves empty files behind, and the run would count them as done
+            warn("the file has no text (empty or whitespace only)", source=ref.uri, line=None)
         set_sofa_text(cas, text)
         cas.sofa_mime = "text/plain"
         set_document_metadata(cas, ref.doc_id, ref.uri, language=self.config.language)
