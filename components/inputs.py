@@ -241,7 +241,12 @@ def _walk_sorted(root: Path, pattern: str) -> Iterator[tuple[Path, Path]]:
     """
     name_glob = pattern[3:] if pattern.startswith("**/") else None
     if name_glob is None or "/" in name_glob or "**" in name_glob:
-        matches = {str(p) for one in expand_braces(pattern) for p in root.glob(one) if p.is_file()}
+        matches = {
+            str(p)
+            for one in expand_braces(pattern)
+            for p in root.glob(one)
+            if p.is_file() or (p.is_symlink() and not p.exists())  # broken: fails by name
+        }
         for found in sorted(matches, key=_path_order):
             yield Path(found), root
         return
@@ -267,14 +272,16 @@ def _walk_sorted(root: Path, pattern: str) -> Iterator[tuple[Path, Path]]:
                 kind = _link_kind(path)
             if kind == _DIR:
                 yield from walk(path)
-            elif kind == _FILE and any(fnmatch.fnmatchcase(name, g) for g in name_globs):
+            elif kind in (_FILE, _BROKEN) and any(fnmatch.fnmatchcase(name, g) for g in name_globs):
+                # a broken link is listed too: reading it fails its document, by name,
+                # where skipping it would lose a document without a word
                 yield path, root
 
     yield from walk(root)
 
 
 # What a folder entry is, as _walk_sorted keeps it (one byte each).
-_DIR, _FILE, _LINK, _OTHER = range(4)
+_DIR, _FILE, _LINK, _OTHER, _BROKEN = range(5)
 
 
 def _entry_kind(entry: os.DirEntry[str]) -> int:
@@ -288,11 +295,11 @@ def _entry_kind(entry: os.DirEntry[str]) -> int:
 
 
 def _link_kind(path: Path) -> int:
-    """The kind of what a symlink points to (``_OTHER`` when it points nowhere)."""
+    """The kind of what a symlink points to (``_BROKEN`` when it points nowhere)."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
-        return _OTHER
+        return _BROKEN
     if stat.S_ISDIR(mode):
         return _DIR
     return _FILE if stat.S_ISREG(mode) else _OTHER
@@ -327,8 +334,14 @@ def iter_input_items(input_spec: str, pattern: str, archives: bool = True) -> It
         else:
             try:
                 size = file.stat().st_size
-            except OSError as exc:  # vanished since it was listed
-                yield InputItem(file, root, str(file), error=f"{file}: cannot read: {exc}")
+            except OSError as exc:  # vanished since it was listed, or a broken link
+                error = f"{file}: cannot read: {exc}"
+                if file.is_symlink():
+                    error = (
+                        f"{file}: a symbolic link to {os.readlink(file)}, which does not "
+                        "exist; restore the file or remove the link"
+                    )
+                yield InputItem(file, root, str(file), error=error)
                 continue
             yield InputItem(file, root, str(file), size=size)
 

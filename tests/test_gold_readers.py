@@ -608,7 +608,8 @@ def test_conllu_import_errors_name_document_file_and_line(tmp_path: Path) -> Non
 def test_missing_empty_leaves_the_view_empty(tmp_path: Path) -> None:
     importer = build("conllu.import.v1", {"path": "{doc_id}.conllu", "missing": "empty"}, tmp_path)
     view = document_view(CONLLU_TEXT, "doc1")
-    importer.process(view)
+    with pytest.warns(UserWarning, match="missing: empty"):
+        importer.process(view)
     assert view.select(TOKEN) == [] and view.sofa_string == CONLLU_TEXT
 
 

@@ -228,6 +228,22 @@ def test_a_listed_input_gone_after_validation_fails_that_document_only(tmp_path:
     assert (tmp_path / "out" / "xmi" / "c.xmi").exists()
 
 
+@pytest.mark.parametrize("pattern", ["**/*.txt", "*.txt"])
+def test_a_broken_link_in_an_input_folder_is_a_failed_document_not_skipped(
+    tmp_path: Path, pattern: str
+) -> None:
+    # "**/NAME" is walked by casflow, "*.txt" listed by glob: both must list the link
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Text a.")
+    os.symlink(tmp_path / "gone.txt", folder / "b.txt")
+    items = list(iter_input_items(str(folder), pattern))
+    assert [item.path.name for item in items] == ["a.txt", "b.txt"]
+    assert items[0].error is None
+    assert items[1].error is not None
+    assert "a symbolic link to" in items[1].error and "gone.txt" in items[1].error
+
+
 def test_an_output_folder_inside_the_input_folder_is_refused(tmp_path: Path) -> None:
     from casflow.components.inputs import input_problems
 
