@@ -414,6 +414,7 @@ def run_batch(
         stage_time(ref, "read", time.perf_counter() - t0)
         live.append((ref, cas))
 
+    retry_alone = False
     for step, processor in chain.processors:
         if not live:
             break
@@ -450,14 +451,19 @@ def run_batch(
                 fail(live[0][0], f"component {label}", exc)
                 live = []
                 break
-            # The batch call may have annotated some views before it failed, so the
-            # step cannot simply be run again over them (their annotations would be
-            # doubled): each document starts again alone, from its reader, so that
-            # only the culprit fails and the others come out as from a clean run.
-            for ref, _ in live:
-                (results[ref.doc_id],) = run_batch(chain, [ref], timeout, watchdog)
-                said[ref.doc_id] = results[ref.doc_id].warnings  # its run alone said them again
-            return _in_order(refs, results, started, said)
+            retry_alone = True
+            break
+    if retry_alone:
+        # The batch call may have annotated some views before it failed, so the
+        # step cannot simply be run again over them (their annotations would be
+        # doubled): each document starts again alone, from its reader, so that
+        # only the culprit fails and the others come out as from a clean run.
+        # Outside the except block: a document's own failure would otherwise carry
+        # the batch's as its context, and its traceback would tell both.
+        for ref, _ in live:
+            (results[ref.doc_id],) = run_batch(chain, [ref], timeout, watchdog)
+            said[ref.doc_id] = results[ref.doc_id].warnings  # its run alone said them again
+        return _in_order(refs, results, started, said)
 
     for _, writer in chain.writers:
         writer.start_batch([ref.doc_id for ref, _ in live])

@@ -102,6 +102,9 @@ def test_failing_document_is_isolated_and_rerun_skips_finished(
     assert failure["document"] == "doc4"
     assert "component test.whitespace_tokenizer.v1" in failure["stage"]
     assert "refusing text" in failure["error"]
+    # retried alone after its batch failed: its traceback tells its own failure only
+    assert failure["traceback"].count("RuntimeError: refusing text") == 1
+    assert "During handling" not in failure["traceback"]
     assert not (out / "xmi" / "doc4.xmi").exists()
     before = {p.name: p.stat().st_mtime_ns for p in (out / "xmi").glob("*.xmi")}
 
