@@ -788,6 +788,22 @@ def test_bc2_import_adds_the_lines_of_the_document_sentence(
         system.process(document_view("IL-2 receptor alpha chain is expressed.", "S3"))
 
 
+def test_a_mention_line_file_that_cannot_be_read_is_a_validation_problem(tmp_path: Path) -> None:
+    # one file holds every document's lines: a bad line would fail every document
+    write_files(tmp_path, {"system.eval": "S1|0 1|IL\nS2 no bars here\n"})
+    (problem,) = problems("bc2.import.v1", {"path": "system.eval"}, tmp_path)
+    assert problem.startswith("path: ") and "system.eval" in problem and "2" in problem
+    write_files(tmp_path, {"good.eval": "S1|0 1|IL\n", "alt.eval": "broken\n"})
+    config = {"path": "good.eval", "alternatives": "alt.eval"}
+    (problem,) = problems("bc2.import.v1", config, tmp_path)
+    assert problem.startswith("alternatives: ") and "alt.eval" in problem
+    # at run time the file is read once: every document gets the same error
+    importer = build("bc2.import.v1", {"path": "system.eval"}, tmp_path)
+    for doc_id in ("S1", "S2"):
+        with pytest.raises(ValueError, match="system.eval"):
+            importer.process(document_view("IL-2 is expressed.", doc_id))
+
+
 def test_importers_add_a_view_in_a_workflow(bc2_corpus: Path, tmp_path: Path) -> None:
     folder = bc2_corpus / "bc2-format" / "devel"
     report = run(

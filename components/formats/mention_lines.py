@@ -76,6 +76,7 @@ class MentionLinesImport(Processor[ConfigT]):
         super().__init__(config, context)
         self._mentions: dict[str, list[Any]] | None = None
         self._alternatives: dict[str, list[Any]] = {}
+        self._read_error: str | None = None
 
     @abstractmethod
     def read_lines(self, path: Path) -> list[Any]:
@@ -100,8 +101,18 @@ class MentionLinesImport(Processor[ConfigT]):
     def check_config(cls, config: ConfigT, context: RunContext) -> list[str]:
         problems = []
         for option, value in (("path", config.path), ("alternatives", config.alternatives)):
-            if value is not None and not resolve_path(value, context).is_file():
-                problems.append(f"{option}: the file {resolve_path(value, context)} does not exist")
+            if value is None:
+                continue
+            path = resolve_path(value, context)
+            if not path.is_file():
+                problems.append(f"{option}: the file {path} does not exist")
+                continue
+            # One file holds every document's lines: a line it cannot read would fail
+            # every document with the same error, so it is found before the run.
+            try:
+                cls(config, context).read_lines(path)
+            except (FormatError, OSError, UnicodeDecodeError) as exc:
+                problems.append(f"{option}: {exc}{cls.read_hint}")
         return problems
 
     def _by_sentence(self, option: str) -> dict[str, list[Any]]:
@@ -111,14 +122,18 @@ class MentionLinesImport(Processor[ConfigT]):
         return dict(grouped)
 
     def _load(self) -> dict[str, list[Any]]:
-        # Read once per process: one file holds the lines of every document.
+        # Read once per process: one file holds the lines of every document (and a file
+        # that cannot be read fails the rest with the same error, not read again each).
+        if self._read_error is not None:
+            raise ImportFormatError(self._read_error)
         if self._mentions is None:
             try:
                 self._mentions = self._by_sentence(self.config.path)
                 if self.config.alternatives:
                     self._alternatives = self._by_sentence(self.config.alternatives)
-            except (FormatError, OSError) as exc:
-                raise ImportFormatError(f"{exc}{self.read_hint}") from exc
+            except (FormatError, OSError, UnicodeDecodeError) as exc:
+                self._read_error = f"{exc}{self.read_hint}"
+                raise ImportFormatError(self._read_error) from exc
         return self._mentions
 
     def process(self, view: cassis.Cas) -> None:
