@@ -120,3 +120,35 @@ def test_a_missing_relative_model_is_reported_with_both_places_looked(
     context = RunContext(output_dir=tmp_path, workflow_dir=workflow_dir)
     [problem] = ConstituencyParser.check_config(ConstituencyConfig(model="runs/m.pt"), context)
     assert f"no model at {both}:" in problem
+
+
+@pytest.mark.parametrize(
+    ("name", "member", "library"),
+    [
+        ("sentences.nltk.punkt.v1", "punkt.json", "nltk"),
+        ("udpipe.v1", "model.udpipe", "ufal.udpipe"),
+    ],
+)
+def test_a_missing_model_file_is_reported_with_every_place_looked(
+    name: str, member: str, library: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative model is tried from the working directory, then from the workflow's
+    folder: the message names both, at validation and when the component is built."""
+    pytest.importorskip(library, reason=f"{library} is in the tools extra")
+    from casflow.pipeline.registry import registry
+
+    cls = registry().get(name)
+    workflow_dir = tmp_path / "workflows"
+    workflow_dir.mkdir()
+    monkeypatch.chdir(tmp_path)
+    context = RunContext(output_dir=tmp_path, workflow_dir=workflow_dir)
+    both = f"runs/m (from the working directory) nor at {workflow_dir / 'runs/m'};"
+    (problem,) = cls.check_config(cls.Config(model="runs/m"), context)
+    assert both in problem
+    with pytest.raises(FileNotFoundError) as raised:
+        cls(cls.Config(model="runs/m"), context)
+    assert both in str(raised.value)
+    # a model folder without its file: the file is named in the folder
+    (workflow_dir / "runs" / "m").mkdir(parents=True)
+    (problem,) = cls.check_config(cls.Config(model="runs/m"), context)
+    assert f"runs/m/{member} (from the working directory) nor at {workflow_dir}" in problem

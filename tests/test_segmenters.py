@@ -305,28 +305,6 @@ def test_punkt_model_problems_are_found_before_any_document(tmp_path: Path) -> N
     assert any("no Punkt parameters" in p and "train.nltk.punkt.v1" in p for p in problems)
 
 
-def test_a_missing_punkt_model_is_reported_with_every_place_looked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A relative model is tried from the working directory, then from the workflow's
-    folder: the message names both, at validation and when the component is built."""
-    cls = registry().get("sentences.nltk.punkt.v1")
-    workflow_dir = tmp_path / "workflows"
-    workflow_dir.mkdir()
-    monkeypatch.chdir(tmp_path)
-    context = RunContext(output_dir=tmp_path, workflow_dir=workflow_dir)
-    both = f"runs/m (from the working directory) nor at {workflow_dir / 'runs/m'};"
-    (problem,) = cls.check_config(cls.Config(model="runs/m"), context)
-    assert both in problem
-    with pytest.raises(FileNotFoundError) as raised:
-        cls(cls.Config(model="runs/m"), context)
-    assert both in str(raised.value)
-    # a model folder without its file: the file is named in the folder
-    (workflow_dir / "runs" / "m").mkdir(parents=True)
-    (problem,) = cls.check_config(cls.Config(model="runs/m"), context)
-    assert f"runs/m/punkt.json (from the working directory) nor at {workflow_dir}" in problem
-
-
 def test_punkt_training_workflow(tmp_path: Path) -> None:
     from casflow.pipeline.training import load_training_workflow, run_training
 

@@ -15,7 +15,14 @@ from casflow.components.crfsuite.tokenize import tokenize
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
 from casflow.typesystem import ANATOMY_MENTION, SENTENCE, TOKEN, load_typesystem
-from tests.helpers.ner_corpus import SENTENCES, TINY, gold_cas, ner_vectors, ner_workflow
+from tests.helpers.ner_corpus import (
+    SENTENCES,
+    TINY,
+    gold_cas,
+    ner_vectors,
+    ner_workflow,
+    unmarked_gold_cas,
+)
 from tests.helpers.training import (
     assert_same_weights,
     train,
@@ -264,16 +271,9 @@ def test_training_documents_without_sentences_or_mentions_are_refused(tmp_path: 
     pytest.importorskip("stanza", reason="Stanza is the stanza extra")
     from casflow.pipeline.training import TrainingDataError
 
-    def without_mentions(k: int) -> cassis.Cas:
-        cas = gold_cas(SENTENCES[k:] + SENTENCES[:k])
-        view = cas.get_view("gold")
-        for mention in list(view.select(ANATOMY_MENTION)):
-            view.remove(mention)
-        return cas
-
     for name, document, said in [
         ("empty", lambda _: gold_cas([]), "no sentence with a word"),
-        ("unmarked", without_mentions, r"no AnatomyMention \(the anatomy layer\)"),
+        ("unmarked", unmarked_gold_cas, r"no AnatomyMention \(the anatomy layer\)"),
     ]:
         root = tmp_path / name
         root.mkdir()

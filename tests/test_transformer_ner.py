@@ -39,7 +39,12 @@ from casflow.typesystem import (  # noqa: E402
     TOKEN,
     load_typesystem,
 )
-from tests.helpers.ner_corpus import SENTENCES, gold_cas, write_tiny_ner_corpus  # noqa: E402
+from tests.helpers.ner_corpus import (  # noqa: E402
+    SENTENCES,
+    gold_cas,
+    unmarked_gold_cas,
+    write_tiny_ner_corpus,
+)
 from tests.helpers.training import train, train_until, training_workflow  # noqa: E402
 
 TRAINER = "train.transformers.ner.v1"
@@ -515,17 +520,10 @@ def test_training_documents_without_sentences_or_mentions_are_refused(
     from casflow.pipeline.training import TrainingDataError
     from tests.helpers.training import write_gold_splits
 
-    def without_mentions(k: int) -> cassis.Cas:
-        cas = gold_cas(SENTENCES[k:] + SENTENCES[:k])
-        view = cas.get_view("gold")
-        for mention in list(view.select(ANATOMY_MENTION)):
-            view.remove(mention)
-        return cas
-
     settings = {**LEARNS, "epochs": 1, "encoder": str(corpus / "encoder")}
     for name, document, said in [
         ("empty", lambda _: gold_cas([]), "no sentence with a word"),
-        ("unmarked", without_mentions, "no AnatomyMention"),
+        ("unmarked", unmarked_gold_cas, "no AnatomyMention"),
     ]:
         root = tmp_path / name
         root.mkdir()

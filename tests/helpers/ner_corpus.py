@@ -61,6 +61,16 @@ def gold_cas(
     return document
 
 
+def unmarked_gold_cas(k: int) -> cassis.Cas:
+    """Document ``k`` of a corpus whose gold has no mentions (the sentences rotated by
+    ``k``, so the documents differ): training data with nothing to learn."""
+    cas = gold_cas(SENTENCES[k:] + SENTENCES[:k])
+    view = cas.get_view("gold")
+    for mention in list(view.select(ANATOMY_MENTION)):
+        view.remove(mention)
+    return cas
+
+
 def ner_vectors(path: Path) -> Path:
     words = {w.lower() for t, _ in SENTENCES for w in re.findall(r"[^\W\d_]+|\d+|\S", t)}
     return write_vectors(path, sorted(words))
