@@ -277,35 +277,67 @@ def _print_component(item: dict[str, Any]) -> None:
     print()
 
 
+CHECK_XMI_EXIT_STATUS = """\
+exit status:
+  0    every XMI file loads in UIMA Java with the same content as in cassis
+  1    some file does not load (FAIL), loads with other content (DIFF), or UIMA
+       Java refuses the type system; each is named on standard output
+  2    nothing was checked: no such folder, no XMI files, no TypeSystem.xml, or
+       java, javac or Apache UIMA's jar missing (standard error says what to do)
+"""
+
+
 def cmd_check_xmi(args: argparse.Namespace) -> int:
     """Load XMI in Apache UIMA Java (strict) and compare every view with cassis.
 
     Takes what xmi.writer.v1 writes: ``.xmi``, gzipped ``.xmi.gz`` and ``.tar``
-    archives of either (unpacked into a temporary folder for the check).
+    archives of either (unpacked into a temporary folder for the check). Exit
+    status: 0 every file loads with the same content, 1 some file does not (or
+    UIMA refuses the type system), 2 nothing was checked (``CHECK_XMI_EXIT_STATUS``).
     """
     import tempfile
 
     from casflow.pipeline.packed import PackedFileError
+    from casflow.pipeline.uima_java import checker_problem
+
+    def not_checked(message: str) -> int:
+        print(f"casflow check-xmi: {message}", file=sys.stderr)
+        return EXIT_NOT_STARTED
 
     folder = Path(args.folder)
+    if not folder.exists():
+        return not_checked(
+            f"{folder} does not exist: give a folder of XMI files (an xmi.writer.v1 folder, "
+            "e.g. casflow-out/quickstart/xmi) or one XMI file"
+        )
+    given = args.typesystem is not None
     typesystem = (
         Path(args.typesystem)
-        if args.typesystem
+        if given
         else (folder if folder.is_dir() else folder.parent) / "TypeSystem.xml"
     )
+    if given and not typesystem.is_file():
+        return not_checked(f"--typesystem {typesystem}: no such file")
+    # Before anything is unpacked: without Java there is nothing to compare with.
+    problem = checker_problem()
+    if problem is not None:
+        return not_checked(problem)
     with tempfile.TemporaryDirectory(prefix="casflow-check-xmi-") as tmp:
         try:
             files = xmi_files_to_check(folder, Path(tmp))
         except PackedFileError as exc:
-            print(f"casflow: {exc}", file=sys.stderr)
-            return EXIT_NOT_STARTED
-        if not files or not typesystem.exists():
-            print(
-                f"casflow: no XMI files (.xmi, .xmi.gz or .tar of them) with a TypeSystem.xml "
-                f"beside them in {folder}",
-                file=sys.stderr,
+            return not_checked(str(exc))
+        if not files:
+            return not_checked(
+                f"no XMI files in {folder} (looked for .xmi, .xmi.gz and .tar archives of them)"
             )
-            return EXIT_NOT_STARTED
+        if not typesystem.is_file():
+            return not_checked(
+                f"no type system at {typesystem}: the XMI files load strictly with the one "
+                "they were written with, which xmi.writer.v1 writes there when its run ends "
+                "(a run still going or killed has not written it yet: finish the run); or "
+                "pass --typesystem FILE"
+            )
         return _check_xmi_files(args, files, typesystem)
 
 
@@ -345,15 +377,17 @@ def _check_xmi_files(args: argparse.Namespace, shown: dict[Path, str], typesyste
         UimaJavaError,
         cassis_cas_report,
         compare_reports,
+        compile_checker,
         find_uima_jar,
-        java_available,
         java_cas_reports,
     )
 
-    if not java_available() or find_uima_jar() is None:
+    try:
+        compile_checker()
+    except (UimaJavaError, OSError) as exc:
         print(
-            "casflow: needs java, javac and Apache UIMA's uimaj-core.jar "
-            "(apt-get install libuima-core-java, or set CASFLOW_UIMA_JAR)",
+            f"casflow check-xmi: cannot build the UIMA Java checker (is {find_uima_jar()} "
+            f"Apache UIMA's uimaj-core 2.x jar?): {exc}",
             file=sys.stderr,
         )
         return EXIT_NOT_STARTED
@@ -362,16 +396,29 @@ def _check_xmi_files(args: argparse.Namespace, shown: dict[Path, str], typesyste
         reports = java_cas_reports(typesystem, files, spans=args.spans)
         failures: dict[Path, str] = {}
     except UimaJavaError as exc:
+        if exc.typesystem_reason is not None:
+            print(
+                f"FAIL {typesystem}: UIMA Java cannot use the type system: {exc.typesystem_reason}"
+            )
+            print(f"casflow: 0 of {len(files)} XMI files checked: UIMA Java refused {typesystem}")
+            return 1
         reports, failures = exc.reports, exc.failures
+    except (OSError, ValueError) as exc:  # java vanished, or a path Java cannot take
+        print(f"casflow check-xmi: cannot run UIMA Java: {exc}", file=sys.stderr)
+        return EXIT_NOT_STARTED
     bad = 0
     for path in files:
         if path in failures:
             bad += 1
             print(f"FAIL {shown[path]}: UIMA Java cannot load it: {failures[path]}")
             continue
-        differences = compare_reports(
-            reports[path], cassis_cas_report(path, typesystem, spans=args.spans)
-        )
+        try:
+            ours = cassis_cas_report(path, typesystem, spans=args.spans)
+        except Exception as exc:  # noqa: BLE001 - any cassis error is this file's finding
+            bad += 1
+            print(f"FAIL {shown[path]}: cassis cannot load it: {type(exc).__name__}: {exc}")
+            continue
+        differences = compare_reports(reports[path], ours)
         if differences:
             bad += 1
             print(f"DIFF {shown[path]}: " + "; ".join(differences[:5]))
@@ -576,7 +623,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_comp.add_argument("--json", action="store_true", help="machine-readable listing")
     p_comp.set_defaults(func=cmd_components)
     p_check = sub.add_parser(
-        "check-xmi", help="load XMI in Apache UIMA Java and compare with cassis"
+        "check-xmi",
+        help="load XMI in Apache UIMA Java and compare with cassis",
+        epilog=CHECK_XMI_EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p_check.add_argument(
         "folder", help="a folder of .xmi files (or one file) with TypeSystem.xml beside them"

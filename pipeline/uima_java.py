@@ -55,7 +55,8 @@ class UimaJavaError(RuntimeError):
     """UIMA Java could not load one or more XMI files (or could not run at all).
 
     ``failures`` maps each failed XMI to the Java exception; ``reports`` holds the
-    documents that did load.
+    documents that did load. ``typesystem_reason`` is UIMA's reason when it refused
+    the type system itself (then no XMI was loaded).
     """
 
     def __init__(
@@ -63,10 +64,12 @@ class UimaJavaError(RuntimeError):
         message: str,
         failures: dict[Path, str] | None = None,
         reports: dict[Path, CasReport] | None = None,
+        typesystem_reason: str | None = None,
     ):
         super().__init__(message)
         self.failures = failures or {}
         self.reports = reports or {}
+        self.typesystem_reason = typesystem_reason
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,31 @@ def java_available() -> bool:
     return shutil.which("java") is not None and shutil.which("javac") is not None
 
 
+def checker_problem() -> str | None:
+    """What stops the checker from running, as one line saying what to do; None when
+    ``java``, ``javac`` and the jar are all there."""
+    missing = [tool for tool in ("java", "javac") if shutil.which(tool) is None]
+    if missing:
+        return (
+            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not on PATH: "
+            "install a JDK (a JRE has no javac), e.g. apt-get install default-jdk-headless, "
+            "or put its bin folder on PATH"
+        )
+    if find_uima_jar() is not None:
+        return None
+    configured = os.environ.get(UIMA_JAR_ENV)
+    if configured:
+        return (
+            f"${UIMA_JAR_ENV} is {configured}, which is not a file: set it to Apache UIMA's "
+            "uimaj-core 2.x jar, or unset it to use the Debian package's "
+            f"{DEFAULT_UIMA_JAR}"
+        )
+    return (
+        f"Apache UIMA's jar is not at {DEFAULT_UIMA_JAR}: apt-get install libuima-core-java, "
+        f"or set ${UIMA_JAR_ENV} to a uimaj-core 2.x jar"
+    )
+
+
 def checker_source() -> Path:
     """Path of ``XmiTypeCounts.java`` shipped as package data."""
     return Path(str(resources.files(__package__).joinpath("java", f"{CHECKER_CLASS}.java")))
@@ -139,7 +167,7 @@ def _require_jar(jar: Path | None) -> Path:
 
 def _require_java() -> None:
     if not java_available():
-        raise FileNotFoundError("java and javac must be on PATH to run the UIMA Java checker")
+        raise FileNotFoundError(f"the UIMA Java checker cannot run: {checker_problem()}")
 
 
 def compile_checker(build_dir: Path | None = None, jar: Path | None = None) -> Path:
@@ -227,7 +255,10 @@ def java_cas_reports(
     stdout = result.stdout.decode("utf-8")
     stderr = result.stderr.decode("utf-8", errors="replace")
     if result.returncode == 2:
-        raise UimaJavaError(f"UIMA Java cannot use type system {typesystem_xml}:\n{stderr}")
+        raise UimaJavaError(
+            f"UIMA Java cannot use type system {typesystem_xml}:\n{stderr}",
+            typesystem_reason=_typesystem_reason(stderr, typesystem_xml),
+        )
 
     reports, failures = _parse_checker_output(stdout, by_name, spans)
     for path in by_name.values():
@@ -244,6 +275,16 @@ def java_cas_reports(
             reports=reports,
         )
     return reports
+
+
+def _typesystem_reason(stderr: str, typesystem_xml: Path) -> str:
+    """UIMA's one-line reason from the checker's stderr (the stack trace left out)."""
+    prefix = f"cannot build a CAS from type system {typesystem_xml}: "
+    for line in stderr.splitlines():
+        if line.startswith(prefix):
+            return line[len(prefix) :]
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return lines[0] if lines else "no reason given (java printed nothing)"
 
 
 def _parse_checker_output(

@@ -154,6 +154,29 @@ def test_the_xmi_reader_reads_what_the_writer_wrote(
 
 
 @pytest.mark.slow
+def test_a_batch_recorded_in_part_before_a_kill_leaves_each_document_in_one_archive(
+    tmp_path: Path,
+) -> None:
+    _inputs(tmp_path, 4)
+    out = tmp_path / "out"
+    options = {"compress": "gzip", "archive": "tar"}
+    wf = _workflow(tmp_path, out, options, {"archive": "tar"}, batch_size=4)
+    assert _run(wf).returncode == 0
+    plain = {sub: _contents(out / sub) for sub in ("xmi", "json")}
+    # The parent was killed while appending the batch's entries: two whole, one torn.
+    journal = out / ".casflow" / "journal.jsonl"
+    lines = journal.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert len(lines) == 4
+    journal.write_text("".join(lines[:2]) + lines[2][:40], encoding="utf-8")
+    done = _run(wf)
+    assert done.returncode == 0, done.stderr
+    for sub in ("xmi", "json"):
+        names = [name for path in (out / sub).glob("*.tar") for name, _ in iter_packed(path)]
+        assert sorted(names) == sorted(plain[sub]), f"{sub}: {names}"
+        assert _contents(out / sub) == plain[sub]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("options", [{"compress": "gzip"}, {"compress": "gzip", "archive": "tar"}])
 def test_sigkill_twice_then_resume_with_compressed_output(
     tmp_path: Path, options: dict[str, Any]

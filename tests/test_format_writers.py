@@ -16,12 +16,13 @@ import cassis
 import pytest
 
 from casflow.cas.metadata import set_document_metadata
-from casflow.pipeline.component import RunContext
+from casflow.components.formats.view_writer import ViewContentError
+from casflow.pipeline.component import DocumentWarning, RunContext
 from casflow.pipeline.runner import RunOptions, run_workflow
 from casflow.pipeline.testing import build, cas_from_text, run_component
 from casflow.pipeline.validation import WorkflowValidationError
 from casflow.pipeline.workflow import load_workflow_text
-from casflow.typesystem import GENE_MENTION, TOKEN, load_typesystem
+from casflow.typesystem import GENE_MENTION, NAMED_ENTITY, TOKEN, load_typesystem
 from tests.test_gold_readers import (
     BC2_ALTERNATIVES,
     BC2_GENES,
@@ -279,17 +280,58 @@ def test_brat_writer_renumbers_in_text_order_and_filters_by_type(tmp_path: Path)
     )
 
 
-def test_brat_writer_cannot_write_a_mention_across_lines(tmp_path: Path) -> None:
+@pytest.mark.parametrize("line_break", ["\n", "\r"])
+def test_brat_writer_cannot_write_a_mention_across_lines(tmp_path: Path, line_break: str) -> None:
+    # A lone \r too: brat.import.v1 reads the .ann with universal newlines.
     write_files(tmp_path, {"system.eval": "doc1|0 3|ab cd\n"})
     report = run_import(
         tmp_path,
-        "ab\ncd ef",
+        f"ab{line_break}cd ef",
         "bc2.import.v1",
         {"path": str(tmp_path / "system.eval"), "type": "NamedEntity"},
         "brat.writer.v1",
         {},
     )
-    assert "document doc1: T1: text holds a newline" in failure(report)
+    assert f"document doc1: mention {'ab' + line_break + 'cd'!r}" in failure(report)
+    assert "spans a line break" in failure(report)
+
+
+def _write_and_import(
+    tmp_path: Path, cas: cassis.Cas, writer: str, importer: str, doc_id: str = "doc1"
+) -> cassis.Cas:
+    """``writer`` writes ``cas`` (its combined file too); ``importer`` reads the file back
+    into a CAS of the same text."""
+    built = build(writer, RunContext(output_dir=tmp_path / "out"))
+    written = built.write(cas, doc_id)
+    combined = built.finish()
+    path = (combined or written)[0]
+    back = cas_from_text(cas.sofa_string, doc_id=doc_id)
+    context = RunContext(output_dir=tmp_path, workflow_dir=tmp_path)
+    run_component(importer, back, context=context, path=str(path))
+    return back
+
+
+def _mentions(cas: cassis.Cas, type_name: str) -> list[tuple[int, int, str | None]]:
+    return sorted((m.begin, m.end, m.get("value")) for m in cas.select(type_name))
+
+
+def test_brat_writer_writes_whitespace_in_a_class_as_underscores(tmp_path: Path) -> None:
+    cas = cas_from_text("T cells", spans={"NamedEntity": [(0, 7, {"value": "cell line\tx"})]})
+    back = _write_and_import(tmp_path, cas, "brat.writer.v1", "brat.import.v1")
+    assert _mentions(back, NAMED_ENTITY) == [(0, 7, "cell_line_x")]
+
+
+def test_brat_writer_leaves_out_an_identifier_with_whitespace(tmp_path: Path) -> None:
+    spans = [
+        (0, 4, {"value": "Gene", "identifier": "NCBI Gene:1 2"}),
+        (5, 9, {"value": "Gene", "identifier": "NCBI:7"}),
+    ]
+    cas = cas_from_text("BRCA TP53", spans={"NamedEntity": spans})
+    with pytest.warns(DocumentWarning, match="identifier 'NCBI Gene:1 2' of mention 'BRCA'"):
+        _write_and_import(tmp_path, cas, "brat.writer.v1", "brat.import.v1")
+    assert (tmp_path / "out" / "brat" / "doc1.ann").read_text("utf-8") == (
+        "T1\tGene 0 4\tBRCA\nT2\tGene 5 9\tTP53\nN1\tReference T2 NCBI:7\tTP53\n"
+    )
 
 
 # ----------------------------------------------------------------------------- BIO
@@ -446,6 +488,34 @@ def test_bc2_writer_combined_file_includes_documents_of_an_earlier_run(
     report = _bc2_run(tmp_path, bc2_corpus)  # resumed: S1 is skipped, S2 and S3 are new
     assert report.counts["skipped"] == 1 and report.counts["ok"] == 2
     assert (folder / "GENE.eval").read_text("utf-8") == BC2_GENES
+
+
+@pytest.mark.parametrize("line_break", ["\n", "\r", "\r\n"])
+def test_bc2_writer_writes_a_mention_across_lines_on_one_line(
+    tmp_path: Path, line_break: str
+) -> None:
+    text = f"the Pax{line_break}6 gene and Shh"
+    end = text.index(" gene")
+    cas = cas_from_text(text, spans={"GeneMention": [(4, end), (end + 10, end + 13)]})
+    back = _write_and_import(tmp_path, cas, "bc2.writer.v1", "bc2.import.v1")
+    assert _mentions(back, GENE_MENTION) == [(4, end, "GENE"), (end + 10, end + 13, "GENE")]
+    assert (
+        (tmp_path / "out" / "bc2" / "GENE.eval")
+        .read_text("utf-8")
+        .startswith(f"doc1|3 6|Pax{' ' * len(line_break)}6\n")
+    )
+
+
+@pytest.mark.parametrize("line_break", ["\n", "\r"])
+def test_genetag_writer_fails_a_document_whose_mention_holds_a_line_break(
+    tmp_path: Path, line_break: str
+) -> None:
+    cas = cas_from_text(f"the Pax{line_break}6 gene", spans={"GeneMention": [(4, 9)]})
+    writer = build("genetag.writer.v1", RunContext(output_dir=tmp_path))
+    with pytest.raises(ViewContentError, match="holds a line break, which a GENETAG line cannot"):
+        writer.write(cas, "@@doc1")
+    # The combined file of the other documents is still written.
+    assert writer.finish()[0].read_text("utf-8") == ""
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -170,26 +171,58 @@ class PackedFolderWriter(FolderWriter[PackedWriterConfigT]):
         return [archive]
 
     def finish(self) -> list[Path]:
-        """Remove the archives no finished document points to (parent, end of a run).
+        """Remove what a killed run left in the archives (parent, end of a run).
 
         A run killed after a worker wrote an archive but before the parent
-        recorded its documents leaves that archive behind; the next run writes
-        those documents again, in another batch. So every document is in exactly
-        one archive once a run has finished. Only archives named as this writer
-        names them are looked at.
+        recorded its documents leaves that archive behind; one killed while the
+        parent was recording them leaves some of them unrecorded. The next run
+        writes the unrecorded documents again, in another batch. So an archive no
+        finished document points to is removed, and one that holds documents
+        recorded elsewhere (or not at all) is written again without them: once a
+        run has finished, every document is in exactly one archive. Only archives
+        named as this writer names them are looked at.
         """
         if self.config.archive == "none" or not self.folder.is_dir():
             return []
         output_dir = Path(self.context.output_dir)
-        kept = set()
-        for entry in Journal(output_dir).load().values():
+        recorded: dict[str, set[str]] = {}  # archive -> the member names pointing to it
+        for doc_id, entry in Journal(output_dir).load().items():
             if entry.get("status") == "ok":
                 for output in entry.get("outputs", []):
-                    kept.add(os.path.abspath(output_dir / output))
+                    archive = os.path.abspath(output_dir / output)
+                    recorded.setdefault(archive, set()).add(self.file_name(doc_id))
         for path in self.folder.iterdir():
-            if _ARCHIVE_NAME.match(path.name) and os.path.abspath(path) not in kept:
+            if not _ARCHIVE_NAME.match(path.name):
+                continue
+            names = recorded.get(os.path.abspath(path))
+            if names is None:
                 path.unlink(missing_ok=True)
+            else:
+                _keep_members(path, names)
         return []
+
+
+def _keep_members(archive: Path, names: set[str]) -> None:
+    """Write ``archive`` again with only the members ``names``, when it holds others.
+
+    The headers are listed first (an uncompressed tar is not read through for
+    that); an archive that cannot be read, or that holds none of ``names``, is
+    left as it is rather than lose what it holds.
+    """
+    try:
+        with tarfile.open(archive, mode="r:") as tar:
+            members = [m for m in tar.getmembers() if m.isfile()]
+            if all(m.name in names for m in members):
+                return
+            kept = []
+            for member in members:
+                handle = tar.extractfile(member)
+                if member.name in names and handle is not None:
+                    kept.append((member.name, handle.read()))
+    except (tarfile.TarError, OSError, EOFError):
+        return
+    if kept:
+        atomic_write_bytes(archive, tar_bytes(kept))
 
 
 class ViewWriterConfig(FolderWriterConfig):

@@ -9,7 +9,8 @@ of the official ``GENE.eval``. The combined file holds every ``documents/*.eval`
 in the folder, so a resumed run's earlier documents are included.
 
 Lines: ``SENTENCE_ID|start end|text`` with start and end counting non-whitespace
-characters (end inclusive) and the text the mention's covered text. A
+characters (end inclusive) and the text the mention's covered text, line breaks
+in it as spaces (``bc2.import.v1`` compares texts without their whitespace). A
 discontinuous mention is written as its covering span. A document whose id holds
 whitespace or ``|`` fails, since its lines could not be read back.
 """
@@ -23,6 +24,7 @@ from pydantic import Field, field_validator
 
 from casflow.components.formats.bc2 import parse as bc2
 from casflow.components.formats.cas_builders import resolve_mention_type
+from casflow.components.formats.common import one_line
 from casflow.components.formats.view_writer import (
     DocumentIdError,
     ViewContentError,
@@ -74,7 +76,9 @@ class Bc2Writer(ViewWriter[Bc2WriterConfig]):
         lines = []
         for mention in view.select(self.config.type):
             try:
-                lines.append(bc2.mention_from_span(sentence, mention.begin, mention.end))
+                # A line break would end the line: finish() could not read the file back.
+                covered = one_line(sentence.text[mention.begin : mention.end])
+                lines.append(bc2.mention_from_span(sentence, mention.begin, mention.end, covered))
             except ValueError as exc:
                 raise ViewContentError(f"document {doc_id}: {exc}") from exc
         (path,) = self.output_paths(doc_id)

@@ -8,12 +8,16 @@ form ``DB:ID`` adds ``N<k>\tReference T<i> DB:ID\t<text>``.
 
 Round trip with ``brat.import.v1``: T and N lines come back renumbered in text
 order; other lines (relations, events, attributes, notes) are not kept. A mention
-spanning a line break cannot be written (brat's .ann is line-based): the document
-fails naming it.
+spanning a line break (``\n`` or ``\r``) cannot be written (brat's .ann is
+line-based): the document fails naming it. A brat type is one word, so whitespace
+in a class is written as ``_`` (``cell line`` -> ``cell_line``); an identifier
+with whitespace in it cannot stand in an N line, which is then left out with a
+warning naming it.
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import cassis
@@ -33,6 +37,7 @@ from casflow.components.formats.view_writer import (
     ViewWriterConfig,
     mention_label,
 )
+from casflow.pipeline.component import DocumentWarning
 from casflow.pipeline.files import atomic_write_text, safe_file_stem
 from casflow.typesystem import NAMED_ENTITY
 
@@ -72,11 +77,29 @@ class BratWriter(ViewWriter[BratWriterConfig]):
             pieces = sorted((f.begin, f.end) for f in fragments.elements) if fragments else []
             spans = tuple(pieces) or ((mention.begin, mention.end),)
             ann_id = f"T{number}"
-            annotations.append(
-                TextBound(ann_id, mention_label(mention), spans, fragments_text(text, spans))
-            )
+            covered = fragments_text(text, spans)
+            if "\n" in covered or "\r" in covered:
+                # \r too: the .ann is read back with universal newlines, where it ends a line.
+                raise ViewContentError(
+                    f"document {doc_id}: mention {covered!r} at {spans} spans a line break, "
+                    "which brat's line-based .ann cannot store; split the mention at the "
+                    "line break or write it in another format"
+                )
+            # A type is one word: the text after its first space would be taken for offsets.
+            label = "_".join(mention_label(mention).split()) or "_"
+            annotations.append(TextBound(ann_id, label, spans, covered))
             identifier = getattr(mention, "identifier", None)
             if self.config.normalizations and identifier and ":" in identifier:
+                if len(identifier.split()) != 1:
+                    warnings.warn(
+                        DocumentWarning(
+                            f"document {doc_id}: identifier {identifier!r} of mention "
+                            f"{covered!r} holds whitespace, which a brat N line cannot; "
+                            "its N line is left out"
+                        ),
+                        stacklevel=2,
+                    )
+                    continue
                 resource, _, resource_id = identifier.partition(":")
                 normalizations.append(
                     Normalization(
@@ -85,7 +108,7 @@ class BratWriter(ViewWriter[BratWriterConfig]):
                         ann_id,
                         resource,
                         resource_id,
-                        fragments_text(text, spans),
+                        covered,
                     )
                 )
         try:

@@ -15,7 +15,8 @@ could not be read back. A mention must
 start and end on token boundaries (whitespace at its edges is trimmed); one that
 cuts a token fails the document unless ``partial_tokens: expand``, which widens
 it to the tokens it touches. A discontinuous mention is written as its covering
-span.
+span. A mention whose tokens hold a line break fails the document (GENETAG lines
+cannot hold one; the text is then not GENETAG's tokens).
 """
 
 from __future__ import annotations
@@ -111,6 +112,14 @@ class GenetagWriter(ViewWriter[GenetagWriterConfig]):
                     sentence, mention.begin, mention.end, self.config.partial_tokens == "expand"
                 )
                 text = " ".join(t.text for t in sentence.tokens[first : last + 1])
+                if "\n" in text or "\r" in text:
+                    # It would end the line (\r too, read with universal newlines):
+                    # finish() could not read the file back.
+                    raise ValueError(
+                        f"mention {text!r} ({mention.begin}-{mention.end}) holds a line "
+                        "break, which a GENETAG line cannot; the text is not GENETAG tokens "
+                        "joined by single spaces (read the sentences with genetag.reader.v1)"
+                    )
                 lines.append(genetag.GenetagMention(doc_id, first, last, text))
         except ValueError as exc:
             raise ViewContentError(f"document {doc_id}: {exc}") from exc
