@@ -13,6 +13,7 @@ values) is :mod:`casflow.pipeline.workflow`'s job; it calls these checks.
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -385,14 +386,38 @@ def output_issues(
     located: LocatedYaml,
     overrides: Mapping[str, Any] | None,
 ) -> list[WorkflowIssue]:
-    """The output folder and each writer's sub-folder must be writable folders."""
+    """The output folder and each writer's sub-folder must be writable folders, and no
+    two writers may write the same file for a document."""
     folders = [Path(run.output)]
+    issues: list[WorkflowIssue] = []
+    written_by: dict[str, ResolvedStep] = {}
     for step in writers:
         try:
             writer = step.build(Writer, context)
-            folders.extend(p.parent for p in writer.output_paths("document"))
+            paths = writer.output_paths("document")
         except Exception:  # noqa: S112 - the writer's own errors are reported when it runs
             continue
+        folders.extend(p.parent for p in paths)
+        for written in paths:
+            other = written_by.setdefault(os.path.abspath(written), step)
+            if other is not step and (other.spec.component, other.config) != (
+                step.spec.component,
+                step.config,
+            ):
+                # the later writer would overwrite the earlier one's file, run after run
+                # (the same writer twice writes the same content: only time is lost)
+                issues.append(
+                    WorkflowIssue(
+                        step.path,
+                        located.line_of(step.path),
+                        f"{step.spec.label()} writes {written} for each document, as "
+                        f"{other.spec.label()} ({' -> '.join(map(str, other.path))}) does: one "
+                        "would overwrite the other; give one of them another 'folder'",
+                    )
+                )
+                break
+    if issues:
+        return issues
     if (overrides or {}).get("output") is not None:
         path: YamlPath = ("--output",)
         line = None

@@ -353,6 +353,33 @@ def test_an_output_folder_inside_the_input_folder_is_refused(inputs: Path) -> No
     assert len(errors) == 1 and "is inside the input folder" in errors[0], errors
 
 
+def test_two_writers_writing_the_same_files_are_refused(inputs: Path) -> None:
+    text = f"""\
+        reader: {{component: text.reader.v1, config: {{input: INPUT}}}}
+        components:
+          - component: sentences.rules.v1
+          - {{component: tokens.fine.v1, config: {{use_existing_sentences: true}}}}
+        writers:
+          - {{component: xmi.writer.v1}}
+          - {{component: conllu.writer.v1, config: {{folder: same}}}}
+          - SECOND
+        run: {{output: "{inputs.parent / "out"}"}}
+        """
+    bio = "{component: bio.writer.v1, id: second, config: {folder: FOLDER, extension: .conllu}}"
+    (error,) = _errors(text.replace("SECOND", bio.replace("FOLDER", "same")), inputs)
+    assert error.startswith("wf.yaml:8: writers -> 2: second writes ")
+    assert "same/document.conllu" in error and "writers -> 1" in error
+    # another folder; or the same writer twice, which writes the same content
+    for second in (
+        bio.replace("FOLDER", "other"),
+        "{component: conllu.writer.v1, id: second, config: {folder: same}}",
+    ):
+        load_workflow_text(
+            textwrap.dedent(text).replace("INPUT", str(inputs)).replace("SECOND", second),
+            source="wf.yaml",
+        )
+
+
 def test_a_check_that_raises_is_a_problem_of_its_step(
     inputs: Path, test_components: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
