@@ -9,6 +9,7 @@ import io
 import re
 import threading
 import time
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from casflow.components.formats.common import FormatWarning
 from casflow.components.formats.jats.parse import (
     BLOCK_SEPARATOR,
     SPAN_TYPES,
@@ -220,6 +222,58 @@ def test_figure_in_paragraph_is_moved_to_captions_and_table_cells_are_left_out()
     assert all(p.end < first_caption.begin for p in doc.spans_of("section"))
 
 
+def test_a_float_between_sentences_leaves_a_space_where_it_stood():
+    body = (
+        '<p>As shown in Table 1.<table-wrap id="T1"><label>Table 1</label>'
+        "<caption><p>Doses.</p></caption></table-wrap>The next sentence"
+        '<fig id="F1"><caption><p>A figure.</p></caption></fig>ends here.</p>'
+    )
+    doc = read_jats(article(body=body))
+    assert covered(doc, "paragraph")[0][0] == "As shown in Table 1. The next sentence ends here."
+    assert_well_formed(doc)
+
+
+def test_an_array_is_left_out_like_table_cells():
+    doc = read_jats(
+        article(
+            body="<p>Values:<array><tbody><tr><td>a1</td><td>b1</td></tr>"
+            "</tbody></array> as listed.</p>"
+        )
+    )
+    assert doc.text == "Values: as listed."
+
+
+def test_text_loose_in_captions_and_table_footnotes_is_kept():
+    # Outside any <p>: not valid JATS, but in files; it was dropped without a word.
+    body = (
+        '<fig id="F1"><label>Figure 1.</label><caption>Growth of <italic>E. coli</italic>'
+        " at 37 \u00b0C.</caption></fig>"
+        '<fig id="F2"><caption><title>Knockouts.</title>Mice lacking Pax6.</caption></fig>'
+        '<table-wrap id="T1"><label>Table 1</label><caption><p>Doses.</p></caption>'
+        "<table-wrap-foot><fn><label>a</label>Per kilogram.</fn>"
+        "<fn><label>b</label><p>Per day.</p></fn></table-wrap-foot></table-wrap>"
+    )
+    doc = read_jats(article(body="<p>Text.</p>" + body))
+    assert [t for t, _ in covered(doc, "caption")] == [
+        "Figure 1.\n\nGrowth of E. coli at 37 \u00b0C.",
+        "Knockouts.\n\nMice lacking Pax6.",
+        # Footnote labels are not text, with or without a <p> around the note.
+        "Table 1\n\nDoses.\n\nPer kilogram.\n\nPer day.",
+    ]
+    assert "Growth of E. coli at 37 \u00b0C." in [t for t, _ in covered(doc, "paragraph")]
+    assert_well_formed(doc)
+
+
+def test_text_loose_beside_blocks_in_a_section_is_a_paragraph_of_its_own():
+    body = "<sec><title>Methods</title>Mice were housed.<p>Then tested.</p>Loose again.</sec>"
+    doc = read_jats(article(body=body))
+    assert doc.text == "Methods\n\nMice were housed.\n\nThen tested.\n\nLoose again."
+    assert [t for t, _ in covered(doc, "section")] == [doc.text]
+    assert_well_formed(doc)
+    doc = read_jats(article(front="<abstract>An abstract without a paragraph.</abstract>"))
+    assert covered(doc, "abstract") == [("An abstract without a paragraph.", {})]
+
+
 def test_toc_abstract_is_skipped_unless_asked_for():
     assert "blurb" not in read_jats(FULL_ARTICLE).text
     doc = read_jats(FULL_ARTICLE, skipped_abstract_types=())
@@ -397,9 +451,11 @@ def test_unicode_spaces_are_content_and_kept_but_trimmed_at_block_and_span_ends(
     assert covered(doc, "typography") == [("µl", {"style": "italic"})]
 
 
-def test_empty_structure_gives_empty_text():
-    doc = read_jats(article(body="<sec><title>  </title><p> </p></sec>"))
-    assert doc.text == "" and doc.spans == []
+def test_an_article_without_any_text_is_refused_naming_the_file():
+    # Laid out, it would be an empty document passed on to every later stage.
+    with pytest.raises(DocumentFormatError, match=r"blank\.nxml: the article has no text") as info:
+        read_jats(article(body="<sec><title>  </title><p> </p></sec>"), name="blank.nxml")
+    assert "leave the file out" in info.value.hint
 
 
 def test_article_set_wrapper_and_wrong_root():
@@ -407,8 +463,13 @@ def test_article_set_wrapper_and_wrong_root():
         b"<pmc-articleset>" + article(body="<p>Hi.</p>").split(b"\n", 1)[1] + b"</pmc-articleset>"
     )
     assert read_jats(wrapped).text == "Hi."
-    with pytest.raises(DocumentFormatError, match=r"doc\.xml: root element is <html>"):
+    with pytest.raises(
+        DocumentFormatError, match=r"doc\.xml: root element is <html>, not a JATS <article>"
+    ) as info:
         read_jats(b"<html><body/></html>", name="doc.xml")
+    assert "leave the file out" in info.value.hint
+    with pytest.raises(DocumentFormatError, match=r"holding 2 <article> elements.*split"):
+        read_jats(b"<pmc-articleset><article/><article/></pmc-articleset>")
 
 
 @pytest.mark.parametrize(
@@ -485,10 +546,12 @@ def _render(nodes, styled: Counter) -> tuple[str, str]:
 def test_inline_offsets_follow_whitespace_normalisation(nodes):
     styled: Counter = Counter()
     xml, raw = _render(nodes, styled)
-    # Indentation detection is tested on its own; here a line break is a space.
-    doc = read_jats(article(body=f"<p>{xml}</p>"), pretty_printed=False)
+    # Indentation detection is tested on its own; here a line break is a space. The
+    # title keeps an article whose paragraph is blank from being refused as empty.
+    title = "<title-group><article-title>T</article-title></title-group>"
+    doc = read_jats(article(body=f"<p>{xml}</p>", front=title), pretty_printed=False)
     expected = re.sub(r"[ \t\n\r]+", " ", raw).strip()
-    assert doc.text == expected
+    assert doc.text == "T" + (BLOCK_SEPARATOR + expected if expected else "")
     assert_well_formed(doc)
     got = Counter((s.features["style"], doc.covered_text(s)) for s in doc.spans_of("typography"))
     assert got == styled
@@ -677,6 +740,55 @@ def test_undeclared_named_entity():
         match=r"ent\.nxml: .*line 1, column \d+: Entity 'nbsp' not defined; .*numeric character references",
     ):
         read_jats(b"<article><body><p>a&nbsp;b</p></body></article>", name="ent.nxml")
+
+
+DOCTYPE = (
+    b'<?xml version="1.0"?>\n<!DOCTYPE article PUBLIC "-//NLM//DTD Journal Archiving and '
+    b'Interchange DTD v2.3 20070202//EN" "archivearticle.dtd">\n'
+)
+
+
+def test_html_named_entities_of_a_file_naming_its_dtd_are_read_as_their_characters():
+    # The DTD is never loaded, so without help these stayed nodes without text:
+    # "TNF-&alpha;" was read as "TNF-", "IL&ndash;6" as "IL6".
+    data = DOCTYPE + (
+        b"<article><front><article-meta><title-group><article-title>TNF-&alpha; in "
+        b"<italic>IL&ndash;6</italic></article-title></title-group></article-meta></front>"
+        b"<body><p>10&nbsp;mM&thinsp;&amp; &lsquo;x&rsquo;&hellip;</p></body></article>"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        doc = read_jats(data, name="ent.nxml")
+    assert doc.text == "TNF-\u03b1 in IL\u20136\n\n10\u00a0mM\u2009& \u2018x\u2019\u2026"
+    assert doc.title == "TNF-\u03b1 in IL\u20136"
+    assert_well_formed(doc)
+
+
+def test_entities_it_cannot_read_are_named_in_a_warning():
+    # &agr; is ISO 8879's alpha, not an HTML name; &lol; is declared by the file,
+    # and declarations are never expanded.
+    data = (
+        b'<?xml version="1.0"?><!DOCTYPE article SYSTEM "archivearticle.dtd" '
+        b'[<!ENTITY lol "LOL">]>'
+        b"<article><body><p>An &agr; and &lol; and &beta;.</p></body></article>"
+    )
+    with pytest.warns(FormatWarning, match=r"ent\.nxml: entity references left out .*&agr;, &lol;"):
+        doc = read_jats(data, name="ent.nxml")
+    assert doc.text == "An and and \u03b2."
+
+
+def test_an_article_without_body_text_is_read_with_a_warning():
+    front = (
+        "<title-group><article-title>A letter</article-title></title-group>"
+        "<abstract><p>Only an abstract.</p></abstract>"
+    )
+    for body in ("", '<fig id="F1"><caption><p>Scanned page.</p></caption></fig>'):
+        with pytest.warns(FormatWarning, match=r"scan\.nxml: the article has no body text"):
+            doc = read_jats(article(front=front, body=body), name="scan.nxml")
+        assert doc.text.startswith("A letter\n\nOnly an abstract.")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_jats(article(front=front, body="<p>Text.</p>"))
 
 
 def test_structure_span_is_plain_data():

@@ -24,7 +24,7 @@ from casflow.components.pmc.cloud import (
     normalize_license,
     parse_article,
 )
-from casflow.components.pmc.reader import PmcReader, PmcReaderConfig
+from casflow.components.pmc.reader import PmcArticleError, PmcReader, PmcReaderConfig
 from casflow.pipeline.cli import main
 from casflow.pipeline.component import RunContext
 from casflow.typesystem import ARTICLE_VERSION, DOCUMENT_METADATA, PARAGRAPH, TITLE, load_typesystem
@@ -183,6 +183,52 @@ def test_an_article_without_metadata_is_a_failed_document(tmp_path: Path) -> Non
     assert "no metadata for PMC1003.1" in (refs["PMC1003.1"].error or "")
     assert "the metadata is not JSON" in (refs["PMC1001.2"].error or "")
     assert refs["PMC1004.1"].error is None
+
+
+def _rewrite_metadata(root: Path, name: str, **fields: Any) -> None:
+    for path in (root / name / f"{name}.json", root / "metadata" / f"{name}.json"):
+        record = json.loads(path.read_text("utf-8"))
+        record.update(fields)
+        path.write_text(json.dumps(record), encoding="utf-8")
+
+
+def test_a_retraction_flag_written_otherwise_than_as_a_boolean_is_not_read_as_unset(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "mirror"
+    build_mirror(fsspec.filesystem("file"), str(root))
+    # Read as "not set", these let retracted articles through the default filter.
+    _rewrite_metadata(root, "PMC1002.1", is_retracted="true")
+    _rewrite_metadata(root, "PMC1003.1", is_retracted=1)
+    assert ids(str(root), tmp_path) == ["PMC1001.2", "PMC1004.1"]
+    _rewrite_metadata(root, "PMC1002.1", is_retracted="yes")
+    refs = {r.doc_id: r for r in reader(str(root), tmp_path).iter_documents()}
+    assert "PMC1002.1.json: 'is_retracted' is 'yes', not true or false" in (
+        refs["PMC1002.1"].error or ""
+    )
+
+
+def test_a_version_the_inventory_lists_but_the_mirror_lacks_fails_saying_so(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "mirror"
+    build_mirror(fsspec.filesystem("file"), str(root))
+    for path in (root / "PMC1003.1").iterdir():
+        path.unlink()
+    (root / "PMC1003.1").rmdir()
+    (root / "metadata" / "PMC1003.1.json").unlink()
+    (root / "PMC1004.1" / "PMC1004.1.xml").unlink()
+    pmc = reader(str(root), tmp_path, inventory="latest")
+    refs = {r.doc_id: r for r in pmc.iter_documents()}
+    assert sorted(refs) == ["PMC1001.2", "PMC1003.1", "PMC1004.1"]
+    assert "PMC1003.1 is listed but not in the mirror" in (refs["PMC1003.1"].error or "")
+    assert "aws s3 sync" in (refs["PMC1003.1"].error or "")
+    # Metadata without its XML: the worker's error names the file once, with a hint.
+    with pytest.raises(PmcArticleError) as info:
+        pmc.load(refs["PMC1004.1"], cassis.Cas(typesystem=load_typesystem()))
+    message = str(info.value)
+    assert message.count("PMC1004.1.xml") == 1 and "No such file" in message
+    assert "download that prefix again" in info.value.hint
 
 
 def test_configs_that_cannot_work_are_refused() -> None:

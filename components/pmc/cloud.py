@@ -134,8 +134,16 @@ class ArticleMetadata:
             return None if value is None or value == "" else str(value)
 
         def flag(key: str) -> bool | None:
+            # A flag read as "not set" from an unexpected form would let a retracted
+            # article through the retraction filter without a word.
             value = record.get(key)
-            return value if isinstance(value, bool) else None
+            if value is None or isinstance(value, bool):
+                return value
+            if isinstance(value, int) and value in (0, 1):
+                return bool(value)
+            if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+                return value.strip().lower() == "true"
+            raise PmcLayoutError(f"{where}: {key!r} is {value!r}, not true or false")
 
         return cls(
             pmcid=str(record["pmcid"]).upper(),
@@ -227,15 +235,7 @@ class PmcMirror:
                     try:
                         data, path = self.fs.cat_file(fallback), fallback
                     except (OSError, KeyError) as exc:
-                        yield (
-                            article,
-                            None,
-                            (
-                                f"{self.uri(self.path(article.name))}: no metadata for "
-                                f"{article.name} (neither {article.name}/{article.name}.json nor "
-                                f"metadata/{article.name}.json could be read: {exc})"
-                            ),
-                        )
+                        yield article, None, self._missing_metadata(article, exc)
                         continue
                 try:
                     meta = ArticleMetadata.from_json(data, self.uri(path))
@@ -253,6 +253,23 @@ class PmcMirror:
                     )
                     continue
                 yield article, meta, None
+
+    def _missing_metadata(self, article: ArticleVersion, exc: BaseException) -> str:
+        prefix = self.path(article.name)
+        if not self.fs.exists(prefix):
+            # Listed (by an inventory) but never downloaded: say so, not only which
+            # JSON files could not be read.
+            return (
+                f"{self.uri(prefix)}: {article.name} is listed but not in the mirror (no "
+                f"folder {article.name}/ nor metadata/{article.name}.json); download it "
+                f"(aws s3 sync s3://pmc-oa-opendata/{article.name}/ ...) or read the mirror "
+                "with the inventory it was synced from"
+            )
+        return (
+            f"{self.uri(prefix)}: no metadata for {article.name} (neither "
+            f"{article.name}/{article.name}.json nor metadata/{article.name}.json could be "
+            f"read: {exc})"
+        )
 
     # ------------------------------------------------------------------ inventory
 

@@ -340,7 +340,9 @@ class PmcReader(Reader[PmcReaderConfig]):
         meta_uri, meta_data = stem + ".json", None
         try:
             source = self._read(ref.uri)
-        except (OSError, InputUnreadableError) as exc:
+        except InputUnreadableError as exc:  # its message names the file already
+            raise PmcArticleError(str(exc)) from exc
+        except OSError as exc:
             raise PmcArticleError(f"{ref.uri}: cannot read: {exc}") from exc
         name = stem.rsplit("/", 1)[-1]
         for candidate in (meta_uri, f"{stem.rsplit('/', 2)[0]}/metadata/{name}.json"):

@@ -29,10 +29,24 @@ Display formulas inside a paragraph contribute their text (MathML text; TeX is
 dropped) with a space either side, and one outside a paragraph is a paragraph of
 its own; their labels (formula numbers such as ``(1)``) are not text. Figures,
 tables and supplementary material inside a paragraph are moved to the captions,
-so the paragraph stays one contiguous run of text; a list, definition list,
-quote or box that is a direct child of a paragraph ends it, is laid out as its
-own paragraphs, and the text after it starts a new paragraph. Table cells, graphics, TeX, sub-articles and
-references to entities that were not expanded contribute no text.
+so the paragraph stays one contiguous run of text, with a space where the float
+stood (``"Table 1.<table-wrap>...</table-wrap>The next"`` is two sentences); a
+list, definition list, quote or box that is a direct child of a paragraph ends
+it, is laid out as its own paragraphs, and the text after it starts a new
+paragraph. Text outside any ``<p>`` beside blocks (a ``<caption>``, ``<fn>`` or
+``<sec>`` with loose text: not valid JATS, but in files) makes paragraphs of its
+own; list and footnote labels stay out. Table cells (``<table>``, ``<array>``),
+graphics, TeX, sub-articles and references to entities the file declares
+contribute no text.
+
+Entities. No DTD is loaded, so in a file that names one an HTML/MathML named
+entity (``&alpha;``, ``&ndash;``, ``&nbsp;``) would be left out; it is read as its
+character. Other entity references contribute no text and are named in a
+`FormatWarning`.
+
+Empty articles. An article with no text at all is refused (`DocumentFormatError`);
+one with no body text (scanned, PDF-only, abstract-only) is read with a
+`FormatWarning`.
 
 Headings: a section's label and title make one heading (``"2.1 Methods"``).
 Abstract sections and an abstract's own title have depth 1, as do the titled
@@ -63,8 +77,10 @@ Features without a value are left out.
 
 from __future__ import annotations
 
+import html.entities
 import os
 import re
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +88,7 @@ from typing import BinaryIO
 
 from lxml import etree
 
+from casflow.components.formats.common import FormatWarning
 from casflow.pipeline.component import DocumentError
 
 SPAN_TITLE = "title"
@@ -142,6 +159,7 @@ _NO_TEXT_TAGS = frozenset(
         "inline-graphic",
         "media",
         "table",
+        "array",
         "alt-text",
         "long-desc",
         "object-id",
@@ -196,6 +214,18 @@ _CONTAINERS = frozenset(
     {"disp-quote", "statement", "caption", "fn", "list-item", "def", "speech", "verse-group"}
 )
 _BLOCKISH_CHILDREN = frozenset({"p", "sec", "list", "def-list", "disp-quote", "statement", "fn"})
+# Where text sits loose beside blocks (a <caption>, <fn> or <sec> with text outside
+# any <p>: not valid JATS, but found in files), these children stay blocks and the
+# loose text around them makes paragraphs of its own.
+_BLOCK_LEVEL = (
+    _BLOCKISH_CHILDREN
+    | _BLOCKS_IN_PARAGRAPH
+    | _WRAPPERS
+    | _CONTAINERS
+    | {"title", "table-wrap-foot", "disp-formula-group"}
+)
+# Left out of running text, but they stand between words or sentences: a space.
+_SPACED_NO_TEXT = frozenset(_FLOAT_CAPTION_OF) | {"table", "array", "chem-struct-wrap"}
 
 
 class DocumentFormatError(DocumentError, ValueError):
@@ -282,11 +312,41 @@ def read_jats(
     data, source_name = _read_source(source, name)
     root = _parse(data, source_name, huge_tree)
     article = _find_article(root, source_name)
+    unknown_entities = _expand_named_entities(root)
+    if unknown_entities:
+        warnings.warn(
+            FormatWarning(
+                "entity references left out of the text: "
+                f"{', '.join(f'&{n};' for n in unknown_entities)} (neither an HTML/MathML "
+                "name nor expanded: the DTD is never loaded, nor are the file's own entity "
+                "declarations used); replace them with numeric character references "
+                "(&#x3B1; for α) for their text to be read",
+                source=source_name,
+            ),
+            stacklevel=2,
+        )
     layout = _Layout(include_back_matter, include_references, frozenset(skipped_abstract_types))
     layout.strip_indentation = (
         _indented_by_pretty_printer(article) if pretty_printed is None else pretty_printed
     )
     text, spans, title = layout.lay_out(article)
+    if not text:
+        raise DocumentFormatError(
+            f"{source_name}: the article has no text: no title, abstract, body or back matter "
+            "with text in it",
+            "PMC's scanned and PDF-only articles have no text in their XML: leave the file out "
+            "of the input (or read its PDF with another tool)",
+        )
+    if not layout.body_has_text:
+        warnings.warn(
+            FormatWarning(
+                "the article has no body text, only the text of its front and back matter "
+                "(title, abstract, ...) is read; PMC's scanned and PDF-only articles have "
+                "none, nor do some letters and corrections",
+                source=source_name,
+            ),
+            stacklevel=2,
+        )
     ids = _article_ids(article)
     return JatsDocument(
         text=text,
@@ -434,10 +494,46 @@ def _find_article(root: etree._Element, source_name: str) -> etree._Element:
     articles = [child for child in root if _local(child) == "article"]
     if len(articles) == 1:
         return articles[0]
+    if not articles:
+        raise DocumentFormatError(
+            f"{source_name}: root element is <{_local(root)}>, not a JATS <article>: this is "
+            "not a PMC NXML/JATS file",
+            "leave the file out of the input (the reader's pattern selects which files are "
+            "read), or convert it to JATS",
+        )
     raise DocumentFormatError(
         f"{source_name}: root element is <{_local(root)}> holding {len(articles)} <article> "
         "elements; expected one JATS <article> (split article sets into one file per article)"
     )
+
+
+def _expand_named_entities(root: etree._Element) -> list[str]:
+    """Put the characters of unexpanded HTML/MathML named entities (``&alpha;``,
+    ``&ndash;``, ``&nbsp;``) into the text; the names it does not know, sorted.
+
+    The parser never loads a DTD, so in a file that names one (``<!DOCTYPE article
+    PUBLIC ...>``) an entity reference stays a node that would otherwise contribute
+    nothing: ``TNF-&alpha;`` read as ``TNF-``. Entities the file declares itself
+    stay unexpanded (see `secure_parser`).
+    """
+    dtd = root.getroottree().docinfo.internalDTD
+    declared = {entity.name for entity in dtd.iterentities()} if dtd is not None else set()
+    unknown: set[str] = set()
+    for node in list(root.iter(etree.Entity)):
+        name = node.name
+        character = None if name in declared else html.entities.html5.get(f"{name};")
+        parent = node.getparent()
+        if character is None or parent is None:
+            unknown.add(name)
+            continue
+        text = character + (node.tail or "")
+        previous = node.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + text
+        else:
+            parent.text = (parent.text or "") + text
+        parent.remove(node)
+    return sorted(unknown)
 
 
 def _local(element: etree._Element) -> str:
@@ -608,6 +704,7 @@ class _Layout:
         self.block_begins: list[int] = []
         self.spans: list[StructureSpan] = []
         self.strip_indentation = False
+        self.body_has_text = False
 
     # ----- the document
 
@@ -619,7 +716,9 @@ class _Layout:
                 self._abstract(abstract)
         body = _first(article, "body")
         if body is not None:
+            before = len(self.block_begins)
             self._blocks(body, depth=0)
+            self.body_has_text = len(self.block_begins) > before
         back = _first(article, "back")
         if back is not None and self.include_back_matter:
             self._blocks(back, depth=0)
@@ -645,13 +744,10 @@ class _Layout:
 
     def _abstract(self, abstract: etree._Element) -> None:
         start = self._mark()
-        for child in abstract:
-            if _local(child) == "title":
-                self._heading(child, None, depth=1)
-            elif _local(child) == "sec":
-                self._section(child, depth=1)
-            else:
-                self._block(child, depth=0)
+        for title in _children(abstract, "title"):
+            self._heading(title, None, depth=1)
+        # Its sections have depth 1, as <sec> children of the body.
+        self._blocks(abstract, depth=0, skip=frozenset({"title"}))
         self._wrap(start, SPAN_ABSTRACT, {})
 
     # ----- block structure
@@ -659,9 +755,37 @@ class _Layout:
     def _blocks(
         self, container: etree._Element, depth: int, skip: frozenset[str] = frozenset()
     ) -> None:
+        if _has_own_text(container):
+            self._mixed(container, depth, _BLOCK_LEVEL, skip)
+            return
         for child in container:
             if _local(child) not in skip:
                 self._block(child, depth)
+
+    def _mixed(
+        self,
+        element: etree._Element,
+        depth: int,
+        blocks: frozenset[str],
+        skip: frozenset[str] = frozenset(),
+    ) -> None:
+        """Text and inline children as paragraphs, split by the children named in
+        ``blocks``, which are laid out as blocks in between; ``skip`` children give
+        only their tails."""
+        buffer = self._buffer()
+        buffer.add_source(element.text)
+        for child in element:
+            name = _local(child)
+            if name in skip:
+                pass
+            elif name in blocks:
+                self._emit_paragraph(buffer)
+                self._block(child, depth)
+                buffer = self._buffer()
+            else:
+                self._render_inline(child, buffer, spans=True)
+            buffer.add_source(child.tail)
+        self._emit_paragraph(buffer)
 
     def _block(self, element: etree._Element, depth: int) -> None:
         name = _local(element)
@@ -683,7 +807,7 @@ class _Layout:
                     self._block(child, depth)
                 elif _local(child) == "title":
                     self._paragraph_of(child)
-        elif name in _CONTAINERS and not _has_own_text(element):
+        elif name in _CONTAINERS:
             self._blocks(element, depth, skip=frozenset({"label"}))
         elif name == "label":
             return  # list, footnote and formula numbers are not text
@@ -692,7 +816,7 @@ class _Layout:
             buffer = self._buffer()
             self._render_inline(element, buffer, spans=True)
             self._emit_paragraph(buffer)
-        elif any(_local(c) in _BLOCKISH_CHILDREN for c in element) and not _has_own_text(element):
+        elif any(_local(c) in _BLOCKISH_CHILDREN for c in element):
             self._blocks(element, depth, skip=frozenset({"label"}))
         else:
             self._paragraph_of(element)
@@ -722,13 +846,16 @@ class _Layout:
         start = self._mark()
         self._heading(title, None, depth + 1)
         after_heading = len(self.block_begins)
-        for child in wrapper:
-            if child is title or _local(child) in ("title", "label"):
-                continue
-            if _local(child) == "caption":
-                self._blocks(child, depth + 1, skip=frozenset({"title"}))
-            else:
-                self._block(child, depth + 1)
+        if _has_own_text(wrapper):
+            self._mixed(wrapper, depth + 1, _BLOCK_LEVEL, frozenset({"title", "label"}))
+        else:
+            for child in wrapper:
+                if child is title or _local(child) in ("title", "label"):
+                    continue
+                if _local(child) == "caption":
+                    self._blocks(child, depth + 1, skip=frozenset({"title"}))
+                else:
+                    self._block(child, depth + 1)
         if len(self.block_begins) == after_heading:
             self._rollback(start)
             return
@@ -748,17 +875,7 @@ class _Layout:
             self.spans.append(StructureSpan(SPAN_HEADING, *extent, {"depth": depth}))
 
     def _paragraphs(self, paragraph: etree._Element, depth: int) -> None:
-        buffer = self._buffer()
-        buffer.add_source(paragraph.text)
-        for child in paragraph:
-            if _local(child) in _BLOCKS_IN_PARAGRAPH:
-                self._emit_paragraph(buffer)
-                self._block(child, depth)
-                buffer = self._buffer()
-            else:
-                self._render_inline(child, buffer, spans=True)
-            buffer.add_source(child.tail)
-        self._emit_paragraph(buffer)
+        self._mixed(paragraph, depth, _BLOCKS_IN_PARAGRAPH)
 
     def _paragraph_of(self, element: etree._Element) -> None:
         buffer = self._buffer()
@@ -812,17 +929,11 @@ class _Layout:
             # description plus "Click here for file", so the outer one wins.
             caption = _first(float_element, "media", "caption")
         if caption is not None:
-            for child in caption:
-                if _local(child) == "title":
-                    self._paragraph_of(child)
-                else:
-                    self._block(child, depth=0)
+            for title in _children(caption, "title"):
+                self._paragraph_of(title)
+            self._blocks(caption, depth=0, skip=frozenset({"title"}))
         for foot in _children(float_element, "table-wrap-foot"):
-            for child in foot:
-                if _local(child) == "fn":
-                    self._blocks(child, depth=0, skip=frozenset({"label"}))
-                else:
-                    self._block(child, depth=0)
+            self._blocks(foot, depth=0)
         features: dict[str, str | int] = {"captionOf": caption_of}
         if label_text is not None:
             features["label"] = label_text
@@ -869,8 +980,11 @@ class _Layout:
     @classmethod
     def _render_inline(cls, element: etree._Element, buffer: _InlineBuffer, spans: bool) -> None:
         name = _local(element)
-        if not name or name in _NO_TEXT_INLINE or name in _FLOAT_CAPTION_OF:
-            return  # comments, unexpanded entities, floats, graphics: tails only
+        if name in _SPACED_NO_TEXT:
+            buffer.add(" ")  # "in Table 1.<table-wrap>...</table-wrap>The next" is two sentences
+            return
+        if not name or name in _NO_TEXT_INLINE:
+            return  # comments, unexpanded entities, graphics: tails only
         if name == "alternatives":
             for alternative in element:
                 before = buffer.length
