@@ -7,6 +7,7 @@ import json
 import os
 import textwrap
 import uuid
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,12 @@ from casflow.components.pmc.cloud import (
     normalize_license,
     parse_article,
 )
-from casflow.components.pmc.reader import PmcArticleError, PmcReader, PmcReaderConfig
+from casflow.components.pmc.reader import (
+    ArticlesLeftOut,
+    PmcArticleError,
+    PmcReader,
+    PmcReaderConfig,
+)
 from casflow.pipeline.cli import main
 from casflow.pipeline.component import RunContext
 from casflow.typesystem import ARTICLE_VERSION, DOCUMENT_METADATA, PARAGRAPH, TITLE, load_typesystem
@@ -53,7 +59,9 @@ def reader(root: str, tmp_path: Path, **config: Any) -> PmcReader:
 
 
 def ids(root: str, tmp_path: Path, **config: Any) -> list[str]:
-    refs = list(reader(root, tmp_path, **config).iter_documents())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ArticlesLeftOut)  # said by the tests of the report
+        refs = list(reader(root, tmp_path, **config).iter_documents())
     assert all(ref.error is None for ref in refs), [ref.error for ref in refs]
     return [ref.doc_id for ref in refs]
 
@@ -318,6 +326,12 @@ def test_a_run_reads_an_in_memory_mirror(tmp_path: Path) -> None:
         wf = _workflow(tmp_path, f"memory://{root}", out, licenses=["CC BY"], text="txt")
         assert main(["run", str(wf), "--quiet"]) == 0
         assert sorted(p.name for p in (out / "xmi").glob("PMC*.xmi")) == ["PMC1001.2.xmi"]
+        # what the filters left out is in the run report, not only in a log no one sees
+        report = json.loads((out / "run-report.json").read_text("utf-8"))
+        (said,) = [w for w in report["warnings"] if "left out" in w["message"]]
+        assert said["stage"] == "listing the input"
+        assert "3 of 4 article versions left out" in said["message"]
+        assert "1 retracted" in said["message"] and "licence" in said["message"]
     finally:
         fs.rm(root, recursive=True)
 

@@ -10,9 +10,9 @@ version, licence and identifiers as a ``casflow.metadata.ArticleVersion``.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
+import warnings
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,12 +41,18 @@ from casflow.pipeline.component import (
     ComponentConfig,
     DocumentError,
     DocumentRef,
+    DocumentWarning,
     Reader,
     RunContext,
 )
 from casflow.typesystem import ARTICLE_VERSION
 
-logger = logging.getLogger(__name__)
+
+class ArticlesLeftOut(DocumentWarning):
+    """How many article versions the reader's filters (retractions, licences) left
+    out: not damage, but what a run of a filtered mirror must say it did, and warnings
+    are what the run report lists of its input."""
+
 
 _TIME = re.compile(r"\A\d{4}-\d{2}-\d{2}([T ]\d{2}(:\d{2}(:\d{2}(\.\d+)?)?)?Z?)?\Z")
 
@@ -316,11 +322,16 @@ class PmcReader(Reader[PmcReaderConfig]):
                 continue
             yield DocumentRef(doc_id, uri, size=self._size(article, suffix))
         if left_out:
-            logger.info(
-                "pmc.reader.v1: %d of %d article versions left out (%s)",
-                sum(left_out.values()),
-                len(chosen),
-                ", ".join(f"{n} {why}" for why, n in sorted(left_out.items())),
+            # Said where the run says what it did (on screen and in run-report.json):
+            # a log line nobody configured a handler for left the count unseen.
+            warnings.warn(
+                ArticlesLeftOut(
+                    f"pmc.reader.v1: {sum(left_out.values())} of {len(chosen)} article "
+                    "versions left out by the reader's filters ("
+                    + ", ".join(f"{n} {why}" for why, n in sorted(left_out.items()))
+                    + "); see its retracted and licenses settings"
+                ),
+                stacklevel=2,
             )
 
     def _size(self, article: ArticleVersion, suffix: str) -> int:
