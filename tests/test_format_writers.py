@@ -545,3 +545,20 @@ def test_mention_line_writers_fail_a_document_whose_id_the_lines_cannot_hold(
     assert "cannot contain whitespace or '|'" in failure(report)
     assert (tmp_path / "out" / combined).read_text("utf-8") == ""
     assert (tmp_path / "out" / "run-report.json").exists()
+
+
+def test_penn_trees_with_a_spaced_token_written_as_underscore_are_read_back(
+    tmp_path: Path,
+) -> None:
+    # A Penn leaf cannot hold a space: penn.writer.v1 writes "IL 2" as IL_2, and its
+    # trees must align to the text again; a literal "_" still matches only itself.
+    from casflow.components.formats.penn.alignment import align_trees
+
+    tree = tmp_path / "doc1.tree"
+    tree.write_text("( (S (NP (NN IL_2)) (VP (VBZ binds)) (. .)) )\n", encoding="utf-8")
+    (aligned,) = align_trees(tree, "IL 2 binds.", "doc1.txt")
+    assert aligned.token_spans == [(0, 4), (5, 10), (10, 11)]
+    (aligned,) = align_trees(tree, "IL_2 binds.", "doc1.txt")
+    assert aligned.token_spans[0] == (0, 4)
+    with pytest.raises(ValueError, match="leaf 1 'IL_2'"):
+        align_trees(tree, "IL-2 binds.", "doc1.txt")

@@ -128,6 +128,18 @@ class AlignedTree:
         return split_label(node.label)[0]
 
 
+def _spaced_at(text: str, form: str, position: int) -> bool:
+    """Whether ``form`` stands at ``position`` with an ``_`` of it on whitespace of the
+    text: a Penn leaf cannot hold a space, so ``penn.writer.v1`` writes one inside a
+    token (``"a b"``) as ``_``, and reading its trees back must find the token."""
+    if "_" not in form or position + len(form) > len(text):
+        return False
+    return all(
+        f == t or (f == "_" and t.isspace())
+        for f, t in zip(form, text[position : position + len(form)], strict=True)
+    )
+
+
 def _surface_forms(word: str) -> tuple[str, ...]:
     forms = (word, *_SURFACE_FORMS.get(word, ()))
     if "\\" in word:  # old PTB escapes \/ and \*
@@ -187,7 +199,7 @@ def align_trees(
             while position < length and text[position].isspace():
                 position += 1
             for form in _surface_forms(word):
-                if form and text.startswith(form, position):
+                if form and (text.startswith(form, position) or _spaced_at(text, form, position)):
                     break
             else:
                 raise TreeAlignmentError(
