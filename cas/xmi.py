@@ -445,6 +445,28 @@ def _fs_array_writer(open_tag: str, *_context: Any) -> Callable[[Any], str]:
 # --------------------------------------------------------------------------- writing
 
 
+def xml_forbidden_string(cas: cassis.Cas) -> str | None:
+    """Where the CAS holds a string XML 1.0 cannot carry (a control character, a lone
+    surrogate), for the error that cassis gives without a place: the view, the
+    annotation's type and offsets, the feature and the character; None when none."""
+    for sofa in cas.sofas:
+        name = sofa.sofaID
+        view = cas.get_view(name)
+        found = XML_INCOMPATIBLE.search(view.sofa_string or "")
+        if found:
+            return f"view {name}: the text has {found.group()!r} at offset {found.start()}"
+        for fs in view.select_all():
+            for feature in fs.type.all_features:
+                value = getattr(fs, feature.name, None)
+                if isinstance(value, str) and (found := XML_INCOMPATIBLE.search(value)):
+                    where = f" at {fs.begin}-{fs.end}" if hasattr(fs, "begin") else ""
+                    return (
+                        f"view {name}: {fs.type.name}{where}, feature "
+                        f"{feature.name} = {value!r} holds {found.group()!r}"
+                    )
+    return None
+
+
 def cas_to_xmi_bytes(cas: cassis.Cas) -> bytes:
     """``cas.to_xmi().encode("utf-8")``, byte for byte, written much faster.
 

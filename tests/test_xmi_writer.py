@@ -825,3 +825,22 @@ def test_without_the_fast_path_cassis_writes(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(xmi_writer._XmiWriter, "write", lambda self: pytest.fail("fast path used"))
     cas = build_full_cas(T.load_typesystem())
     assert cas_to_xmi_bytes(cas) == cas.to_xmi().encode("utf-8")
+
+
+def test_a_character_xml_forbids_in_a_feature_names_its_place(tmp_path: Path) -> None:
+    # cassis says only "All strings must be XML compatible"
+    from casflow.components.formats.xmi.writer import XmlForbiddenCharacter
+
+    typesystem = T.load_typesystem()
+    cas = cassis.Cas(typesystem=typesystem)
+    cas.sofa_string = "Cells grow."
+    cas.add(typesystem.get_type(T.LEMMA)(begin=0, end=5, value="cell\x01"))
+    for pretty_print in (False, True):
+        writer = XmiWriter(
+            XmiWriterConfig(pretty_print=pretty_print), RunContext(output_dir=tmp_path)
+        )
+        with pytest.raises(XmlForbiddenCharacter) as raised:
+            writer.write(cas, "d1")
+        message = str(raised.value)
+        assert message.startswith("document d1: view _InitialView: ")
+        assert "Lemma at 0-5, feature value = 'cell\\x01' holds '\\x01'" in message

@@ -20,16 +20,25 @@ from pathlib import Path
 import cassis
 from pydantic import Field
 
-from casflow.cas.xmi import cas_to_xmi_bytes
+from casflow.cas.xmi import cas_to_xmi_bytes, xml_forbidden_string
 from casflow.components.formats.view_writer import PackedFolderWriter, PackedWriterConfig
 from casflow.components.formats.xmi.reader import (
     TYPESYSTEM_FILE,
     TypeSystemError,
     merge_typesystems,
 )
+from casflow.pipeline.component import DocumentError
 from casflow.pipeline.files import atomic_write_text, safe_file_stem
 from casflow.pipeline.journal import STATE_DIR
 from casflow.typesystem import load_typesystem, typesystem_xml
+
+
+class XmlForbiddenCharacter(DocumentError, ValueError):
+    hint = (
+        "remove or replace the character where the component that made it ran (e.g. "
+        "text.reader.v1's control_characters: space for the text, or clean the value a "
+        "tool wrote into that feature)"
+    )
 
 
 class XmiWriterConfig(PackedWriterConfig):
@@ -50,9 +59,19 @@ class XmiWriter(PackedFolderWriter[XmiWriterConfig]):
 
     def serialize(self, cas: cassis.Cas, doc_id: str) -> bytes:
         self._note_typesystem(cas.typesystem)
-        if self.config.pretty_print:
-            return cas.to_xmi(pretty_print=True).encode("utf-8")
-        return cas_to_xmi_bytes(cas)  # the same bytes as cassis, much sooner
+        try:
+            if self.config.pretty_print:
+                return cas.to_xmi(pretty_print=True).encode("utf-8")
+            return cas_to_xmi_bytes(cas)  # the same bytes as cassis, much sooner
+        except ValueError as error:
+            # cassis says only "All strings must be XML compatible": name the place
+            place = xml_forbidden_string(cas)
+            if place is None:
+                raise
+            raise XmlForbiddenCharacter(
+                f"document {doc_id}: {place}, a character XML 1.0 cannot hold, so the CAS "
+                "cannot be written as XMI"
+            ) from error
 
     def _noted_folder(self) -> Path:
         """Where workers note the type systems that add to casflow's, for ``finish``."""
