@@ -398,3 +398,10 @@ def test_check_config_names_where_a_given_ontology_was_looked_for(tmp_path: Path
     assert f"missing.obo not found (looked for {workflows / 'missing.obo'})" in missing
     assert "CASFLOW_CORPORA" not in missing and "workflow's folder" in missing
     assert f"folder.obo is a folder (looked for {workflows / 'folder.obo'})" in folder
+
+
+def test_class_rules_ids_are_obo_ids(obo: Path) -> None:
+    with pytest.raises(ValueError, match=r"'UBERON_0000062' \(write 'UBERON:0000062'\)"):
+        DictionaryTagger.Config(ontologies=[str(obo)], class_rules={"UBERON_0000062": "Organ"})
+    config = DictionaryTagger.Config(ontologies=[str(obo)], class_rules={"UBERON:0000062": "Organ"})
+    assert config.class_rules == {"UBERON:0000062": "Organ"}

@@ -136,6 +136,17 @@ class DictionaryTaggerConfig(ComponentConfig):
         "$XDG_CACHE_HOME/casflow/dictionary (~/.cache/casflow/dictionary).",
     )
 
+    @field_validator("class_rules")
+    @classmethod
+    def _term_ids(cls, value: dict[str, str]) -> dict[str, str]:
+        # OBO ids are PREFIX:LOCAL; the PURL form UBERON_0000062 matches no term, and
+        # its rule would be left unused without a word
+        wrong = [term for term in value if ":" not in term]
+        if wrong:
+            said = ", ".join(f"{t!r} (write {t.replace('_', ':', 1)!r})" for t in wrong)
+            raise ValueError(f"class_rules ids are OBO ids, PREFIX:NUMBER: {said}")
+        return value
+
     @field_validator("mention_type")
     @classmethod
     def _full_type_name(cls, value: str) -> str:
