@@ -14,7 +14,8 @@ NLTK, spaCy's rule-based ones): document structure, offsets, optional libraries.
   places each token on the original text (the tool's offset when the text
   there is the token, else the next match, with the known normalisations), so
   a Token's covered text is always the text the tool tokenized; whitespace is
-  never a token and no span starts or ends with whitespace. Non-whitespace
+  never a token and no span starts or ends with whitespace; a combining mark
+  stays with the letter before it (:func:`with_combining_marks`). Non-whitespace
   characters the tool put in no token become tokens of their own
   (``keep_dropped_characters``), so a tagger downstream sees all the text.
 - **Libraries.** Each tool is an optional dependency (the ``tools`` extra);
@@ -27,6 +28,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
+import unicodedata
 from abc import abstractmethod
 from collections.abc import Iterable, Sequence
 from types import ModuleType
@@ -226,6 +228,33 @@ def with_dropped_characters(text: str, spans: Sequence[Span], start: int, end: i
     return result
 
 
+def _is_mark(char: str) -> bool:
+    return unicodedata.category(char).startswith("M")
+
+
+def with_combining_marks(text: str, spans: Sequence[Span], end: int) -> list[Span]:
+    """``spans`` (sorted, disjoint) with every combining mark kept on the letter before it.
+
+    A tool that does not know a combining mark (syntok drops U+0301 after ``Cafe``)
+    leaves it out of the word or makes it a token of its own; a Token would then end
+    between a letter and its accent. A span that starts with a mark right where the
+    previous one ends joins it, and marks right after a span that no span covers
+    extend it (up to ``end``).
+    """
+    result: list[Span] = []
+    for begin, stop in spans:
+        if result and begin == result[-1][1] and _is_mark(text[begin]):
+            result[-1] = (result[-1][0], stop)
+        else:
+            result.append((begin, stop))
+    for i, (begin, stop) in enumerate(result):
+        limit = result[i + 1][0] if i + 1 < len(result) else end
+        while stop < limit and _is_mark(text[stop]):
+            stop += 1
+        result[i] = (begin, stop)
+    return result
+
+
 def clean_spans(text: str, spans: Iterable[Span], start: int, end: int) -> list[Span]:
     """Spans clipped to ``[start, end)``, trimmed of whitespace, non-empty, sorted, and
     never overlapping (a span overlapping the previous one starts where that one ends)."""
@@ -370,7 +399,7 @@ class Tokenizer(_Segmenter[TokenizerConfigT]):
         spans = clean_spans(text, spans, start, end)
         if self.config.keep_dropped_characters:
             spans = with_dropped_characters(text, spans, start, end)
-        return spans
+        return with_combining_marks(text, spans, end)
 
     def process(self, view: cassis.Cas) -> None:
         text = view.sofa_string or ""

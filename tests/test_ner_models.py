@@ -68,6 +68,14 @@ def test_tokenize_offsets_are_exact_within_a_range() -> None:
     assert "".join(words(text, spans)) == "TNF-alpha"
 
 
+def test_tokenize_keeps_combining_marks_with_their_character() -> None:
+    # decomposed accents (e + U+0301) and a keycap mark: a boundary never falls before one
+    text = "Cafe\u0301 e\u0301tude nai\u0308ve-2\u20e3 \U0001d400b"
+    assert words(text, tokenize(text)) == [
+        "Cafe\u0301", "e\u0301tude", "nai\u0308ve", "-", "2\u20e3", "\U0001d400b",
+    ]  # fmt: skip
+
+
 def test_refine_splits_existing_tokens() -> None:
     text = "anti-CD3 mAb"
     assert words(text, refine(text, [(0, 8), (9, 12)])) == ["anti", "-", "CD", "3", "mAb"]
@@ -264,6 +272,40 @@ def test_component_uses_existing_sentences_and_tokens(tiny_model: Path, tmp_path
     assert CrfNer.requirements(config) == ((TOKEN,), (GENE_MENTION,))
     CrfNer(config, context(tmp_path)).process(view)
     assert [(m.begin, m.end) for m in view.select(GENE_MENTION)] == [(4, 8)]
+
+
+def test_component_tags_overlapping_sentences_once(tiny_model: Path, tmp_path: Path) -> None:
+    # two sentence splitters ran in the view: each mention is still written once
+    text = "The BRCA1 gene binds p53 protein ."
+    view = new_view(text)
+    make = view.typesystem.get_type(SENTENCE)
+    view.add_all(
+        [make(begin=0, end=len(text)), make(begin=0, end=len(text)), make(begin=4, end=14)]
+    )
+    CrfNer(CrfNerConfig(model=str(tiny_model)), context(tmp_path)).process(view)
+    assert [(m.begin, m.end) for m in view.select(GENE_MENTION)] == [(4, 9), (21, 24)]
+
+
+def test_existing_tokens_are_read_once_per_document(tiny_model: Path, tmp_path: Path) -> None:
+    # thousands of paragraphs: reading every token for each sentence took minutes
+    text = " ".join(["The BRCA1 gene binds p53 protein ."] * 3)
+    view = new_view(text)
+    ts = view.typesystem
+    view.add_all([ts.get_type(SENTENCE)(begin=35 * i, end=35 * i + 34) for i in range(3)])
+    view.add_all([ts.get_type(TOKEN)(begin=b, end=e) for b, e in tokenize(text)])
+    selected: list[str] = []
+    select = view.select
+
+    def counting(type_name: str):  # type: ignore[no-untyped-def]
+        selected.append(type_name)
+        return select(type_name)
+
+    view.select = counting  # type: ignore[method-assign]
+    config = CrfNerConfig(model=str(tiny_model), use_existing_tokens=True)
+    CrfNer(config, context(tmp_path)).process(view)
+    assert selected.count(TOKEN) == 1
+    found = [text[m.begin : m.end] for m in select(GENE_MENTION)]
+    assert found == ["BRCA1", "p53"] * 3
 
 
 def test_component_writes_anatomy_mentions_as_configured(tiny_model: Path, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from casflow.components.evaluators.adapters import written_outer_bracket
 from casflow.components.formats.penn.alignment import TreeTypes, align_trees, build_tree_layers
 from casflow.components.opennlp.head_rules import head_rules_text
 from casflow.components.opennlp.model import chunk_spans, chunk_tags, parser_word
+from casflow.components.opennlp.pipeline import LongSentenceWarning
 from casflow.components.opennlp.server import opennlp_missing, to_code_points
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
@@ -357,6 +358,28 @@ def test_parser_gets_brackets_raw(tiny_opennlp_model: Path) -> None:
 
 
 @needs_opennlp
+@pytest.mark.java
+@pytest.mark.slow
+def test_a_sentence_longer_than_the_cap_is_parsed_in_pieces(tiny_opennlp_model: Path) -> None:
+    # a table flattened to text: the chunking parser took over 8 minutes on 5,000 words
+    text = " ".join(f"cells{i}" for i in range(7))
+    view = plain_view(text)
+    view.add(view.typesystem.get_type(SENTENCE)(begin=0, end=len(text)))
+    with pytest.warns(LongSentenceWarning, match=r"has 7 words, more than max_parse_words \(3\)"):
+        run(
+            view,
+            model=str(tiny_opennlp_model),
+            layers=["tokens", "constituents"],
+            use_existing_sentences=True,
+            max_parse_words=3,
+        )
+    roots = sorted((r.begin, r.end) for r in view.select(CONSTITUENT_ROOT))
+    tokens = spans(view, TOKEN)
+    assert len(tokens) == 7
+    assert roots == [(tokens[0][0], tokens[2][1]), (tokens[3][0], tokens[5][1]), tokens[6]]
+    assert all(t.pos is not None and t.pos.PosValue for t in view.select(TOKEN))
+
+
 @pytest.mark.java
 @pytest.mark.slow
 def test_trainer_scores_the_parser_as_the_component_runs_and_the_evaluator_scores_it(

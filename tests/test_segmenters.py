@@ -15,6 +15,7 @@ from casflow.components.segmenters import (
     align_sentences,
     align_tokens,
     missing_library,
+    with_combining_marks,
     with_dropped_characters,
 )
 from casflow.pipeline.component import RunContext
@@ -185,6 +186,26 @@ def test_tokenizers_give_exact_offsets(name: str) -> None:
     assert tokens[:3] == ["Results", "and", "discussion"]
     assert '"' in tokens and "\U0001d6c2-actin" in "".join(tokens)
     assert tokens[-1] == "."
+
+
+@pytest.mark.parametrize("name", [*TOKENIZERS, "tokens.fine.v1"])
+@pytest.mark.parametrize("keep_dropped", [True, False])
+def test_combining_marks_stay_with_their_letter(name: str, keep_dropped: bool) -> None:
+    # decomposed accents: syntok leaves U+0301 after "Cafe" out of its token
+    text = "Cafe\u0301 and e\u0301tude nai\u0308ve."
+    view = make_view(text, structure=False)
+    if name == "tokens.nltk.treebank.v1":
+        run("sentences.rules.v1", view)
+    run(name, view, keep_dropped_characters=keep_dropped)
+    tokens = covered(view, TOKEN)
+    assert "Cafe\u0301" in tokens and "e\u0301tude" in tokens and "nai\u0308ve" in tokens
+
+
+def test_with_combining_marks_joins_and_extends_spans() -> None:
+    text = "e\u0301tude Cafe\u0301\u0301 x"
+    # a tool that split "e" | U+0301 "tude" and left both marks after "Cafe" out
+    spans = with_combining_marks(text, [(0, 1), (1, 6), (7, 11), (14, 15)], len(text))
+    assert [text[b:e] for b, e in spans] == ["e\u0301tude", "Cafe\u0301\u0301", "x"]
 
 
 def test_tokenizers_differ_where_the_tools_differ() -> None:

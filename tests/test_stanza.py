@@ -13,6 +13,7 @@ from pathlib import Path
 import cassis
 import pytest
 
+from casflow.components.stanza.pipeline import LongSentenceWarning
 from casflow.pipeline.registry import registry
 from casflow.typesystem import (
     ANATOMY_MENTION,
@@ -347,6 +348,41 @@ def test_pretokenized_over_existing_tokens_and_xmi(tiny_models: dict[str, Path])
     loaded = cassis.load_cas_from_xmi(cas.to_xmi(), typesystem=load_typesystem())
     assert len(list(loaded.select(DEPENDENCY))) == len(spans)
     assert all(t.pos is not None for t in loaded.select(TOKEN))
+
+
+@pytest.mark.slow
+def test_a_sentence_longer_than_the_cap_is_analysed_in_pieces(
+    tiny_models: dict[str, Path],
+) -> None:
+    # A table flattened to text is one "sentence" of thousands of words: whole, the
+    # parser's memory grows with its square (21 GB for 2,000 words with the tiny model).
+    text = " ".join(f"w{i}" for i in range(7))
+    cas = _cas(text)
+    ts = cas.typesystem
+    cas.add(ts.get_type(SENTENCE)(begin=0, end=len(text)))
+    position = 0
+    for word in text.split():
+        begin = text.index(word, position)
+        cas.add(ts.get_type(TOKEN)(begin=begin, end=begin + len(word)))
+        position = begin + len(word)
+    config = _config(
+        tiny_models, use_existing_tokens=True, use_existing_sentences=True, max_sentence_words=3
+    )
+    config["processors"] = {k: v for k, v in config["processors"].items() if k != "tokenize"}
+    del config["model_files"]["tokenize"]
+    with pytest.warns(
+        LongSentenceWarning, match=r"\(0, 20\) has 7 words.*max_sentence_words \(3\)"
+    ):
+        _component(config).process(cas)
+    roots = sorted(r.begin for r in cas.select(DEPENDENCY_ROOT))
+    assert len(roots) == 3  # pieces of 3, 3 and 1 words, one tree each
+    pieces = [(0, 3), (3, 6), (6, 7)]
+    tokens = sorted(cas.select(TOKEN), key=lambda t: t.begin)
+    for relation in cas.select(DEPENDENCY):
+        dependent = tokens.index(relation.Dependent)
+        governor = tokens.index(relation.Governor)
+        assert any(lo <= dependent < hi and lo <= governor < hi for lo, hi in pieces)
+    assert len(list(cas.select(DEPENDENCY))) == 7
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ component's own tokenizer, optionally refining the view's Token annotations.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -185,27 +186,33 @@ class CrfNer(Processor[CrfNerConfig]):
         if self.config.use_existing_sentences:
             existing = [(s.begin, s.end) for s in view.select(SENTENCE)]
             if existing:
-                return existing
+                return disjoint(existing)
         from casflow.components.rules.sentences import split_sentences
 
         return [(b, e) for b, e in split_sentences(text)]
 
-    def _tokens(self, view: cassis.Cas, text: str, sentence: Span) -> list[Span]:
+    def _tokens(self, tokens: list[Span], text: str, sentence: Span) -> list[Span]:
         if self.config.use_existing_tokens:
             begin, end = sentence
-            # a span annotated twice is one token (else each mention came out twice)
-            covered = sorted(
-                {(t.begin, t.end) for t in view.select(TOKEN) if begin <= t.begin and t.end <= end}
-            )
-            return refine(text, covered)
+            # ``tokens`` are sorted once per document: a document of thousands of
+            # sentences would otherwise scan every token for each sentence.
+            low = bisect_left(tokens, (begin, begin))
+            high = bisect_left(tokens, (end, end + 1))
+            return refine(text, [(b, e) for b, e in tokens[low:high] if e <= end])
         return tokenize(text, *sentence)
 
     def process(self, view: cassis.Cas) -> None:
         text = view.sofa_string or ""
         mention_type = view.typesystem.get_type(self.config.mention_type)
+        # a span annotated twice is one token (else each mention came out twice)
+        tokens = (
+            sorted({(t.begin, t.end) for t in view.select(TOKEN)})
+            if self.config.use_existing_tokens
+            else []
+        )
         mentions = []
         for sentence in self._sentences(view, text):
-            mentions.extend(self.tagger.tag(text, self._tokens(view, text, sentence)))
+            mentions.extend(self.tagger.tag(text, self._tokens(tokens, text, sentence)))
         for step in self.document_steps:
             mentions = step(text, mentions)
         view.add_all(
@@ -214,6 +221,19 @@ class CrfNer(Processor[CrfNerConfig]):
                 for begin, end, label, confidence in mentions
             ]
         )
+
+
+def disjoint(spans: list[Span]) -> list[Span]:
+    """Sentence spans sorted, with overlapping ones merged: a view whose sentences come
+    from two splitters (or hold a span twice) would otherwise have each mention in the
+    overlap tagged, and written, twice."""
+    merged: list[Span] = []
+    for begin, end in sorted(spans):
+        if merged and begin < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        elif end > begin:
+            merged.append((begin, end))
+    return merged
 
 
 class GeneNerConfig(CrfNerConfig):

@@ -9,9 +9,32 @@ these tokens; a mention is a run of them, mapped back to exact character spans.
 from __future__ import annotations
 
 import re
+import unicodedata
 
-# a run of letters, a run of digits, or one other non-space character
-_TOKEN = re.compile(r"[^\W\d_]+|\d+|\S", re.UNICODE)
+
+def _combining_marks() -> str:
+    """A regex character class of every combining mark (Unicode category M).
+
+    Python's ``\\w`` leaves them out, so ``e`` + U+0301 ("é" written decomposed) would be
+    two tokens and a mention boundary could fall between a letter and its accent.
+    """
+    ranges: list[str] = []
+    start: int | None = None
+    # Marks lie in planes 0 and 1 and among the variation selectors of plane 14.
+    for cp in [*range(0x20000), *range(0xE0000, 0xE1000), 0xE1000]:
+        mark = cp < 0xE1000 and unicodedata.category(chr(cp)).startswith("M")
+        if mark and start is None:
+            start = cp
+        elif not mark and start is not None:
+            ranges.append(f"{re.escape(chr(start))}-{re.escape(chr(cp - 1))}")
+            start = None
+    return "[" + "".join(ranges) + "]"
+
+
+_MARK = _combining_marks()
+# a run of letters, a run of digits, or one other non-space character, each with the
+# combining marks that follow it
+_TOKEN = re.compile(rf"[^\W\d_](?:[^\W\d_]|{_MARK})*|\d(?:\d|{_MARK})*|\S{_MARK}*")
 
 Span = tuple[int, int]
 

@@ -16,13 +16,16 @@ with ``chunkValue``, and for ``constituents`` one DKPro ``ROOT`` per sentence wi
 ``TreebankConstituent`` children (constituentType, parent, children) over the
 sentence's tokens, a ``PennTree``, and the parser's own tags as the tokens' POS (the
 chunking parser tags as it parses, so ``pos`` and ``constituents`` are not chosen
-together). A sentence the parser cannot parse gets no tree.
+together). A sentence the parser cannot parse gets no tree; one of more than
+``max_parse_words`` words (a table flattened to text) is parsed in pieces, each with
+a tree of its own, with a ``LongSentenceWarning``.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,7 @@ from typing import Any
 import cassis
 from pydantic import Field, model_validator
 
+from casflow.cas.metadata import find_document_id
 from casflow.components.formats.penn.alignment import (
     CONSTITUENT_LAYER,
     AlignedTree,
@@ -63,10 +67,12 @@ from casflow.components.segmenters import (
     clean_spans,
     structure_type_problems,
 )
-from casflow.pipeline.component import Processor, RunContext
+from casflow.pipeline.component import DocumentWarning, Processor, RunContext
 from casflow.typesystem import CHUNK, POS, SENTENCE, TOKEN
 
 Span = tuple[int, int]
+#: A range of a sentence's tokens: (sentence index, first token, end token).
+Span3 = tuple[int, int, int]
 # Python's whitespace, which takes in U+0085 (NEL) where Java's does not.
 _NON_SPACE = re.compile(r"\S+")
 DEFAULT_LAYERS: tuple[OpenNlpLayer, ...] = ("sentences", "tokens", "pos")
@@ -98,6 +104,13 @@ class OpenNlpConfig(SegmenterConfig):
         False, description="Tag, chunk and parse the view's Token annotations."
     )
     beam_size: int = Field(20, ge=1, description="Parses the parser keeps (OpenNLP's default 20).")
+    max_parse_words: int = Field(
+        500,
+        ge=1,
+        description="constituents: a longer sentence is parsed in pieces of at most this many "
+        "words, each with a tree of its own, with a warning (the chunking parser took over "
+        "8 minutes on one sentence of 5,000 words, 3 s on 500).",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> OpenNlpConfig:
@@ -320,24 +333,27 @@ class OpenNlpPipeline(Processor[OpenNlpConfig]):
         words = [[text[t.begin : t.end] for t in s] for s in tokens]
         tags: list[list[str]] | None = None
         trees: list[AlignedTree | None] = []
+        parsed: list[Sequence[Any]] = []  # the tokens of each tree
         if "pos" in layers:
             tags = self._ask("pos", "pos", "tags", sentences=[[word(w) for w in s] for s in words])
         if "constituents" in layers:
+            pieces = self._parse_pieces(view, tokens)
             answers = self._ask(
                 "constituents",
                 "parse",
                 "trees",
-                sentences=[parser_words(s) for s in words],
+                sentences=[parser_words(words[i][lo:hi]) for i, lo, hi in pieces],
                 beam=self.config.beam_size,
             )
-            trees = [
-                None if answer is None else _aligned(answer, s, w, n)
-                for n, (answer, s, w) in enumerate(zip(answers, tokens, words, strict=True), 1)
-            ]
-            tags = [
-                tree.tags if tree is not None else [""] * len(s)
-                for tree, s in zip(trees, tokens, strict=True)
-            ]
+            tags = [[""] * len(s) for s in tokens]
+            for n, (answer, (i, lo, hi)) in enumerate(zip(answers, pieces, strict=True), 1):
+                if answer is None:
+                    trees.append(None)
+                    continue
+                tree = _aligned(answer, tokens[i][lo:hi], words[i][lo:hi], n)
+                trees.append(tree)
+                tags[i][lo:hi] = tree.tags
+            parsed = [tokens[i][lo:hi] for i, lo, hi in pieces]
         if tags is not None:
             for sentence_tokens, sentence_tags in zip(tokens, tags, strict=True):
                 for token, tag in zip(sentence_tokens, sentence_tags, strict=True):
@@ -363,10 +379,38 @@ class OpenNlpPipeline(Processor[OpenNlpConfig]):
                             chunkValue=label,
                         )
                     )
-        for tree, sentence_tokens in zip(trees, tokens, strict=False):
-            if tree is not None:
-                build_constituents(tree, sentence_tokens, types, new)
+        if "constituents" in layers:
+            for aligned, piece_tokens in zip(trees, parsed, strict=True):
+                if aligned is not None:
+                    build_constituents(aligned, piece_tokens, types, new)
         add_annotations(view, new)
+
+    def _parse_pieces(self, view: cassis.Cas, tokens: Sequence[Sequence[Any]]) -> list[Span3]:
+        """``(sentence, first, end)`` token ranges the parser gets: each sentence whole, or
+        in pieces of ``max_parse_words`` when it is longer (with a warning)."""
+        most = self.config.max_parse_words
+        pieces: list[Span3] = []
+        for i, sentence in enumerate(tokens):
+            if len(sentence) > most:
+                warnings.warn(
+                    LongSentenceWarning(
+                        f"document {find_document_id(view) or '<unknown document>'}: the "
+                        f"sentence at ({sentence[0].begin}, {sentence[-1].end}) has "
+                        f"{len(sentence)} words, more than max_parse_words ({most}); it was "
+                        f"parsed in pieces of at most {most} words, each with its own tree "
+                        "(raise max_parse_words if time allows, or split the text into "
+                        "sentences)"
+                    ),
+                    stacklevel=3,
+                )
+            pieces += [
+                (i, lo, min(lo + most, len(sentence))) for lo in range(0, len(sentence), most)
+            ]
+        return pieces
+
+
+class LongSentenceWarning(DocumentWarning):
+    """A sentence longer than ``max_parse_words`` was parsed in pieces."""
 
 
 def _aligned(answer: str, tokens: Sequence[Any], words: Sequence[str], number: int) -> AlignedTree:

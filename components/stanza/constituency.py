@@ -36,7 +36,11 @@ from pydantic import Field
 from casflow.components.formats.penn.parse import Tree, escape_token, training_line
 from casflow.components.models import is_shipped, model_path, where_looked
 from casflow.components.stanza.model import ModelFiles, run_threads_field, stanza_missing
-from casflow.components.stanza.pipeline import StanzaConfig, StanzaPipeline
+from casflow.components.stanza.pipeline import (
+    DEFAULT_MAX_SENTENCE_WORDS,
+    StanzaConfig,
+    StanzaPipeline,
+)
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import POS, SENTENCE, TOKEN
 
@@ -107,6 +111,13 @@ class ConstituencyConfig(ComponentConfig):
         "folder's meta.json says (casflow's models: yes), else no.",
     )
     batch_size: int = Field(50, ge=1, description="Sentences per batch of the parser.")
+    max_sentence_words: int = Field(
+        DEFAULT_MAX_SENTENCE_WORDS,
+        ge=1,
+        description="A longer sentence is parsed in pieces of at most this many words, each "
+        "with a tree of its own, with a warning (the parser's time grows faster than the "
+        "length: 55 s for one sentence of 5,000 words).",
+    )
     threads: int = run_threads_field()
 
 
@@ -175,5 +186,6 @@ def _stanza_config(config: ConstituencyConfig, context: RunContext | None) -> St
         ptb_brackets=brackets,
         layers=["constituents"],
         batch_size=config.batch_size,
+        max_sentence_words=config.max_sentence_words,
         threads=config.threads,
     )

@@ -34,6 +34,12 @@ are the words, which then have no Token each).
 - ``threads``: PyTorch's threads while the step runs (default 1, as the run already
   parallelises over documents; PyTorch's own default, one per core, made a step 35 times
   slower beside one busy core).
+- ``max_sentence_words`` (with existing tokens): a sentence of more words (a table
+  flattened to text is one "sentence" of thousands) goes to Stanza in consecutive
+  pieces of at most that many words, each analysed as a sentence of its own (its own
+  root and tree), with a ``LongSentenceWarning``: the dependency parser's memory grows
+  with the square of a sentence's length (a tiny model took 21 GB and 140 s for one
+  sentence of 2,000 words). CRAFT's longest sentence has 376 words.
 - ``use_existing_sentences`` alone: each Sentence is tokenized on its own with Stanza's
   ``tokenize_no_ssplit`` (one Stanza sentence, split only at a blank line inside it);
   no Sentence is written.
@@ -41,6 +47,7 @@ are the words, which then have no Token each).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -82,7 +89,7 @@ from casflow.components.stanza.model import (
     torch_threads,
 )
 from casflow.components.stanza.presets import NER_PRESETS, StanzaNerPreset
-from casflow.pipeline.component import DocumentError, Processor, RunContext
+from casflow.pipeline.component import DocumentError, DocumentWarning, Processor, RunContext
 from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, LEMMA, POS, SENTENCE, TOKEN
 
 StanzaLayer = Literal[
@@ -114,6 +121,8 @@ DEFAULT_PROCESSORS: dict[StanzaProcessor, str] = {
     "depparse": "default",
 }
 ROOT_LABEL = "ROOT"
+#: Above CRAFT's longest sentence (376 words); a tiny parser needed 1 GB at 600 words.
+DEFAULT_MAX_SENTENCE_WORDS = 500
 BASIC_FLAVOR = "basic"
 
 Span = tuple[int, int]
@@ -176,6 +185,13 @@ class StanzaConfig(SegmenterConfig):
     )
     batch_size: int = Field(
         32, ge=1, description="Sentences per batch of Stanza's taggers and parsers."
+    )
+    max_sentence_words: int = Field(
+        DEFAULT_MAX_SENTENCE_WORDS,
+        ge=1,
+        description="With use_existing_tokens: a longer sentence is analysed in pieces of at "
+        "most this many words, each its own sentence to Stanza (a parser's memory grows "
+        "with the square of the length), with a warning.",
     )
     threads: int = run_threads_field()
 
@@ -353,9 +369,20 @@ class StanzaPipeline(Processor[StanzaConfig]):
             while position < len(tokens) and tokens[position].begin < end:
                 inside.append(tokens[position])
                 position += 1
-            if inside:
-                tags = _view_tags(view, inside) if self.config.use_existing_pos else None
-                units.append(_Unit(index, begin, text[begin:end], inside, tags))
+            if not inside:
+                continue
+            tags = _view_tags(view, inside) if self.config.use_existing_pos else None
+            most = self.config.max_sentence_words
+            if len(inside) > most:
+                warnings.warn(
+                    LongSentenceWarning(_long_sentence(view, begin, end, len(inside), most)),
+                    stacklevel=2,
+                )
+            for first in range(0, len(inside), most):
+                piece_tags = tags[first : first + most] if tags is not None else None
+                units.append(
+                    _Unit(index, begin, text[begin:end], inside[first : first + most], piece_tags)
+                )
         return units
 
     def _documents(self, units: Sequence[_Unit]) -> list[Any]:
@@ -405,6 +432,19 @@ class StanzaPipeline(Processor[StanzaConfig]):
             self.writer.write(view, unit, document, new[unit.view])
         for view, added in zip(views, new, strict=True):
             add_annotations(view, added)
+
+
+class LongSentenceWarning(DocumentWarning):
+    """A sentence longer than ``max_sentence_words`` was analysed in pieces."""
+
+
+def _long_sentence(view: cassis.Cas, begin: int, end: int, words: int, most: int) -> str:
+    return (
+        f"document {find_document_id(view) or '<unknown document>'}: the sentence at "
+        f"({begin}, {end}) has {words} words, more than max_sentence_words ({most}); "
+        f"it was analysed in pieces of at most {most} words, each with its own root "
+        "(raise max_sentence_words if memory allows, or split the text into sentences)"
+    )
 
 
 class MissingTagError(DocumentError, ValueError):
