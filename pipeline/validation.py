@@ -24,7 +24,13 @@ from pydantic import BaseModel, ValidationError
 from casflow.pipeline.component import INITIAL_VIEW, Reader, RunContext, Writer
 from casflow.pipeline.files import output_folder_problem
 from casflow.pipeline.yaml_lines import LocatedYaml
-from casflow.typesystem import TypeSystemPluginError, load_typesystem, short_name
+from casflow.typesystem import (
+    SENTENCE,
+    TOKEN,
+    TypeSystemPluginError,
+    load_typesystem,
+    short_name,
+)
 
 if TYPE_CHECKING:
     from casflow.pipeline.workflow import ResolvedStep, RunSpec
@@ -279,6 +285,30 @@ class _ChainCheck:
                 )
             )
 
+    def check_segmentation_again(self, step: ResolvedStep, produces: tuple[str, ...]) -> None:
+        """A processor that makes sentences or tokens in a view that already holds them
+        (from the reader or an earlier step) adds a second set beside them: every
+        sentence and token twice, or overlapping copies, which evaluators and taggers
+        downstream read as one layer."""
+        have = self.available.get(step.spec.view)
+        if have is None or isinstance(have, _Anything):
+            return
+        again = [name for name in (SENTENCE, TOKEN) if name in produces and name in have]
+        if not again:
+            return
+        names = " and ".join(short_name(name) for name in again)
+        self.issues.append(
+            issue_at(
+                self.located,
+                step.path + ("component",),
+                f"{step.spec.component!r} writes {names} into view {step.spec.view!r}, which "
+                f"already holds {names} from an earlier step or the reader: the view would "
+                "hold two sets, overlapping; run it in a view of its own, or have it take "
+                "those already there (use_existing_sentences / use_existing_tokens, where it "
+                "has them)",
+            )
+        )
+
     def write(self, view: str, produces: tuple[str, ...]) -> None:
         self.available.setdefault(view, set()).update(produces)
 
@@ -308,6 +338,7 @@ def check_requirements(
         requires, produces = chain.declare(step)
         chain.check(step, requires, step.spec.view, "reads")
         chain.check_views_read(step)
+        chain.check_segmentation_again(step, produces)
         chain.write(step.spec.view, produces)
     for step in writers:
         requires, _ = chain.declare(step)

@@ -380,6 +380,32 @@ def test_two_writers_writing_the_same_files_are_refused(inputs: Path) -> None:
         )
 
 
+def test_sentences_or_tokens_made_again_in_a_view_that_has_them_are_refused(
+    inputs: Path,
+) -> None:
+    text = """\
+        reader: {component: text.reader.v1, config: {input: INPUT}}
+        components:
+          - component: sentences.rules.v1
+          - {component: tokens.fine.v1, config: {use_existing_sentences: true}}
+          - SECOND
+        """
+    (error,) = _errors(text.replace("SECOND", "{component: sentences.rules.v1, id: again}"), inputs)
+    assert error.startswith("wf.yaml:5: components -> 2 -> component: 'sentences.rules.v1' ")
+    assert "writes Sentence into view '_InitialView', which already holds Sentence" in error
+    (error,) = _errors(text.replace("SECOND", "{component: tokens.fine.v1, id: again}"), inputs)
+    assert "writes Token into view '_InitialView', which already holds Token" in error
+    # in a view of its own, or building on what is there, it is valid
+    for second in (
+        "{component: sentences.rules.v1, id: again, view: other}",
+        "{component: ner.gene.v1, config: {use_existing_sentences: true}}",
+    ):
+        load_workflow_text(
+            textwrap.dedent(text).replace("INPUT", str(inputs)).replace("SECOND", second),
+            source="wf.yaml",
+        )
+
+
 def test_a_check_that_raises_is_a_problem_of_its_step(
     inputs: Path, test_components: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
