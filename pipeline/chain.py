@@ -94,6 +94,9 @@ _HINTS = {
     MemoryError: "the document needs more memory than the worker could get: give the workers "
     "more memory, run fewer jobs or a smaller batch_size, or split the document",
     SystemExit: "a component called sys.exit(); it should raise an exception instead",
+    RecursionError: "the document holds a structure nested too deeply for this step to "
+    "walk (e.g. a constituency tree of hundreds of levels from a parser gone astray): check "
+    "the output of the step that made it for this document",
 }
 
 #: Where a worker stopped by the watchdog leaves the stacks of its threads.

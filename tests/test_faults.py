@@ -622,3 +622,18 @@ def test_a_batch_limit_beyond_what_timers_hold_is_clamped() -> None:
 
     with _time_limit(1_000_000 * 50_000):
         pass
+
+
+def test_a_structure_too_deep_to_walk_is_said_so() -> None:
+    # a RecursionError ("maximum recursion depth exceeded") says nothing of the cause
+    from casflow.pipeline.chain import _error_fields
+
+    def walk(depth: int) -> int:
+        return walk(depth + 1)
+
+    try:
+        walk(0)
+    except RecursionError as error:
+        said = _error_fields(error)
+    assert said["error"].startswith("RecursionError")
+    assert said["hint"] is not None and "nested too deeply" in said["hint"]
