@@ -15,7 +15,6 @@ from typing import Any
 import cassis
 import pytest
 
-from casflow.cas.metadata import set_document_metadata
 from casflow.components.formats.bio.parse import parse_bio
 from casflow.components.formats.common import FormatWarning
 from casflow.components.formats.document_files import (
@@ -28,6 +27,7 @@ from casflow.pipeline.registry import registry
 from casflow.pipeline.runner import RunOptions, run_workflow
 from casflow.pipeline.workflow import load_workflow_text
 from casflow.typesystem import DEPENDENCY, NAMED_ENTITY, TOKEN, load_typesystem
+from tests.test_gold_readers import document_view as gold_readers_view
 
 TEXT = "The cat sat."
 CONLLU = (
@@ -48,12 +48,7 @@ def build(name: str, config: dict[str, Any], workflow_dir: Path) -> Any:
 
 
 def document_view(text: str = TEXT, doc_id: str = "doc") -> cassis.Cas:
-    cas = cassis.Cas(typesystem=load_typesystem())
-    cas.sofa_string = text
-    set_document_metadata(cas, doc_id, f"{doc_id}.txt")
-    view = cas.create_view("system")
-    view.sofa_string = text
-    return view
+    return gold_readers_view(text, doc_id)
 
 
 def import_file(
