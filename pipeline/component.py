@@ -268,6 +268,15 @@ class Component(ABC, Generic[ConfigT]):
         return {}
 
     @classmethod
+    def keeps_existing(cls, config: ConfigT) -> tuple[str, ...]:
+        """Types among those it produces that it takes from its view when the view
+        already holds them, instead of adding more (a combiner uses the target view's
+        tokens and sentences where it has them). The validator refuses a step that
+        would make sentences or tokens again in a view that has them, except these.
+        The default: none."""
+        return ()
+
+    @classmethod
     def view_problems(cls, config: ConfigT, view: str) -> list[str]:
         """Problems of the config in the step's ``view`` (e.g. a combiner whose member is
         the view it writes), found before any document is read. The default finds none."""

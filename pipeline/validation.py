@@ -293,7 +293,12 @@ class _ChainCheck:
         have = self.available.get(step.spec.view)
         if have is None or isinstance(have, _Anything):
             return
-        again = [name for name in (SENTENCE, TOKEN) if name in produces and name in have]
+        kept = step.component_class.keeps_existing(step.config)
+        again = [
+            name
+            for name in (SENTENCE, TOKEN)
+            if name in produces and name in have and name not in kept
+        ]
         if not again:
             return
         names = " and ".join(short_name(name) for name in again)

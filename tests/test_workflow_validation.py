@@ -388,17 +388,22 @@ def test_sentences_or_tokens_made_again_in_a_view_that_has_them_are_refused(
         components:
           - component: sentences.rules.v1
           - {component: tokens.fine.v1, config: {use_existing_sentences: true}}
+          - {component: conllu.import.v1, view: p1, config: {path: "p1/{doc_id}.conllu"}}
+          - {component: conllu.import.v1, view: p2, config: {path: "p2/{doc_id}.conllu"}}
           - SECOND
         """
     (error,) = _errors(text.replace("SECOND", "{component: sentences.rules.v1, id: again}"), inputs)
-    assert error.startswith("wf.yaml:5: components -> 2 -> component: 'sentences.rules.v1' ")
+    assert error.startswith("wf.yaml:7: components -> 4 -> component: 'sentences.rules.v1' ")
     assert "writes Sentence into view '_InitialView', which already holds Sentence" in error
     (error,) = _errors(text.replace("SECOND", "{component: tokens.fine.v1, id: again}"), inputs)
     assert "writes Token into view '_InitialView', which already holds Token" in error
-    # in a view of its own, or building on what is there, it is valid
+    # in a view of its own, building on what is there, or a combiner (which takes the
+    # target view's own sentences and tokens where it has them), it is valid
     for second in (
         "{component: sentences.rules.v1, id: again, view: other}",
-        "{component: ner.gene.v1, config: {use_existing_sentences: true}}",
+        "{component: spacy.pipeline.v1, config: {model: 'casflow:craft_syntax', "
+        "use_existing_sentences: true, use_existing_tokens: true, layers: [pos]}}",
+        "{component: combine.dependencies.v1, config: {members: [p1, p2]}}",
     ):
         load_workflow_text(
             textwrap.dedent(text).replace("INPUT", str(inputs)).replace("SECOND", second),

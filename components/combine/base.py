@@ -278,6 +278,11 @@ class SyntaxCombiner(Combiner[SyntaxConfigT]):
         return (TOKEN, cls.layer_type)
 
     @classmethod
+    def keeps_existing(cls, config: SyntaxConfigT) -> tuple[str, ...]:
+        # the target view's own tokens and sentences are used where it has them
+        return (TOKEN, SENTENCE)
+
+    @classmethod
     def requirements(cls, config: SyntaxConfigT) -> tuple[tuple[str, ...], tuple[str, ...]]:
         produces = [TOKEN, SENTENCE, cls.layer_type, *cls.also_produces]
         if config.pos:
