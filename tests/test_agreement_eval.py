@@ -118,6 +118,11 @@ def test_sentences_below_the_first_bound_have_a_band_of_their_own(tmp_path: Path
 def test_member_counts_need_whole_number_bands() -> None:
     with pytest.raises(ValueError, match=r"members_agreeing counts members.*bands: \[0, 1, 2, 3\]"):
         AgreementEvaluatorConfig(measure="members_agreeing", system_views=["combined"])
+    for bound in (float("inf"), float("nan")):  # int() raised OverflowError / another message
+        with pytest.raises(ValueError, match="members_agreeing counts members"):
+            AgreementEvaluatorConfig(
+                measure="members_agreeing", bands=[0, 1, bound], system_views=["combined"]
+            )
     config = AgreementEvaluatorConfig(
         measure="members_agreeing", bands=[0, 1, 2], system_views=["combined"]
     )

@@ -5,6 +5,7 @@ nothing is dropped without a warning."""
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
 import textwrap
@@ -250,6 +251,11 @@ def test_text_reader_names_a_compressed_file_for_what_it_is(tmp_path: Path) -> N
     with pytest.raises(ValueError, match="UTF-16 byte-order mark"):
         load_text(tmp_path, "u.txt", "Some text.".encode("utf-16"))
     assert load_text(tmp_path, "ok.txt", b"Some text.").sofa_string == "Some text."
+    with pytest.raises(ValueError, match="bzip2-compressed"):
+        load_text(tmp_path, "z.txt.bz2", bz2.compress(b"Some text."))
+    # a text that merely begins as such headers do is text
+    for text in (b"BZh1 is a clone name.", b"%PDF- files are not read here."):
+        assert load_text(tmp_path, "t.txt", text).sofa_string == text.decode()
 
 
 def test_text_reader_warns_about_an_empty_file(tmp_path: Path) -> None:

@@ -106,7 +106,9 @@ class AgreementEvaluatorConfig(EvaluatorConfig):
     def _member_counts(self) -> AgreementEvaluatorConfig:
         # members_agreeing is a count: the share bounds (the default) would put 1 and 2
         # agreeing members into ">=1" and 0 into "0-0.5", bands no one means
-        if self.measure == "members_agreeing" and any(b != int(b) for b in self.bands):
+        if self.measure == "members_agreeing" and not all(
+            float(b).is_integer() for b in self.bands
+        ):
             raise ValueError(
                 f"measure members_agreeing counts members, but bands {self.bands} are not "
                 "whole numbers; give member counts as bands, e.g. bands: [0, 1, 2, 3]"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Literal
 
@@ -42,12 +43,14 @@ class NotPlainTextError(DocumentError, ValueError):
 
 #: Leading bytes of files that are not text in any encoding, so that such a file is
 #: named for what it is rather than reported as a text in a wrong encoding.
+#: Whole headers, so that a text that happens to begin "BZh" or "%PDF-" is still read:
+#: bzip2's "BZh", block size and block magic; a PDF's version number.
 _NOT_TEXT_MAGIC = {
-    b"\x1f\x8b": "gzip-compressed",
-    b"PK\x03\x04": "a zip archive",
-    b"BZh": "bzip2-compressed",
-    b"\xfd7zXZ\x00": "xz-compressed",
-    b"%PDF-": "a PDF file",
+    re.compile(rb"\x1f\x8b"): "gzip-compressed",
+    re.compile(rb"PK\x03\x04"): "a zip archive",
+    re.compile(rb"BZh[1-9](1AY&SY|\x17rE8P\x90)"): "bzip2-compressed",
+    re.compile(rb"\xfd7zXZ\x00"): "xz-compressed",
+    re.compile(rb"%PDF-[12]\.[0-9]"): "a PDF file",
 }
 
 
@@ -104,7 +107,7 @@ class TextReader(Reader[TextReaderConfig]):
 
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
         data = ref.data if ref.data is not None else read_document_bytes(ref.uri)
-        kind = next((k for magic, k in _NOT_TEXT_MAGIC.items() if data.startswith(magic)), None)
+        kind = next((k for magic, k in _NOT_TEXT_MAGIC.items() if magic.match(data)), None)
         if kind is not None:
             raise NotPlainTextError(f"{ref.uri} is {kind}, not plain text")
         try:
