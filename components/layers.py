@@ -13,6 +13,8 @@ from typing import Any, Literal
 import cassis
 from pydantic import BaseModel, ConfigDict, Field
 
+from casflow.cas.metadata import find_document_id
+from casflow.pipeline.component import DocumentWarning
 from casflow.typesystem import (
     ANATOMY_MENTION,
     DEPENDENCY,
@@ -102,3 +104,21 @@ def add_annotations(view: cassis.Cas, annotations: Sequence[Any]) -> None:
         if not typesystem.contains_type(type_name):
             raise RuntimeError(f"the view's type system has no type {type_name!r}")
         index[type_name].update(items)
+
+
+class LongSentenceWarning(DocumentWarning):
+    """A sentence longer than a tool's cap (``max_sentence_words``, ``max_parse_words``)
+    was analysed in pieces of at most that many words, each a sentence of its own."""
+
+
+def long_sentence_warning(
+    view: cassis.Cas, span: tuple[int, int], words: int, setting: str, most: int, each: str
+) -> LongSentenceWarning:
+    """The warning for one such sentence: its document and offsets, and what to change.
+    ``each`` is what every piece gets of its own (a root, a tree)."""
+    return LongSentenceWarning(
+        f"document {find_document_id(view) or '<unknown document>'}: the sentence at "
+        f"{span} has {words} words, more than {setting} ({most}); it was analysed in "
+        f"pieces of at most {most} words, each with its own {each} (raise {setting} if "
+        "time and memory allow, or split the text into sentences)"
+    )

@@ -12,9 +12,9 @@ import pytest
 
 from casflow.components.evaluators.adapters import written_outer_bracket
 from casflow.components.formats.penn.alignment import TreeTypes, align_trees, build_tree_layers
+from casflow.components.layers import LongSentenceWarning
 from casflow.components.opennlp.head_rules import head_rules_text
 from casflow.components.opennlp.model import chunk_spans, chunk_tags, parser_word
-from casflow.components.opennlp.pipeline import LongSentenceWarning
 from casflow.components.opennlp.server import opennlp_missing, to_code_points
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry

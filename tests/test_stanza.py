@@ -13,7 +13,7 @@ from pathlib import Path
 import cassis
 import pytest
 
-from casflow.components.stanza.pipeline import LongSentenceWarning
+from casflow.components.layers import LongSentenceWarning
 from casflow.pipeline.registry import registry
 from casflow.typesystem import (
     ANATOMY_MENTION,

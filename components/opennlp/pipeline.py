@@ -33,7 +33,6 @@ from typing import Any
 import cassis
 from pydantic import Field, model_validator
 
-from casflow.cas.metadata import find_document_id
 from casflow.components.formats.penn.alignment import (
     CONSTITUENT_LAYER,
     AlignedTree,
@@ -41,7 +40,7 @@ from casflow.components.formats.penn.alignment import (
     build_constituents,
 )
 from casflow.components.formats.penn.parse import Tree, format_tree
-from casflow.components.layers import add_annotations
+from casflow.components.layers import add_annotations, long_sentence_warning
 from casflow.components.opennlp.model import (
     ALL_LAYERS,
     TOOL_NAMES,
@@ -67,7 +66,7 @@ from casflow.components.segmenters import (
     clean_spans,
     structure_type_problems,
 )
-from casflow.pipeline.component import DocumentWarning, Processor, RunContext
+from casflow.pipeline.component import Processor, RunContext
 from casflow.typesystem import CHUNK, POS, SENTENCE, TOKEN
 
 Span = tuple[int, int]
@@ -393,13 +392,13 @@ class OpenNlpPipeline(Processor[OpenNlpConfig]):
         for i, sentence in enumerate(tokens):
             if len(sentence) > most:
                 warnings.warn(
-                    LongSentenceWarning(
-                        f"document {find_document_id(view) or '<unknown document>'}: the "
-                        f"sentence at ({sentence[0].begin}, {sentence[-1].end}) has "
-                        f"{len(sentence)} words, more than max_parse_words ({most}); it was "
-                        f"parsed in pieces of at most {most} words, each with its own tree "
-                        "(raise max_parse_words if time allows, or split the text into "
-                        "sentences)"
+                    long_sentence_warning(
+                        view,
+                        (sentence[0].begin, sentence[-1].end),
+                        len(sentence),
+                        "max_parse_words",
+                        most,
+                        "tree",
                     ),
                     stacklevel=3,
                 )
@@ -407,10 +406,6 @@ class OpenNlpPipeline(Processor[OpenNlpConfig]):
                 (i, lo, min(lo + most, len(sentence))) for lo in range(0, len(sentence), most)
             ]
         return pieces
-
-
-class LongSentenceWarning(DocumentWarning):
-    """A sentence longer than ``max_parse_words`` was parsed in pieces."""
 
 
 def _aligned(answer: str, tokens: Sequence[Any], words: Sequence[str], number: int) -> AlignedTree:

@@ -74,6 +74,7 @@ from casflow.components.layers import (
     EntityTarget,
     UnmappedEntities,
     add_annotations,
+    long_sentence_warning,
     produced_types,
 )
 from casflow.components.rules.sentences import structure_breaks, text_blocks
@@ -89,7 +90,7 @@ from casflow.components.stanza.model import (
     torch_threads,
 )
 from casflow.components.stanza.presets import NER_PRESETS, StanzaNerPreset
-from casflow.pipeline.component import DocumentError, DocumentWarning, Processor, RunContext
+from casflow.pipeline.component import DocumentError, Processor, RunContext
 from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, LEMMA, POS, SENTENCE, TOKEN
 
 StanzaLayer = Literal[
@@ -375,7 +376,9 @@ class StanzaPipeline(Processor[StanzaConfig]):
             most = self.config.max_sentence_words
             if len(inside) > most:
                 warnings.warn(
-                    LongSentenceWarning(_long_sentence(view, begin, end, len(inside), most)),
+                    long_sentence_warning(
+                        view, (begin, end), len(inside), "max_sentence_words", most, "root"
+                    ),
                     stacklevel=2,
                 )
             for first in range(0, len(inside), most):
@@ -432,19 +435,6 @@ class StanzaPipeline(Processor[StanzaConfig]):
             self.writer.write(view, unit, document, new[unit.view])
         for view, added in zip(views, new, strict=True):
             add_annotations(view, added)
-
-
-class LongSentenceWarning(DocumentWarning):
-    """A sentence longer than ``max_sentence_words`` was analysed in pieces."""
-
-
-def _long_sentence(view: cassis.Cas, begin: int, end: int, words: int, most: int) -> str:
-    return (
-        f"document {find_document_id(view) or '<unknown document>'}: the sentence at "
-        f"({begin}, {end}) has {words} words, more than max_sentence_words ({most}); "
-        f"it was analysed in pieces of at most {most} words, each with its own root "
-        "(raise max_sentence_words if memory allows, or split the text into sentences)"
-    )
 
 
 class MissingTagError(DocumentError, ValueError):
