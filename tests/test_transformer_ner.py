@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -165,7 +166,7 @@ def test_a_byte_level_tokenizer_cuts_words_as_in_running_text(
 
 
 def test_a_roberta_encoder_is_fine_tuned_and_tags(tmp_path: Path) -> None:
-    from casflow.components.transformer_ner.model import load_tokenizer
+    from casflow.components.transformer_ner.model import load_model, load_tokenizer
 
     root = write_tiny_ner_corpus(tmp_path)
     write_tiny_roberta(root / "encoder")
@@ -175,7 +176,16 @@ def test_a_roberta_encoder_is_fine_tuned_and_tags(tmp_path: Path) -> None:
     assert meta["encoder"]["model_type"] == "roberta"
     assert result.report["final"]["dev_scores"]["f"] > 50
     # the model folder's tokenizer, as the tagger loads it, cuts words as training did
-    _pieces_as_in_running_text(load_tokenizer(model))
+    assert meta["add_prefix_space"] is True
+    _pieces_as_in_running_text(load_model(model).tokenizer)
+    # a model trained before that was switched on is tagged as it was trained (its
+    # folder's tokenizer was saved without it): not cut otherwise behind its back
+    old = tmp_path / "old"
+    shutil.copytree(model, old)
+    load_tokenizer(root / "encoder", as_saved=True).save_pretrained(str(old))
+    words = {"is_split_into_words": True, "add_special_tokens": False}
+    assert load_model(old).tokenizer(["the"], **words).tokens() == ["t", "he"]
+    assert load_model(model).tokenizer(["the"], **words).tokens() == ["Ġthe"]
     tagger_class = registry().get("transformers.ner.v1")
     tagger = tagger_class(
         tagger_class.Config(model=str(model), threads=1), RunContext(output_dir=tmp_path)

@@ -129,7 +129,7 @@ class LoadedModel:
     tags: list[str]
 
 
-def load_tokenizer(folder: Path) -> Any:
+def load_tokenizer(folder: Path, *, as_saved: bool = False) -> Any:
     """The folder's fast tokenizer, ready for words (``is_split_into_words``).
 
     A byte-level BPE tokenizer (RoBERTa, GPT-2 and their kin) marks a word that follows
@@ -140,10 +140,12 @@ def load_tokenizer(folder: Path) -> Any:
     the setting (which the RoBERTa and GPT-2 classes build their pre-tokenizer from and
     save_pretrained records) and in the pre-tokenizer itself (which a generic
     ``PreTrainedTokenizerFast`` reads from tokenizer.json and the setting leaves as it
-    is)."""
+    is). ``as_saved``: the tokenizer as the folder has it, for a fine-tuned model
+    folder, whose tokenizer was saved as it was trained (with the setting on, or, for a
+    model of before casflow switched it on, without)."""
     from transformers import AutoTokenizer
 
-    byte_level = _byte_level_file(folder / TOKENIZER_FILE)
+    byte_level = is_byte_level(folder) and not as_saved
     options = {"add_prefix_space": True} if byte_level else {}
     with transformers_quiet():
         tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True, **options)
@@ -155,6 +157,11 @@ def load_tokenizer(folder: Path) -> Any:
     if byte_level:
         _prefix_space_on(tokenizer)
     return tokenizer
+
+
+def is_byte_level(folder: Path) -> bool:
+    """Whether the folder's tokenizer.json pre-tokenizes byte-level (RoBERTa, GPT-2)."""
+    return _byte_level_file(folder / TOKENIZER_FILE)
 
 
 def _byte_level_file(path: Path) -> bool:
@@ -202,4 +209,4 @@ def load_model(folder: Path) -> LoadedModel:
     model.eval()
     id2label = model.config.id2label
     tags = [str(id2label[i]) for i in range(len(id2label))]
-    return LoadedModel(model, load_tokenizer(folder), tags)
+    return LoadedModel(model, load_tokenizer(folder, as_saved=True), tags)

@@ -94,6 +94,7 @@ from casflow.components.transformer_ner.encoder import (
 )
 from casflow.components.transformer_ner.model import (
     META_FILE,
+    is_byte_level,
     load_tokenizer,
     transformers_missing,
     transformers_quiet,
@@ -257,12 +258,16 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
         encoder = encoder_record(config.encoder, folder)
         inputs = [train_file, dev_file, folder / CONFIG_FILE, folder / TOKENIZER_FILE]
         # everything an epoch's result depends on; the weights by their digest
+        # byte-level tokenizers run with add_prefix_space (a model of before that retrains)
+        prefix_space = is_byte_level(folder)
         key = fingerprint(
             config.model_dump(mode="json"),
             encoder,
             tags,
             self.seed,
             _library_versions(),
+            # only then: the fingerprints of other encoders' finished runs stay as they were
+            *([{"add_prefix_space": True}] if prefix_space else []),
             files=inputs,
         )
         model = output_dir / "model"
@@ -318,6 +323,7 @@ class TransformerNerTrainer(Trainer[TransformerNerTrainerConfig]):
             "max_length": config.max_length,
             "encoder_layers": config.encoder_layers,
             "encoder": encoder,
+            "add_prefix_space": prefix_space,
         }
         (model / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
         mark_done(marker, key, outputs=outputs)
