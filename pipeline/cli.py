@@ -120,6 +120,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     from casflow.pipeline.training import (
         TrainingDataError,
+        TrainingStopped,
         check_only_fold,
         load_training_workflow,
         run_training,
@@ -141,11 +142,24 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.validate_only:
         print(f"{args.workflow}: valid training workflow ({loaded.trainer.spec.component})")
         return 0
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise TrainingStopped(signum, signal.Signals(signum).name)
+
+    # Python's default for SIGTERM ends the process on the spot: the step being trained
+    # would lose its time and the report would still say the run is running.
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
         result = run_training(loaded, only_fold=args.fold)
     except TrainingDataError as exc:
         print(f"casflow: {exc}", file=sys.stderr)
         return EXIT_NOT_STARTED
+    except TrainingStopped as exc:
+        print(f"casflow: {exc}; run the same command again to resume", file=sys.stderr)
+        return 128 + exc.signum
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if args.fold is not None:
         print(f"casflow: fold {args.fold}'s model in {result.model_dir}")
         return 0

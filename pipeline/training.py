@@ -35,6 +35,7 @@ import json
 import platform
 import random
 import re
+import shlex
 import statistics
 import sys
 import time
@@ -142,8 +143,9 @@ class LoadedTraining:
     @property
     def command(self) -> str:
         """The ``casflow train`` command that trains this, overrides included."""
-        flags = "".join(f" --{key} {value}" for key, value in self.overrides.items())
-        return f"casflow train {self.source}{flags}"
+        # quoted, so a path with a space or a shell character still pastes as one argument
+        flags = "".join(f" --{key} {shlex.quote(str(v))}" for key, v in self.overrides.items())
+        return f"casflow train {shlex.quote(self.source)}{flags}"
 
 
 def _merged_reader(raw: Any, extra: Mapping[str, Any]) -> Any:
@@ -492,6 +494,16 @@ class TrainingDataError(Exception):
     refused the data or settings (the message says what to do; no traceback)."""
 
 
+class TrainingStopped(KeyboardInterrupt):
+    """SIGTERM stopped ``casflow train`` (Slurm, systemd, docker stop). Raised like
+    Ctrl-C's KeyboardInterrupt, so the step being trained records its part and the
+    report says the run was interrupted, as it does for Ctrl-C."""
+
+    def __init__(self, signum: int, name: str) -> None:
+        super().__init__(f"stopped by {name}")
+        self.signum = signum
+
+
 #: Warnings about the gold data kept in the training report (and logged).
 MAX_GOLD_WARNINGS = 500
 
@@ -722,7 +734,8 @@ def _run_fold(
     previous = read_marker(done) if status == "done" else None
     if previous is not None:
         say(f"fold {k}/{folds}: already done ({done}); skipped")
-        return previous
+        # this run's report and card say which parts it took from disk
+        return {**previous, "reused": True}
     if status == "changed":
         say(f"fold {k}/{folds}: the workflow changed since it ran; training it again")
     held = set(held_out)
@@ -747,6 +760,7 @@ def _run_fold(
         "seconds": took["seconds"],
         "started": took["started"],
         **({} if took["complete"] else {"time_complete": False}),
+        "reused": False,
     }
     mark_done(done, fold_fingerprint, **fold_report)
     return fold_report
@@ -773,15 +787,7 @@ def _train_folds(
     folds = loaded.spec.cross_validation.folds
     # what a finished fold's scores depend on (not where the output goes)
     workflow = {k: v for k, v in loaded.resolved.items() if k not in {"output", "name"}}
-    if len(data.train_ids) < folds:
-        raise TrainingDataError(
-            f"{len(data.train_ids)} training documents cannot make {folds} folds (each fold "
-            f"holds out at least one document): use --folds {len(data.train_ids)} or fewer "
-            "(or cross_validation.folds), or add training documents"
-            if len(data.train_ids) >= 2
-            else f"{len(data.train_ids)} training document cannot make {folds} folds: add "
-            "training documents, or train without cross-validation (--folds 0)"
-        )
+    _check_fold_count(folds, data)
     fold_reports = []
     for k, held_out in enumerate(contiguous_folds(data.train_ids, folds), start=1):
         if only is not None and k != only:
@@ -793,6 +799,19 @@ def _train_folds(
         say(f"fold {k}/{folds}: {_format_scores(fold_report['scores'])}")
         fold_reports.append(fold_report)
     return fold_reports
+
+
+def _check_fold_count(folds: int, data: _GoldData) -> None:
+    """Each fold holds out at least one training document."""
+    if len(data.train_ids) < folds:
+        raise TrainingDataError(
+            f"{len(data.train_ids)} training documents cannot make {folds} folds (each fold "
+            f"holds out at least one document): use --folds {len(data.train_ids)} or fewer "
+            "(or cross_validation.folds), or add training documents"
+            if len(data.train_ids) >= 2
+            else f"{len(data.train_ids)} training document cannot make {folds} folds: add "
+            "training documents, or train without cross-validation (--folds 0)"
+        )
 
 
 def _cross_validate(
@@ -898,9 +917,26 @@ def run_training(
             "folds and the final model"
         )
         return TrainingResult(output, model, {**report, "fold": fold_report})
-    if spec.cross_validation.folds:
-        report["cross_validation"] = _cross_validate(loaded, trainer, data, say)
-    model_dir, report["final"] = _train_final(loaded, trainer, data, say)
+    if spec.cross_validation.folds:  # a wrong count stops the run before it changes anything
+        _check_fold_count(spec.cross_validation.folds, data)
+    # From here the earlier run's report and card no longer describe what is on disk:
+    # a run that stops or fails must not leave them standing for its own.
+    _retire_earlier_card(output)
+    report["status"] = "running"
+    atomic_write_text(output / REPORT_FILE, json.dumps(report, indent=2))
+    try:
+        if spec.cross_validation.folds:
+            report["cross_validation"] = _cross_validate(loaded, trainer, data, say)
+        model_dir, report["final"] = _train_final(loaded, trainer, data, say)
+    except BaseException as exc:
+        stopped = isinstance(exc, KeyboardInterrupt | SystemExit)
+        report["status"] = "interrupted" if stopped else "failed"
+        report["error"] = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        report["seconds"] = say.seconds()
+        report["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
+        atomic_write_text(output / REPORT_FILE, json.dumps(report, indent=2))
+        raise
+    report["status"] = "finished"
     report["seconds"] = say.seconds()
     report["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     atomic_write_text(output / REPORT_FILE, json.dumps(report, indent=2))
@@ -909,6 +945,16 @@ def run_training(
     atomic_write_text(output / CARD_FILE, card)
     say(f"model: {model_dir}; report: {output / REPORT_FILE}")
     return TrainingResult(output, model_dir, report)
+
+
+def _retire_earlier_card(output: Path) -> None:
+    """Remove the model cards an earlier run wrote (beside the output and in the model
+    folder its report names); the run that ends writes them again from its own figures."""
+    earlier = read_marker(output / REPORT_FILE) or {}
+    final = earlier.get("final")
+    model = final.get("model") if isinstance(final, Mapping) else None
+    for card in {output / CARD_FILE, *([Path(model) / CARD_FILE] if model else [])}:
+        card.unlink(missing_ok=True)
 
 
 def check_only_fold(fold: int, folds: int, source: str) -> None:
@@ -955,6 +1001,24 @@ def _training_time_said(report: Mapping[str, Any]) -> str:
     if final.get("reused"):
         said += f"; the run of {report['started']} found it trained and reused it"
     return said
+
+
+def _time_table(report: Mapping[str, Any]) -> list[str]:
+    """Each part (fold, final model): its training time, and whether this run trained it
+    or took it from an earlier run."""
+    final = report["final"]
+    if "runs" not in final:  # a report written before steps recorded their time
+        return []
+    folds = (report.get("cross_validation") or {}).get("folds", [])
+    parts = [(f"fold {f['fold']}", f) for f in folds] + [("final model", final)]
+    lines = ["## Training time", "", "| part | training time | this run |", "| --- | --- | --- |"]
+    for label, part in parts:
+        minutes = f"{part['seconds'] / 60:.1f} min" if "seconds" in part else "-"
+        if part.get("time_complete") is False:
+            minutes += " (part of a stopped run missing)"
+        done = "reused (trained earlier)" if part.get("reused") else "trained"
+        lines.append(f"| {label} | {minutes} | {done} |")
+    return [*lines, ""]
 
 
 def model_card(report: Mapping[str, Any], trainer: Trainer) -> str:
@@ -1019,6 +1083,7 @@ def model_card(report: Mapping[str, Any], trainer: Trainer) -> str:
             *_score_table([("dev", final_scores)], keys),
             "",
         ]
+    lines += _time_table(report)
     lines += [
         "## Environment",
         "",

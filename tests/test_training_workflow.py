@@ -338,6 +338,8 @@ def test_cross_validation_then_final_model_report_card_and_resume(
     card = (result.model_dir / "MODEL_CARD.md").read_text("utf-8")
     assert "2-fold cross-validation" in card and "| fold 1 (held out) |" in card
     assert f"| dev | {dev['tokens_f']:.2f} |" in card and "seed 3" in card
+    assert "| fold 2 |" in card and "reused" not in card.split("## Training time")[1]
+    assert report["status"] == "finished"
     nlp = spacy.load(result.model_dir)
     doc = nlp("Mice grew fast.")
     assert nlp.pipe_names[-2:] == ["tagger", "parser"] and all(t.tag_ for t in doc)
@@ -351,7 +353,9 @@ def test_cross_validation_then_final_model_report_card_and_resume(
     again = run_training(loaded, log=lines.append)
     assert any("fold 1/2: already done" in line for line in lines)
     assert any("stage 1: already done" in line for line in lines)
-    assert again.report["cross_validation"]["folds"] == folds
+    reused = again.report["cross_validation"]["folds"]
+    assert [{**f, "reused": False} for f in reused] == folds
+    assert all(f["reused"] for f in reused) and not any(f["reused"] for f in folds)
     # ... and reports the time the model took, not its own clock
     final = {k: report["final"][k] for k in ("seconds", "started", "finished", "runs")}
     assert {k: again.report["final"][k] for k in final} == final and again.report["final"]["reused"]
@@ -359,6 +363,9 @@ def test_cross_validation_then_final_model_report_card_and_resume(
     card = (again.model_dir / "MODEL_CARD.md").read_text("utf-8")
     assert f"{folds[0]['started']} to {final['finished']}, {took / 60:.1f} min for 2 folds" in card
     assert "found it trained and reused it" in card
+    # ... and which part it took from disk, with each part's own time
+    assert f"| fold 1 | {folds[0]['seconds'] / 60:.1f} min | reused (trained earlier) |" in card
+    assert f"| final model | {final['seconds'] / 60:.1f} min | reused (trained earlier) |" in card
     # a changed workflow does not reuse what the old one trained
     changed = load_training_workflow(workflow_file(tmp_path, corpus), {"seed": 4})
     lines.clear()
@@ -565,10 +572,16 @@ def test_more_folds_than_training_documents_is_a_training_data_error(
     tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = str(workflow_file(tmp_path, corpus))
+    # an earlier finished training there is left as it was: nothing ran
+    corpus["out"].mkdir()
+    (corpus["out"] / "training-report.json").write_text('{"status": "finished"}')
+    (corpus["out"] / "MODEL_CARD.md").write_text("the earlier model")
     assert cli_main(["train", path, "--folds", "5"]) == 2
     err = capsys.readouterr().err
     assert "casflow: 4 training documents cannot make 5 folds" in err
     assert "Traceback" not in err
+    assert (corpus["out"] / "training-report.json").read_text() == '{"status": "finished"}'
+    assert (corpus["out"] / "MODEL_CARD.md").read_text() == "the earlier model"
 
 
 def test_a_key_of_the_train_or_dev_settings_is_reported_at_its_own_line(
@@ -623,3 +636,65 @@ output: OUT
     messages = [issue.message for issue in info.value.issues]
     assert len(messages) == len(set(messages)) == 1, messages
     assert "does not exist" in messages[0]
+
+
+def test_a_trainer_that_fails_leaves_a_failed_report_and_no_stale_card(
+    tmp_path: Path, corpus: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that fails after an earlier one finished: the report says it failed and
+    why, and the earlier run's card (other seed, other scores) is not left standing."""
+    from casflow.components.spacy.trainer import SpacySyntaxTrainer
+
+    text = WORKFLOW.replace("cross_validation: {folds: 2}", "cross_validation: {folds: 0}")
+    path = workflow_file(tmp_path, corpus, text)
+    first = run_training(load_training_workflow(path), log=lambda line: None)
+    assert first.report["status"] == "finished"
+    assert (first.model_dir / "MODEL_CARD.md").exists()
+
+    def broken(*args: object, **kwargs: object) -> Path:
+        raise RuntimeError("the tool fell over")
+
+    monkeypatch.setattr(SpacySyntaxTrainer, "train", broken)
+    with pytest.raises(RuntimeError):
+        run_training(load_training_workflow(path, {"seed": 5}), log=lambda line: None)
+    report = json.loads((corpus["out"] / "training-report.json").read_text("utf-8"))
+    assert report["status"] == "failed" and report["workflow"]["seed"] == 5
+    assert report["error"] == "RuntimeError: the tool fell over"
+    assert "final" not in report
+    assert not (corpus["out"] / "MODEL_CARD.md").exists()
+    assert not (first.model_dir / "MODEL_CARD.md").exists()
+
+
+def test_the_cards_command_quotes_what_the_shell_would_split(
+    tmp_path: Path, corpus: dict[str, Path]
+) -> None:
+    import shlex
+
+    path = workflow_file(tmp_path, corpus)
+    output = tmp_path / "my models" / "tiny"
+    loaded = load_training_workflow(path, {"output": str(output), "seed": 4})
+    argv = shlex.split(loaded.command)
+    assert argv == ["casflow", "train", str(path), "--output", str(output), "--seed", "4"]
+
+
+def test_sigterm_stops_training_like_ctrl_c_and_the_run_resumes(
+    tmp_path: Path, corpus: dict[str, Path]
+) -> None:
+    """SIGTERM (Slurm, docker stop) ended the process on the spot: the final model lost
+    the time it had trained and the report was left as if the run were still going."""
+    import signal
+
+    text = WORKFLOW.replace("cross_validation: {folds: 2}", "cross_validation: {folds: 0}")
+    text = text.replace("max_steps: 4,", "max_steps: 400,")  # long enough to be stopped
+    path = str(workflow_file(tmp_path, corpus, text))
+    log = tmp_path / "run.log"
+    run = start_casflow(["train", path], log)
+    wait_until_all_logged([run], [log], "stage 1/2", timeout=120)
+    run.send_signal(signal.SIGTERM)
+    assert run.wait(timeout=120) == 128 + signal.SIGTERM, log.read_text()
+    assert "stopped by SIGTERM; run the same command again to resume" in log.read_text()
+    report = json.loads((corpus["out"] / "training-report.json").read_text("utf-8"))
+    assert report["status"] == "interrupted" and "SIGTERM" in report["error"]
+    took = json.loads((corpus["out"] / "final" / "training-time.json").read_text("utf-8"))
+    assert took["finished"] is None and "running" not in took and took["seconds"] > 0
+    assert not (corpus["out"] / "MODEL_CARD.md").exists()
