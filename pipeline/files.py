@@ -163,8 +163,10 @@ def remove_stale_temporary_files(folder: Path) -> int:
 MIN_FREE_BYTES = 1 << 20
 
 
-def output_folder_problem(folder: str | Path) -> str | None:
+def output_folder_problem(folder: str | Path, setting: str = "run.output") -> str | None:
     """What stops a run from writing into ``folder`` (one line saying what to do), or None.
+    ``setting`` names the workflow key the folder comes from besides ``--output``
+    (``output`` in a training workflow).
 
     Checks what can be known before any document runs: the path (or a folder
     above it) is a file, the folder cannot be written (permissions, read-only
@@ -179,11 +181,11 @@ def output_folder_problem(folder: str | Path) -> str | None:
         if existing == path:
             return (
                 f"output folder {path} is a file, not a folder: choose another --output "
-                "(or run.output), or move the file away"
+                f"(or {setting}), or move the file away"
             )
         return (
             f"output folder {path} cannot be created: {existing} is a file, not a folder; "
-            "choose another --output (or run.output)"
+            f"choose another --output (or {setting})"
         )
     try:
         fd, probe = tempfile.mkstemp(prefix=".casflow-probe-", suffix=".tmp", dir=existing)
@@ -200,8 +202,7 @@ def output_folder_problem(folder: str | Path) -> str | None:
         else:
             why = f"cannot be written ({exc.strerror or exc})"
         return (
-            f"{where} {existing} {why}: choose another --output (or run.output), or make it "
-            "writable"
+            f"{where} {existing} {why}: choose another --output (or {setting}), or make it writable"
         )
     try:
         free = shutil.disk_usage(existing).free
@@ -210,6 +211,6 @@ def output_folder_problem(folder: str | Path) -> str | None:
     if free < MIN_FREE_BYTES:
         return (
             f"the disk holding output folder {path} is full ({free:,} bytes free): free space "
-            "or choose another --output (or run.output)"
+            f"or choose another --output (or {setting})"
         )
     return None

@@ -199,7 +199,7 @@ def validate_training(
         _check_training_resources(
             _context(spec, located.source), train_reader, dev_reader, trainer, located, issues
         )
-        problem = output_folder_problem(spec.output) or _other_model_problem(
+        problem = output_folder_problem(spec.output, "output") or _other_model_problem(
             Path(spec.output), trainer.spec.component if trainer is not None else None
         )
         if problem:

@@ -535,6 +535,8 @@ def test_an_output_that_is_a_file_is_refused_before_training(
     (tmp_path / "a-file").write_text("x")
     (error,) = _train_errors([path, "--output", str(tmp_path / "a-file")], capsys)
     assert error.startswith(f"{path}: --output: output folder {tmp_path / 'a-file'} is a file")
+    # a training workflow's key is output, not run.output
+    assert "(or output)" in error and "run.output" not in error
 
 
 def test_an_output_holding_another_trainers_model_is_refused_before_training(
