@@ -455,7 +455,7 @@ def xml_forbidden_string(cas: cassis.Cas) -> str | None:
         found = XML_INCOMPATIBLE.search(view.sofa_string or "")
         if found:
             return f"view {name}: the text has {found.group()!r} at offset {found.start()}"
-        for fs in view.select_all():
+        for fs in view.select_all_fs():
             for feature in fs.type.all_features:
                 value = getattr(fs, feature.name, None)
                 if isinstance(value, str) and (found := XML_INCOMPATIBLE.search(value)):
