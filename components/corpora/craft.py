@@ -417,9 +417,6 @@ class CraftPaths:
     def sections(self, pmid: str) -> Path:
         return self.file("sections", pmid)
 
-    def concept_dir(self, annotation_set: str) -> Path | None:
-        return self.folder(annotation_set)
-
     def concepts(self, annotation_set: str, pmid: str) -> Path:
         return self.file(annotation_set, pmid)
 

@@ -18,9 +18,6 @@ from pathlib import Path
 ENV = "CASFLOW_CORPORA"
 DEFAULT = Path("..") / "shared" / "corpora"
 
-#: CRAFT's ontologies as OBO (zipped), by annotation-set name
-CRAFT_ONTOLOGIES = ("UBERON", "CL", "SO")
-
 
 def corpora_root(relative_to: str | Path | None = None) -> Path:
     """``$CASFLOW_CORPORA``, else ``../shared/corpora`` (from ``relative_to`` when given,

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
-from casflow.components.crfsuite.gold_view import Example, GoldMention
+from casflow.components.crfsuite.gold_view import GoldMention
 from casflow.components.metrics.matching import STRICT, Mention
-from casflow.components.metrics.mentions import alt_eval_counts, mention_counts, score_mentions
+from casflow.components.metrics.mentions import alt_eval_counts, mention_counts
 from casflow.pipeline.counts import Counts, add_counts
 
 Predicted = Sequence[tuple[int, int, str]]
@@ -42,29 +41,3 @@ def unit_counts(
             alt_eval_counts(gold_mentions(gold, True), system_mentions, accepted=accepted).counts,
         )
     return counts
-
-
-def score_examples(
-    examples: Sequence[Example],
-    tag: Callable[[Example], Predicted],
-    *,
-    with_alternatives: bool = False,
-) -> dict[str, Any]:
-    """Tag every example and score all of them together."""
-    total: Counts = {}
-    for example in examples:
-        add_counts(
-            total, unit_counts(example.mentions, tag(example), with_alternatives=with_alternatives)
-        )
-    return score_mentions(total)
-
-
-def summary_line(scores: dict[str, Any]) -> str:
-    parts = []
-    for criterion, s in scores.items():
-        m = s["micro"]
-        parts.append(
-            f"{criterion}: P {100 * m['precision']:.2f} R {100 * m['recall']:.2f} "
-            f"F {100 * m['f1']:.2f}"
-        )
-    return "; ".join(parts)

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from casflow.components.crfsuite.tokenize import Span
 
 OUTSIDE = "O"
-SCHEMES = ("BIO", "BIOES")
 
 
 def token_range(spans: Sequence[Span], begin: int, end: int) -> tuple[int, int] | None:

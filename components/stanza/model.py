@@ -29,16 +29,6 @@ from casflow.components.models import model_path, where_looked
 from casflow.pipeline.component import ComponentConfig
 
 StanzaProcessor = Literal["tokenize", "mwt", "pos", "lemma", "depparse", "ner", "constituency"]
-#: Stanza's own run order (its PIPELINE_NAMES, restricted to what casflow maps).
-PROCESSOR_ORDER: tuple[StanzaProcessor, ...] = (
-    "tokenize",
-    "mwt",
-    "pos",
-    "lemma",
-    "depparse",
-    "ner",
-    "constituency",
-)
 
 
 def run_threads_field() -> Any:
