@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import cassis
 import pytest
 
 from casflow.components.formats.brat import parse as brat
-from casflow.components.formats.common import FormatError
+from casflow.components.formats.brat.offsets import align
+from casflow.components.formats.common import FormatError, FormatWarning
+from casflow.components.formats.document_files import ImportFormatError
+from casflow.pipeline.component import RunContext
+from casflow.pipeline.testing import build, run_component
+from casflow.typesystem import ANATOMY_MENTION, NAMED_ENTITY, load_typesystem
 
 TEXT = "The left and right ventricles of the heart.\nCells grew.\n"
 ANN = (
@@ -106,3 +115,214 @@ def test_writer_refuses_newlines_in_text():
     annotation = brat.TextBound("T1", "X", ((0, 5),), "a\nbcd")
     with pytest.raises(ValueError, match="newline"):
         brat.format_ann([annotation])
+
+
+# ------------------------------------------------------- offsets counted with CRs and a BOM
+# brat reads its .txt without newline translation, so a CR (of a CRLF or alone) and a
+# leading byte-order mark each count one in the .ann; text.reader.v1 reads CRLF as LF,
+# keeps a lone CR and drops the mark.
+
+FILE_TEXTS = {
+    "crlf": "Title line\r\nThe heart beats.\r\nLeft\r\nventricle wall.\r\nThe aorta.\r\n",
+    "lone cr": "Title line\rThe heart beats.\rLeft\rventricle wall.\rThe aorta.\r",
+    "mix": "Title line\r\nThe heart beats.\rLeft\r\nventricle wall.\nThe aorta.\r\n",
+    "bom, beyond the BMP": "\ufeff\U0001d6fc-actin\r\n\U0001f600 heart\r\nLeft\r\nventricle wall. aorta",
+}
+WORDS = ["heart", "wall", "aorta"]
+
+
+def read_as_text_reader(file_text: str) -> str:
+    return file_text.removeprefix("\ufeff").replace("\r\n", "\n")
+
+
+def span_of(text: str, word: str) -> tuple[int, int]:
+    begin = text.index(word)
+    return begin, begin + len(word)
+
+
+def brat_ann(file_text: str) -> str:
+    """T lines as brat writes them: offsets on the file's characters, the covered text."""
+    lines = [
+        f"T{i}\tOrgan {' '.join(map(str, span_of(file_text, w)))}\t{w}"
+        for i, w in enumerate(WORDS, 1)
+    ]
+    left, ventricle = span_of(file_text, "Left"), span_of(file_text, "ventricle")
+    # brat splits a selection across a line break into fragments, one per line
+    lines.append(f"T9\tOrgan {left[0]} {left[1]};{ventricle[0]} {ventricle[1]}\tLeft ventricle")
+    return "".join(line + "\n" for line in lines)
+
+
+@pytest.mark.parametrize("file_text", FILE_TEXTS.values(), ids=FILE_TEXTS)
+def test_offsets_on_the_file_map_onto_the_text_read_from_it(file_text: str) -> None:
+    text = read_as_text_reader(file_text)
+    offsets = align(file_text, text)
+    for word in [*WORDS, "Left", "ventricle", "Title", "actin"]:
+        if word in file_text:
+            assert offsets.span(*span_of(file_text, word)) == span_of(text, word), word
+    assert offsets.to_text(len(file_text)) == len(text)
+
+
+def test_a_span_that_begins_or_ends_inside_a_crlf_pair() -> None:
+    offsets = align("ab\r\ncd", "ab\ncd")
+    # on the CR and between CR and LF: both where the LF is in the text
+    assert [offsets.to_text(k) for k in range(7)] == [0, 1, 2, 2, 3, 4, 5]
+    assert offsets.span(0, 3) == (0, 2)  # "ab\r": the CR is not in the text
+    assert offsets.span(3, 6) == (2, 5)  # "\ncd"
+
+
+def test_align_takes_a_lone_cr_read_as_lf_and_a_control_character_read_as_a_space() -> None:
+    offsets = align("a\rb\x0cc\r\nd", "a\nb c\nd")
+    assert offsets.dropped == (5,)
+    assert offsets.span(7, 8) == (6, 7)  # the d
+    assert align("same\r\ntext", "same\r\ntext").dropped == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("one\ntwo\nthreX", r"line 3, column 5 \(character 14\) the file has 'e'"),
+        ("one\ntwo\nthree and more", r"line 3, column 6 .* the file has '' where .* ' and more'"),
+        ("one\ntwo", r"line 2, column 4 .* the file has '\\r\\nthree' where .* has ''"),
+    ],
+)
+def test_align_names_where_a_text_not_read_from_the_file_differs(text: str, where: str) -> None:
+    with pytest.raises(ValueError, match=where):
+        align("one\r\ntwo\r\nthree", text)
+
+
+def test_read_brat_counts_every_character_of_the_txt(tmp_path: Path) -> None:
+    file_text = FILE_TEXTS["mix"]
+    (tmp_path / "doc.txt").write_bytes(file_text.encode("utf-8"))
+    (tmp_path / "doc.ann").write_bytes(brat_ann(file_text).encode("utf-8"))
+    document = brat.read_brat(tmp_path / "doc.ann")  # checks each T line's text
+    assert document.text == file_text
+    brat.write_brat(document, tmp_path / "again.ann")
+    assert (tmp_path / "again.txt").read_bytes() == file_text.encode("utf-8")
+
+
+def read_and_import(folder: Path, ann: str = "docs/{doc_id}.ann", **config: Any) -> cassis.Cas:
+    """text.reader.v1 reads docs/doc1.txt, then brat.import.v1 fills view gold, as a run."""
+    context = RunContext(output_dir=folder / "out", workflow_dir=folder)
+    reader = build("text.reader.v1", context, input=str(folder / "docs"))
+    (ref,) = reader.iter_documents()
+    cas = cassis.Cas(typesystem=load_typesystem())
+    reader.load(ref, cas)
+    config = {"path": ann, "types": {"Organ": "AnatomyMention"}, **config}
+    return run_component("brat.import.v1", cas, view="gold", context=context, **config)
+
+
+def write_pair(folder: Path, file_text: str, ann: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "doc1.txt").write_bytes(file_text.encode("utf-8"))
+    (folder / "doc1.ann").write_bytes(ann.encode("utf-8"))
+
+
+@pytest.mark.parametrize("file_text", FILE_TEXTS.values(), ids=FILE_TEXTS)
+def test_brat_import_maps_offsets_counted_on_the_txt(tmp_path: Path, file_text: str) -> None:
+    write_pair(tmp_path / "docs", file_text, brat_ann(file_text))
+    gold = read_and_import(tmp_path).get_view("gold")
+    text = gold.sofa_string
+    assert text == read_as_text_reader(file_text)
+    mentions = sorted(gold.select(ANATOMY_MENTION), key=lambda m: m.begin)
+    left, ventricle = span_of(text, "Left"), span_of(text, "ventricle")
+    expected = [(*span_of(text, w), w) for w in WORDS]
+    expected.append((left[0], ventricle[1], text[left[0] : ventricle[1]]))
+    assert len(set(expected)) == 4
+    assert [(m.begin, m.end, m.get_covered_text()) for m in mentions] == sorted(expected)
+    (discontinuous,) = [m for m in mentions if m.fragments is not None]
+    assert [f.get_covered_text() for f in discontinuous.fragments.elements] == ["Left", "ventricle"]
+
+
+def test_brat_import_maps_a_span_across_or_into_a_crlf_line_end(tmp_path: Path) -> None:
+    file_text = FILE_TEXTS["crlf"]
+    left, ventricle = span_of(file_text, "Left"), span_of(file_text, "ventricle")
+    ann = (
+        f"T1\tOrgan {left[0]} {ventricle[1]}\tLeft ventricle\n"  # across the line break
+        f"T2\tOrgan {left[0]} {left[1] + 1}\tLeft\n"  # ends on the CR: "Left\r"
+        f"T3\tOrgan {left[1] + 1} {ventricle[1]}\tventricle\n"  # begins on the LF
+    )
+    write_pair(tmp_path / "docs", file_text, ann)
+    gold = read_and_import(tmp_path, check_text=False).get_view("gold")
+    line_break = gold.sofa_string.index("Left\nventricle") + len("Left")
+    spans = {m.get_covered_text(): (m.begin, m.end) for m in gold.select(ANATOMY_MENTION)}
+    assert spans == {
+        "Left\nventricle": (line_break - 4, line_break + 10),
+        "Left": (line_break - 4, line_break),
+        "\nventricle": (line_break, line_break + 10),
+    }
+
+
+def test_brat_import_checks_t_texts_on_the_txt(tmp_path: Path) -> None:
+    file_text = FILE_TEXTS["crlf"]
+    write_pair(tmp_path / "docs", file_text, brat_ann(file_text).replace("\twall", "\twalls"))
+    with pytest.raises(
+        ImportFormatError, match=r"doc1\.ann:2: T2: text 'walls' differs from 'wall'"
+    ):
+        read_and_import(tmp_path)
+
+
+def test_brat_import_fails_when_the_txt_beside_is_not_the_documents_text(tmp_path: Path) -> None:
+    file_text = FILE_TEXTS["crlf"]
+    write_pair(tmp_path / "docs", file_text, "")
+    other = file_text.replace("heart", "liver")
+    write_pair(tmp_path / "system", other, brat_ann(other.replace("liver", "heart")))
+    with pytest.raises(
+        ImportFormatError,
+        match=r"system/doc1\.txt beside doc1\.ann is not the document's text \(at line 2, column 5",
+    ):
+        read_and_import(tmp_path, ann="system/{doc_id}.ann")
+
+
+def test_brat_import_without_a_txt_counts_on_the_document_text(tmp_path: Path) -> None:
+    file_text = FILE_TEXTS["crlf"]
+    write_pair(tmp_path / "docs", file_text, "")
+    text = read_as_text_reader(file_text)
+    (tmp_path / "system").mkdir()
+    ann = "".join(
+        f"T{i}\tOrgan {' '.join(map(str, span_of(text, w)))}\t{w}\n" for i, w in enumerate(WORDS, 1)
+    )
+    (tmp_path / "system" / "doc1.ann").write_text(ann, encoding="utf-8")
+    gold = read_and_import(tmp_path, ann="system/{doc_id}.ann").get_view("gold")
+    assert [m.get_covered_text() for m in gold.select(ANATOMY_MENTION)] == WORDS
+    # offsets counted with CRs, with no .txt to say so: the message says what was assumed
+    (tmp_path / "system" / "doc1.ann").write_text(brat_ann(file_text), encoding="utf-8")
+    with pytest.raises(
+        ImportFormatError,
+        match=r"differs from 'eart ' at its offsets; offsets counted on the document's text "
+        r"\(no doc1\.txt beside the \.ann\)",
+    ):
+        read_and_import(tmp_path, ann="system/{doc_id}.ann")
+
+
+def test_brat_import_discontinuous_into_a_type_without_fragments(tmp_path: Path) -> None:
+    # NamedEntity (the default type) has no 'fragments': the mention covers its pieces,
+    # with a warning naming the line (it raised TypeError from cassis)
+    file_text = FILE_TEXTS["crlf"]
+    write_pair(tmp_path / "docs", file_text, brat_ann(file_text))
+    with pytest.warns(FormatWarning, match=r"T9 is discontinuous but .*NamedEntity has no"):
+        gold = read_and_import(tmp_path, types={}).get_view("gold")
+    text = gold.sofa_string
+    covered = sorted(m.get_covered_text() for m in gold.select(NAMED_ENTITY))
+    assert covered == sorted(
+        [*WORDS, text[span_of(text, "Left")[0] : span_of(text, "ventricle")[1]]]
+    )
+
+
+def test_brat_writer_txt_and_ann_agree_for_a_text_read_with_crs(tmp_path: Path) -> None:
+    # text.reader.v1 keeps a lone CR: the written .txt must hold it where the .ann counts
+    # it; a character beyond the BMP counts one, in the view as in brat
+    file_text = "\U0001f600 " + FILE_TEXTS["mix"]
+    write_pair(tmp_path / "docs", file_text, brat_ann(file_text))
+    cas = read_and_import(tmp_path)
+    context = RunContext(output_dir=tmp_path / "out", workflow_dir=tmp_path)
+    written = build("brat.writer.v1", context, view="gold", type="AnatomyMention").write(
+        cas, "doc1"
+    )
+    ann_path = next(p for p in written if p.suffix == ".ann")
+    document = brat.read_brat(ann_path)  # fails on a T line whose text is not at its offsets
+    assert document.text == cas.get_view("gold").sofa_string
+    assert sorted(t.text for t in document.textbounds) == sorted([*WORDS, "Left ventricle"])
+    mentions = cas.get_view("gold").select(ANATOMY_MENTION)
+    assert sorted((t.begin, t.end) for t in document.textbounds) == sorted(
+        (m.begin, m.end) for m in mentions
+    )

@@ -5,19 +5,37 @@ Text-bound annotations (``T``) become mentions over the view's text: the type is
 ``default_type`` (none: the annotation is skipped), ``value`` the brat label. A
 discontinuous annotation (``0 5;9 12``) covers its first to last piece and lists
 the pieces, sorted, in ``fragments``. A normalization (``N``) sets the
-mention's ``identifier`` (``UBERON:0000948``; the first one wins). The text of
-each ``T`` line is checked against the view's text (brat joins fragment texts
-with a space); a difference is an error naming the file and line.
+mention's ``identifier`` (``UBERON:0000948``; the first one wins).
+
+Offsets count the characters of brat's ``.txt`` beside the ``.ann`` (same stem), as
+brat reads it: the CR of a CRLF line end and a leading byte-order mark count one
+each, which the view's text (``text.reader.v1``: CRLF read as LF, the mark dropped)
+does not hold, so they are mapped onto it (:mod:`.offsets`). A ``.txt`` beside that is
+not the document's text fails the document, naming where the two differ. With no
+``.txt`` beside, the offsets are taken on the view's text.
+
+The text of each ``T`` line is checked against the text its offsets count (brat
+joins fragment texts with a space); a difference is an error naming the file and
+line.
 
 Not imported: relations, events, attributes, notes and equivalences.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import cassis
 from pydantic import Field, field_validator
 
-from casflow.components.formats.brat.parse import Normalization, OtherLine, TextBound, parse_ann
+from casflow.components.formats.brat.offsets import FileOffsets, align
+from casflow.components.formats.brat.parse import (
+    Normalization,
+    OtherLine,
+    TextBound,
+    parse_ann,
+    read_brat_text,
+)
 from casflow.components.formats.cas_builders import (
     MentionSpec,
     add_mentions,
@@ -27,6 +45,7 @@ from casflow.components.formats.common import FormatError, warn
 from casflow.components.formats.document_files import (
     FileImport,
     FileImportConfig,
+    ImportDecodeError,
     ImportFileMalformed,
     ImportFormatError,
 )
@@ -46,7 +65,9 @@ class BratImportConfig(FileImportConfig):
         NAMED_ENTITY, description="Type of labels not in 'types' (none: skip them)."
     )
     check_text: bool = Field(
-        True, description="Check each T line's text against the view's text at its offsets."
+        True,
+        description="Check each T line's text at its offsets in the text they count: the .txt "
+        "beside the .ann (brat's), else the view's text.",
     )
 
     @field_validator("types")
@@ -76,20 +97,23 @@ class BratImport(FileImport[BratImportConfig]):
 
     def process(self, view: cassis.Cas) -> None:
         doc_id, path, ann = self.read_document_file(view)
-        if ann is None:
+        if path is None or ann is None:  # missing: empty
             return
         text = view.sofa_string or ""
         try:
             document = parse_ann(ann, source=str(path))
         except FormatError as exc:
             raise ImportFileMalformed(f"document {doc_id}: {exc}") from exc
+        counted, offsets, counted_name = self._counted_text(doc_id, path, text)
         if self.config.check_text:
             # parsed again against the text, so that a line that does not fit it is told
             # apart (another document's file) from a line of the wrong shape (above)
             try:
-                parse_ann(ann, text=text, source=str(path))
+                parse_ann(ann, text=counted, source=str(path))
             except FormatError as exc:
-                raise ImportFormatError(f"document {doc_id}: {exc}") from exc
+                raise ImportFormatError(
+                    f"document {doc_id}: {exc}; offsets counted on {counted_name}"
+                ) from exc
         identifiers: dict[str, str] = {}
         for annotation in document.annotations:
             if isinstance(annotation, Normalization):
@@ -111,16 +135,28 @@ class BratImport(FileImport[BratImportConfig]):
             type_name = self.config.types.get(annotation.label, self.config.default_type)
             if type_name is None:
                 continue
-            spans = tuple(sorted(annotation.spans))
-            if any(end > len(text) for _, end in spans):
+            if any(end > len(counted) for _, end in annotation.spans):
                 raise ImportFormatError(
                     f"document {doc_id}: {path} line {annotation.line}: {annotation.id} span "
-                    f"{spans} beyond the {len(text)}-character text"
+                    f"{annotation.spans} beyond the end of {counted_name} ({len(counted)} characters)"
                 )
+            spans = tuple(sorted(offsets.span(begin, end) for begin, end in annotation.spans))
+            if len(spans) > 1 and not _has_fragments(view, type_name):
+                # NamedEntity (the default type) has no feature for the pieces: the
+                # mention covers them all, as every discontinuous mention's begin/end does.
+                warn(
+                    f"{annotation.id} is discontinuous but {type_name} has no 'fragments' "
+                    "feature, so it covers its pieces and the text between them; map its "
+                    "label in 'types' to a casflow.ner.ConceptMention type (e.g. "
+                    "AnatomyMention) to keep the pieces",
+                    source=str(path),
+                    line=annotation.line,
+                )
+                spans = ((spans[0][0], spans[-1][1]),)
             by_type.setdefault(type_name, []).append(
                 MentionSpec(
-                    annotation.begin,
-                    annotation.end,
+                    min(begin for begin, _ in spans),
+                    max(end for _, end in spans),
                     annotation.label,
                     fragments=spans if len(spans) > 1 else (),
                     identifier=identifiers.get(annotation.id),
@@ -128,3 +164,26 @@ class BratImport(FileImport[BratImportConfig]):
             )
         for type_name, specs in by_type.items():
             add_mentions(view, type_name, specs)
+
+    def _counted_text(self, doc_id: str, path: Path, text: str) -> tuple[str, FileOffsets, str]:
+        """The text the ``.ann``'s offsets count, their map onto the view's ``text`` and
+        the name of that text for messages."""
+        txt_path = path.with_suffix(".txt")
+        if txt_path == path or not txt_path.is_file():
+            return text, FileOffsets(), f"the document's text (no {txt_path.name} beside the .ann)"
+        try:
+            file_text = read_brat_text(txt_path, self.config.encoding)
+        except FormatError as exc:
+            raise ImportDecodeError(f"document {doc_id}: {exc}") from exc
+        try:
+            return file_text, align(file_text, text), str(txt_path)
+        except ValueError as exc:
+            raise ImportFormatError(
+                f"document {doc_id}: {txt_path} beside {path.name} is not the document's text "
+                f"({exc}); brat counts the offsets of a .ann on its .txt, so import the .ann "
+                "made on this document's text, with its .txt"
+            ) from exc
+
+
+def _has_fragments(view: cassis.Cas, type_name: str) -> bool:
+    return view.typesystem.get_type(type_name).get_feature("fragments") is not None

@@ -11,6 +11,10 @@ Kept, parsed:
 
 Kept verbatim, not parsed: relations (``R``), events (``E``), equivalences (``*``)
 and anything else, so a file round-trips line for line.
+
+Offsets count every character of the ``.txt`` as brat reads it (no newline
+translation): the CR of a CRLF line end and a leading byte-order mark count one each
+(:func:`read_brat_text`; :mod:`.offsets` maps them onto a text read without them).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ __all__ = [
     "format_ann",
     "parse_ann",
     "read_brat",
+    "read_brat_text",
     "write_brat",
 ]
 
@@ -124,7 +129,7 @@ Annotation = TextBound | Note | Attribute | Normalization | OtherLine
 @dataclass
 class BratDocument:
     annotations: list[Annotation] = field(default_factory=list)
-    #: the .txt content, when read with it
+    #: the .txt content as brat counts it (CRs and a byte-order mark kept), when read with it
     text: str | None = None
     source: str = STRING_SOURCE
 
@@ -258,6 +263,24 @@ def _check_textbound(annotation: TextBound, text: str, source: str) -> None:
         )
 
 
+def read_brat_text(path: str | os.PathLike[str], encoding: str = "utf-8") -> str:
+    """A brat ``.txt`` with every character its offsets count: read without newline
+    translation (which would make each CRLF one character) and with its byte-order
+    mark, as brat reads it."""
+    path = Path(path)
+    data = path.read_bytes()
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise FormatError(
+            f"not valid {encoding} at byte {exc.start} "
+            f"({data[exc.start : exc.start + 1]!r}); convert the file to {encoding}",
+            source=str(path),
+            line=line,
+        ) from exc
+
+
 def read_brat(
     ann_path: str | os.PathLike[str], txt_path: str | os.PathLike[str] | None = None
 ) -> BratDocument:
@@ -266,7 +289,7 @@ def read_brat(
     txt = Path(txt_path) if txt_path is not None else ann_path.with_suffix(".txt")
     text = None
     if txt_path is not None or txt.is_file():
-        text, _ = read_text_file(txt)
+        text = read_brat_text(txt)
     ann, source = read_text_file(ann_path)
     return parse_ann(ann, text=text, source=source)
 
