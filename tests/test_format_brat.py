@@ -10,10 +10,11 @@ import pytest
 
 from casflow.components.formats.brat import parse as brat
 from casflow.components.formats.brat.offsets import align
-from casflow.components.formats.common import FormatError, FormatWarning
+from casflow.components.formats.cas_builders import MentionSpec, add_mentions
+from casflow.components.formats.common import LINE_BREAKS, FormatError, FormatWarning
 from casflow.components.formats.document_files import ImportFormatError
-from casflow.pipeline.component import RunContext
-from casflow.pipeline.testing import build, run_component
+from casflow.pipeline.component import DocumentWarning, RunContext
+from casflow.pipeline.testing import build, cas_from_text, run_component
 from casflow.typesystem import ANATOMY_MENTION, NAMED_ENTITY, load_typesystem
 
 TEXT = "The left and right ventricles of the heart.\nCells grew.\n"
@@ -111,10 +112,73 @@ def test_duplicate_ids():
         brat.parse_ann("T1\tA 0 3\tThe\nT1\tB 0 3\tThe\n")
 
 
-def test_writer_refuses_newlines_in_text():
-    annotation = brat.TextBound("T1", "X", ((0, 5),), "a\nbcd")
-    with pytest.raises(ValueError, match="newline"):
-        brat.format_ann([annotation])
+# ------------------------------------------------------------------ lines, as brat splits them
+# brat reads its .ann with str.splitlines, which ends a line at U+2028, U+0085, a form
+# feed ... as well as at \n and \r; no line of an .ann may hold one, and casflow reads
+# the lines brat reads.
+
+#: the line breaks other than \n and \r, which editors do not show as line ends
+UNUSUAL_BREAKS = [c for c in LINE_BREAKS if c not in "\r\n"]
+
+
+def test_line_breaks_are_the_characters_str_splitlines_breaks_on() -> None:
+    breaking = {chr(c) for c in range(0x110000) if len(f"a{chr(c)}b".splitlines()) == 2}
+    assert set(LINE_BREAKS) == breaking
+
+
+@pytest.mark.parametrize("line_break", LINE_BREAKS)
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        brat.TextBound("T1", "X", ((0, 5),), "a{}bcd"),
+        brat.Normalization("N1", "Reference", "T1", "DB", "1", "a{}bcd"),
+        brat.Note("#1", "AnnotatorNotes", "T1", "a{}bcd"),
+    ],
+    ids=["T", "N", "#"],
+)
+def test_format_ann_refuses_a_line_break_in_a_line(line_break: str, annotation: Any) -> None:
+    broken = type(annotation)(**{**annotation.__dict__, "text": annotation.text.format(line_break)})
+    with pytest.raises(ValueError, match=rf"{annotation.id}: .* holds a line break"):
+        brat.format_ann([broken])
+
+
+@pytest.mark.parametrize("line_break", [*UNUSUAL_BREAKS, "\r"])
+def test_parse_ann_ends_lines_where_brat_does(line_break: str) -> None:
+    ann = f"T1\tOrgan 0 4\tleft{line_break}T2\tOrgan 5 14\tventricle\n"
+    assert len(ann.splitlines()) == 2  # brat's reading: two lines
+    document = brat.parse_ann(ann, text="left ventricle")
+    assert [(t.id, t.spans, t.text) for t in document.textbounds] == [
+        ("T1", ((0, 4),), "left"),
+        ("T2", ((5, 14),), "ventricle"),
+    ]
+
+
+@pytest.mark.parametrize("line_break", UNUSUAL_BREAKS)
+def test_a_t_text_holding_a_line_break_is_two_lines_as_for_brat(line_break: str) -> None:
+    # what a writer that does not split a mention at line breaks leaves
+    ann = f"T1\tOrgan 0 14\tleft{line_break}ventricle\n"
+    hint = rf"line 1 ends with U\+{ord(line_break):04X}, a line break to brat"
+    with pytest.raises(FormatError, match=rf"doc\.ann:2: expected 'ID<TAB>\.\.\.'.*{hint}"):
+        brat.parse_ann(ann, source="doc.ann")
+    text = f"left{line_break}ventricle"
+    with pytest.raises(FormatError, match=rf"doc\.ann:1: T1: text 'left' differs .*{hint}"):
+        brat.parse_ann(ann, text=text, source="doc.ann")
+
+
+def test_split_at_line_breaks() -> None:
+    text = "left and right\r\n\nventricles\u2028\n"
+    assert (
+        brat.split_at_line_breaks(text, [(0, len(text))])
+        == ((0, 14), (17, 27))
+        == (
+            span_of(text, "left and right"),
+            span_of(text, "ventricles"),
+        )
+    )
+    # fragments are split each, in text order; line breaks at the edges are dropped
+    assert brat.split_at_line_breaks(text, [(17, 29), (9, 17)]) == ((9, 14), (17, 27))
+    assert brat.split_at_line_breaks(text, [(3, 3)]) == ((3, 3),)  # empty: kept
+    assert brat.split_at_line_breaks(text, [(14, 17), (27, 29)]) == ()
 
 
 # ------------------------------------------------------- offsets counted with CRs and a BOM
@@ -326,3 +390,94 @@ def test_brat_writer_txt_and_ann_agree_for_a_text_read_with_crs(tmp_path: Path) 
     assert sorted((t.begin, t.end) for t in document.textbounds) == sorted(
         (m.begin, m.end) for m in mentions
     )
+
+
+# ------------------------------------------------ brat.writer.v1: mentions across line breaks
+
+
+def mentions_cas(text: str, specs: list[MentionSpec]) -> cassis.Cas:
+    cas = cas_from_text(text, doc_id="doc1")
+    add_mentions(cas, ANATOMY_MENTION, specs)
+    return cas
+
+
+def write_brat_files(folder: Path, cas: cassis.Cas, **config: Any) -> Path:
+    """brat.writer.v1's .ann for ``cas`` (its .txt beside)."""
+    writer = build("brat.writer.v1", RunContext(output_dir=folder), **config)
+    return next(p for p in writer.write(cas, "doc1") if p.suffix == ".ann")
+
+
+def import_back(folder: Path, text: str, ann_path: Path, **types: str) -> cassis.Cas:
+    """brat.import.v1 of ``ann_path`` (and the .txt beside it) over a CAS of ``text``."""
+    back = cas_from_text(text, doc_id="doc1")
+    context = RunContext(output_dir=folder, workflow_dir=folder)
+    return run_component("brat.import.v1", back, context=context, path=str(ann_path), types=types)
+
+
+def spans_and_pieces(cas: cassis.Cas, type_name: str) -> list[tuple[int, int, list[str]]]:
+    return sorted(
+        (m.begin, m.end, [f.get_covered_text() for f in m.fragments.elements])
+        if getattr(m, "fragments", None)
+        else (m.begin, m.end, [])
+        for m in cas.select(type_name)
+    )
+
+
+@pytest.mark.parametrize("line_break", [*LINE_BREAKS, "\r\n", "\n\n"])
+def test_brat_writer_writes_a_mention_across_lines_one_fragment_per_line(
+    tmp_path: Path, line_break: str
+) -> None:
+    # as brat stores a selection across lines: "Left\nventricle" is "0 4;5 14"
+    text = f"Left{line_break}ventricle wall."
+    end = span_of(text, "ventricle")[1]
+    cas = mentions_cas(text, [MentionSpec(0, end, "Organ", identifier="UBERON:0002082")])
+    ann_path = write_brat_files(tmp_path, cas)
+    pieces = f"0 4;{4 + len(line_break)} {end}"
+    assert ann_path.read_text("utf-8") == (
+        f"T1\tOrgan {pieces}\tLeft ventricle\nN1\tReference T1 UBERON:0002082\tLeft ventricle\n"
+    )
+    assert len(ann_path.read_bytes().decode("utf-8").splitlines()) == 2  # brat's lines
+    brat.read_brat(ann_path)  # checks the T text at its offsets in the .txt
+    # back with the same begin/end, discontinuous
+    back = import_back(tmp_path, text, ann_path, Organ=ANATOMY_MENTION)
+    assert spans_and_pieces(back, ANATOMY_MENTION) == [(0, end, ["Left", "ventricle"])]
+    assert [m.identifier for m in back.select(ANATOMY_MENTION)] == ["UBERON:0002082"]
+
+
+def test_brat_writer_splits_each_fragment_at_line_breaks(tmp_path: Path) -> None:
+    text = "left and right\nventricles"
+    right = (span_of(text, "right")[0], len(text))  # "right\nventricles"
+    cas = mentions_cas(text, [MentionSpec(0, len(text), "Organ", fragments=((0, 4), right))])
+    ann_path = write_brat_files(tmp_path, cas)
+    assert ann_path.read_text("utf-8") == "T1\tOrgan 0 4;9 14;15 25\tleft right ventricles\n"
+    back = import_back(tmp_path, text, ann_path, Organ=ANATOMY_MENTION)
+    assert spans_and_pieces(back, ANATOMY_MENTION) == [
+        (0, len(text), ["left", "right", "ventricles"])
+    ]
+
+
+def test_brat_writer_leaves_out_a_mention_of_line_breaks_only(tmp_path: Path) -> None:
+    text = "heart\r\n\u2028lung"
+    specs = [
+        MentionSpec(0, 7, "Organ"),  # "heart\r\n": written without its line end
+        MentionSpec(5, 8, "Organ"),  # "\r\n\u2028"
+        MentionSpec(8, 12, "Organ"),
+    ]
+    with pytest.warns(
+        DocumentWarning,
+        match=r"document doc1: Organ mention '\\r\\n\\u2028' at 5-8 holds only line breaks",
+    ):
+        ann_path = write_brat_files(tmp_path, mentions_cas(text, specs))
+    assert ann_path.read_text("utf-8") == "T1\tOrgan 0 5\theart\nT2\tOrgan 8 12\tlung\n"
+
+
+def test_brat_writer_round_trip_into_a_type_without_fragments(tmp_path: Path) -> None:
+    # NamedEntity has no 'fragments': the mention comes back over the same begin/end,
+    # contiguous, with the importer's warning
+    text = "Left\nventricle wall."
+    cas = cas_from_text(text, doc_id="doc1", spans={NAMED_ENTITY: [(0, 14, {"value": "Organ"})]})
+    ann_path = write_brat_files(tmp_path, cas)
+    assert ann_path.read_text("utf-8") == "T1\tOrgan 0 4;5 14\tLeft ventricle\n"
+    with pytest.warns(FormatWarning, match="T1 is discontinuous but .*NamedEntity has no"):
+        back = import_back(tmp_path, text, ann_path)
+    assert spans_and_pieces(back, NAMED_ENTITY) == [(0, 14, [])]

@@ -73,9 +73,11 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-# What ends a field or a line of the column formats: a tab, and every character
-# str.splitlines breaks on (readers with universal newlines break on a lone \r too).
-_FIELD_BREAKS = "\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+#: Every character str.splitlines breaks on (readers with universal newlines break on
+#: a lone \r too); brat reads its .ann lines so, U+2028 and a form feed included.
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+# What ends a field or a line of the column formats: a tab, and every line break.
+_FIELD_BREAKS = "\t" + LINE_BREAKS
 _BREAKS_AS_SPACES = str.maketrans(dict.fromkeys(_FIELD_BREAKS, " "))
 
 

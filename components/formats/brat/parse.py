@@ -15,6 +15,11 @@ and anything else, so a file round-trips line for line.
 Offsets count every character of the ``.txt`` as brat reads it (no newline
 translation): the CR of a CRLF line end and a leading byte-order mark count one each
 (:func:`read_brat_text`; :mod:`.offsets` maps them onto a text read without them).
+
+Lines of the ``.ann`` end where brat's end: at every character ``str.splitlines``
+breaks on (:data:`LINE_BREAKS`: U+2028, U+0085, a form feed ... too), so no text of a
+``T``, ``N`` or ``#`` line may hold one. brat stores a selection across lines as one
+fragment per line (:func:`split_at_line_breaks`).
 """
 
 from __future__ import annotations
@@ -26,11 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from casflow.components.formats.common import (
+    LINE_BREAKS,
     STRING_SOURCE,
     FormatError,
     FormatWarning,
     read_text_file,
-    split_lines,
     without_bom,
     write_text_file,
 )
@@ -47,6 +52,7 @@ __all__ = [
     "fragments_text",
     "format_ann",
     "parse_ann",
+    "split_at_line_breaks",
     "read_brat",
     "read_brat_text",
     "write_brat",
@@ -56,6 +62,10 @@ __all__ = [
 FRAGMENT_SEPARATOR = " "
 
 _SPAN = re.compile(r"(\d+) (\d+)")
+_LINE_BREAK = re.compile(f"[{re.escape(LINE_BREAKS)}]")
+_BETWEEN_LINE_BREAKS = re.compile(f"[^{re.escape(LINE_BREAKS)}]+")
+#: what ends a line of an .ann as editors and universal newlines also see it
+_USUAL_LINE_ENDS = ("\n", "\r\n", "\r")
 _NORMALIZATION = re.compile(r"(\S+) (\S+) (\S+?):(\S+)")
 
 
@@ -161,6 +171,22 @@ def fragments_text(text: str, spans: Sequence[tuple[int, int]]) -> str:
     return FRAGMENT_SEPARATOR.join(text[b:e] for b, e in spans)
 
 
+def split_at_line_breaks(
+    text: str, spans: Iterable[tuple[int, int]]
+) -> tuple[tuple[int, int], ...]:
+    """``spans`` of ``text`` cut at its line breaks into the pieces between them, in text
+    order, without the line breaks and empty pieces: what brat stores for a selection
+    across lines (one fragment per line), its ``.ann`` holding one line per annotation.
+    An empty span is kept (it holds no line break); spans of line breaks only give ()."""
+    pieces: list[tuple[int, int]] = []
+    for begin, end in spans:
+        if begin == end:
+            pieces.append((begin, end))
+        else:
+            pieces.extend(m.span() for m in _BETWEEN_LINE_BREAKS.finditer(text, begin, end))
+    return tuple(sorted(pieces))
+
+
 def _parse_textbound(
     ann_id: str, data: str, tail: str | None, source: str, number: int
 ) -> TextBound:
@@ -232,18 +258,43 @@ def parse_ann(ann: str, *, text: str | None = None, source: str = STRING_SOURCE)
     """Parse ``.ann`` content; with ``text`` the T-line texts are checked against it."""
     document = BratDocument(text=text, source=source)
     seen: set[str] = set()
-    for number, line in enumerate(split_lines(without_bom(ann)), 1):
+    # Split as brat splits (str.splitlines): a T text holding U+2028 is two lines to
+    # brat, so reading it as one here would accept a file brat reads otherwise.
+    lines = without_bom(ann).splitlines(keepends=True)
+    ends = [line[len(line.rstrip(LINE_BREAKS)) :] for line in lines]
+    for number, (line, end) in enumerate(zip(lines, ends, strict=True), 1):
+        line = line.removesuffix(end)
         if not line.strip():
             continue
-        annotation = _parse_line(line, source, number)
-        if annotation.id != "*":
-            if annotation.id in seen:
-                raise FormatError(f"id {annotation.id} used twice", source=source, line=number)
-            seen.add(annotation.id)
-        if text is not None and isinstance(annotation, TextBound):
-            _check_textbound(annotation, text, source)
+        try:
+            annotation = _parse_line(line, source, number)
+            if annotation.id != "*":
+                if annotation.id in seen:
+                    raise FormatError(f"id {annotation.id} used twice", source=source, line=number)
+                seen.add(annotation.id)
+            if text is not None and isinstance(annotation, TextBound):
+                _check_textbound(annotation, text, source)
+        except FormatError as exc:
+            raise _with_line_end_hint(exc, ends, number) from exc
         document.annotations.append(annotation)
     return document
+
+
+def _with_line_end_hint(error: FormatError, ends: list[str], number: int) -> FormatError:
+    """``error`` at line ``number``, saying so when that line or the one before ends with
+    a line break that editors do not show as one (a text split there, by its writer's
+    mistake, is the likely cause)."""
+    for line in (number - 1, number):
+        end = ends[line - 1] if line >= 1 else ""
+        if end and end not in _USUAL_LINE_ENDS:
+            return FormatError(
+                f"{error.detail} (line {line} ends with U+{ord(end):04X}, a line break to "
+                "brat, which splits lines as str.splitlines does; the text of a brat line "
+                "cannot hold one: write such a mention as one fragment per line)",
+                source=error.source,
+                line=error.line,
+            )
+    return error
 
 
 def _check_textbound(annotation: TextBound, text: str, source: str) -> None:
@@ -313,13 +364,17 @@ def _format(annotation: Annotation) -> str:
 
 def format_ann(annotations: BratDocument | Iterable[Annotation]) -> str:
     items = list(annotations.annotations if isinstance(annotations, BratDocument) else annotations)
-    for annotation in items:
-        if isinstance(annotation, TextBound | Note | Normalization) and "\n" in annotation.text:
+    lines = [_format(a) for a in items]
+    for annotation, line in zip(items, lines, strict=True):
+        found = _LINE_BREAK.search(line)
+        if found is not None:
             raise ValueError(
-                f"{annotation.id}: text holds a newline, which the line-based .ann format "
-                "cannot store; replace newlines in the document text or the annotation"
+                f"{annotation.id}: {line!r} holds a line break ({found.group()!r}), which "
+                "would end the line where brat reads the .ann (it splits lines as "
+                "str.splitlines does); split a text-bound annotation at line breaks into "
+                "fragments (split_at_line_breaks), or take the line break out of the text"
             )
-    return "".join(_format(a) + "\n" for a in items)
+    return "".join(line + "\n" for line in lines)
 
 
 def write_brat(

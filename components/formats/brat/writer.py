@@ -1,4 +1,4 @@
-"""``brat.writer.v1``: brat standoff, ``<doc>.txt`` (the view's text) and ``<doc>.ann``.
+r"""``brat.writer.v1``: brat standoff, ``<doc>.txt`` (the view's text) and ``<doc>.ann``.
 
 Mentions of ``type`` (and its subtypes), in text order, become ``T1``, ``T2``, ...
 with the label their class (``value``, else the short type name); a mention with
@@ -6,13 +6,20 @@ with the label their class (``value``, else the short type name); a mention with
 brat does). With ``normalizations`` (default) a mention's ``identifier`` of the
 form ``DB:ID`` adds ``N<k>\tReference T<i> DB:ID\t<text>``.
 
+A mention across line breaks is written as brat stores a selection across lines
+(brat's .ann holds one line per annotation): one fragment per line, the line breaks
+left out (``Left\nventricle`` at 0-14 is ``0 4;5 14\tLeft ventricle``). Line breaks
+are every character brat splits lines at (``str.splitlines``: ``\n``, ``\r``, U+2028,
+U+0085, a form feed ...). A mention of line breaks only is left out with a warning.
+
 Round trip with ``brat.import.v1``: T and N lines come back renumbered in text
-order; other lines (relations, events, attributes, notes) are not kept. A mention
-spanning a line break (``\n`` or ``\r``) cannot be written (brat's .ann is
-line-based): the document fails naming it. A brat type is one word, so whitespace
-in a class is written as ``_`` (``cell line`` -> ``cell_line``); an identifier
-with whitespace in it cannot stand in an N line, which is then left out with a
-warning naming it.
+order; other lines (relations, events, attributes, notes) are not kept. A contiguous
+mention across a line break comes back discontinuous, covering the same begin/end,
+its pieces in ``fragments`` (into a type without that feature, such as
+``NamedEntity``, it comes back contiguous, with a warning); line breaks at its edges
+are no longer part of it. A brat type is one word, so whitespace in a class is
+written as ``_`` (``cell line`` -> ``cell_line``); an identifier with whitespace in
+it cannot stand in an N line, which is then left out with a warning naming it.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from casflow.components.formats.brat.parse import (
     TextBound,
     format_ann,
     fragments_text,
+    split_at_line_breaks,
 )
 from casflow.components.formats.cas_builders import resolve_mention_type
 from casflow.components.formats.view_writer import (
@@ -72,21 +80,25 @@ class BratWriter(ViewWriter[BratWriterConfig]):
         normalizations: list[Annotation] = []
         # select() lists a type's own annotations before its subtypes': sort by position.
         mentions = sorted(view.select(self.config.type), key=lambda m: (m.begin, m.end))
-        for number, mention in enumerate(mentions, start=1):
+        for mention in mentions:
             fragments = getattr(mention, "fragments", None)
             pieces = sorted((f.begin, f.end) for f in fragments.elements) if fragments else []
-            spans = tuple(pieces) or ((mention.begin, mention.end),)
-            ann_id = f"T{number}"
-            covered = fragments_text(text, spans)
-            if "\n" in covered or "\r" in covered:
-                # \r too: the .ann is read back with universal newlines, where it ends a line.
-                raise ViewContentError(
-                    f"document {doc_id}: mention {covered!r} at {spans} spans a line break, "
-                    "which brat's line-based .ann cannot store; split the mention at the "
-                    "line break or write it in another format"
-                )
+            spans = split_at_line_breaks(text, tuple(pieces) or ((mention.begin, mention.end),))
             # A type is one word: the text after its first space would be taken for offsets.
             label = "_".join(mention_label(mention).split()) or "_"
+            if not spans:
+                warnings.warn(
+                    DocumentWarning(
+                        f"document {doc_id}: {label} mention "
+                        f"{text[mention.begin : mention.end]!r} at {mention.begin}-"
+                        f"{mention.end} holds only line breaks, which brat cannot annotate "
+                        "(its .ann has one line per annotation); it is left out"
+                    ),
+                    stacklevel=2,
+                )
+                continue
+            ann_id = f"T{len(annotations) + 1}"
+            covered = fragments_text(text, spans)
             annotations.append(TextBound(ann_id, label, spans, covered))
             identifier = getattr(mention, "identifier", None)
             if self.config.normalizations and identifier and ":" in identifier:
