@@ -1,6 +1,7 @@
 """The ``casflow`` command.
 
-Exit status: see ``RUN_EXIT_STATUS`` (printed by ``casflow run --help``).
+Exit status: see ``RUN_EXIT_STATUS`` (printed by ``casflow run --help``) and
+``TRAIN_EXIT_STATUS`` (``casflow train --help``).
 """
 
 from __future__ import annotations
@@ -15,9 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 # Only light modules here: a bad workflow file is reported before the engine
 # (joblib, cassis, pydantic models) is imported.
-from casflow.pipeline.exit_status import EXIT_NOT_STARTED, EXIT_OK, RUN_EXIT_STATUS
+from casflow.pipeline.exit_status import (
+    EXIT_NOT_STARTED,
+    EXIT_OK,
+    EXIT_TRAINING_FAILED,
+    RUN_EXIT_STATUS,
+    TRAIN_EXIT_STATUS,
+)
 
 if TYPE_CHECKING:
+    from casflow.pipeline.training import TrainingFailed
     from casflow.pipeline.validation import WorkflowValidationError
     from casflow.pipeline.workflow import LoadedWorkflow
 
@@ -120,6 +128,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     from casflow.pipeline.training import (
         TrainingDataError,
+        TrainingFailed,
+        TrainingOutputError,
         TrainingStopped,
         check_only_fold,
         load_training_workflow,
@@ -129,7 +139,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     try:
         loaded = load_training_workflow(
-            args.workflow, {"output": args.output, "folds": args.folds, "seed": args.seed}
+            args.workflow,
+            {"output": args.output, "folds": args.folds, "seed": args.seed},
+            overwrite=args.overwrite,
         )
     except WorkflowValidationError as exc:
         return _print_invalid(exc)
@@ -152,9 +164,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         result = run_training(loaded, only_fold=args.fold)
-    except TrainingDataError as exc:
+    except (TrainingDataError, TrainingOutputError) as exc:
         print(f"casflow: {exc}", file=sys.stderr)
         return EXIT_NOT_STARTED
+    except TrainingFailed as exc:
+        _print_training_failed(exc)
+        return EXIT_TRAINING_FAILED
     except TrainingStopped as exc:
         print(f"casflow: {exc}; run the same command again to resume", file=sys.stderr)
         return 128 + exc.signum
@@ -165,6 +180,28 @@ def cmd_train(args: argparse.Namespace) -> int:
         return 0
     print(f"casflow: model in {result.model_dir}; card {result.model_dir / 'MODEL_CARD.md'}")
     return 0
+
+
+def _print_training_failed(exc: TrainingFailed) -> None:
+    """A trainer's unexpected error (a ``TrainingFailed``) as ``casflow run`` reports a
+    document's: one line naming what failed, where the traceback is, what to do."""
+    where = exc.traceback_in
+    if where is None:  # it could not be written to the output folder: shown here
+        print(exc.traceback_text, file=sys.stderr, end="")
+    print(f"casflow: {exc}", file=sys.stderr)
+    said = (
+        "above (it could not be written to the output folder)"
+        if where is None
+        else f'in {where} (under "traceback")'
+        if where.suffix == ".json"
+        else f"in {where}"
+    )
+    print(
+        f"casflow: the full traceback is {said}; finished folds and training stages are "
+        "kept: fix the cause (a bug in casflow or the tool: report it with that traceback) "
+        "and run the same command again to resume",
+        file=sys.stderr,
+    )
 
 
 def cmd_components(args: argparse.Namespace) -> int:
@@ -616,9 +653,21 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--quiet", action="store_true", help="no progress display")
     p_run.set_defaults(func=cmd_run)
 
-    p_train = sub.add_parser("train", help="train a model from gold views (training workflow)")
+    p_train = sub.add_parser(
+        "train",
+        help="train a model from gold views (training workflow)",
+        description="Validate a training workflow, then train its model.",
+        epilog=TRAIN_EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p_train.add_argument("workflow", help="training workflow YAML file")
     p_train.add_argument("--output", help="override output")
+    p_train.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="train into an output folder holding another training workflow's model, "
+        "replacing that model (what it trained with the same settings and data is reused)",
+    )
     p_train.add_argument(
         "--folds", type=int, help="override cross_validation.folds (0: none; 5: CRAFT protocol)"
     )

@@ -4,6 +4,8 @@ command can report a bad workflow without importing the engine)."""
 EXIT_OK = 0
 EXIT_PARTIAL = 1  # the run ended, but some documents failed, timed out or were not processed
 EXIT_NOT_STARTED = 2  # nothing ran: invalid workflow, bad arguments, unusable output folder
+# casflow train: a trainer or reader raised an unexpected error (the run's 1, for training)
+EXIT_TRAINING_FAILED = 1
 # An interrupted run exits with 128 + the signal number: 130 (SIGINT), 143 (SIGTERM).
 
 RUN_EXIT_STATUS = """\
@@ -16,4 +18,19 @@ exit status:
   130  stopped by SIGINT (Ctrl-C)
   143  stopped by SIGTERM (Slurm, systemd, docker stop)
        (after 130 or 143 finished documents are kept; the same command resumes)
+"""
+
+TRAIN_EXIT_STATUS = """\
+exit status:
+  0    the model was trained (with --fold K: that fold)
+  1    training failed: a trainer or reader raised an unexpected error; the message
+       names the step and where the traceback is (training-report.json, or
+       training-error.log where the run wrote no report); finished folds and
+       training stages are kept: the same command resumes
+  2    stopped before training (invalid workflow or arguments, output folder
+       unusable or holding another training workflow's model: --overwrite replaces
+       it), or on gold data or settings a tool refused (the message says what to do)
+  130  stopped by SIGINT (Ctrl-C)
+  143  stopped by SIGTERM (Slurm, systemd, docker stop)
+       (after 130 or 143 the part trained is kept; the same command resumes)
 """

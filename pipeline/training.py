@@ -23,6 +23,13 @@ their mean and the final scores go to ``training-report.json`` and a model card
 (``MODEL_CARD.md``) beside the final model. A fold whose scores are already on
 disk is not trained again, so an interrupted run resumes.
 
+An output folder belongs to one training workflow (``training-workflow.json`` says
+which file): the same workflow trains there again, with changed settings too, reusing
+what still fits; another workflow is refused before anything there changes, unless
+``--overwrite`` says to replace its model. An unexpected error of a trainer or reader
+stops the run as :class:`TrainingFailed`, naming the step; its traceback goes to the
+report, or to ``training-error.log`` where there is no report of the run.
+
 The engine knows no tool: trainers are components of role ``trainer``
 (:class:`casflow.pipeline.component.Trainer`), registered like any other.
 """
@@ -32,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import platform
 import random
 import re
@@ -39,6 +47,7 @@ import shlex
 import statistics
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -69,6 +78,9 @@ from casflow.typesystem import load_typesystem, short_name
 
 REPORT_FILE = "training-report.json"
 CARD_FILE = "MODEL_CARD.md"
+#: The training workflow an output folder's model belongs to, written before a run
+#: (a ``--fold`` one too, which writes no report) changes anything there.
+OWNER_FILE = "training-workflow.json"
 
 
 class _Strict(BaseModel):
@@ -135,10 +147,18 @@ class LoadedTraining:
     # Command-line overrides that were given (--seed 2 ...): the model card's command
     # must name them, or a model trained with another seed reads as the workflow's own.
     overrides: dict[str, Any] = field(default_factory=dict)
+    # --overwrite: the output folder may hold another training workflow's model, which
+    # this run replaces (not in the card's command: once trained, the folder is ours)
+    overwrite: bool = False
 
     @property
     def gold_view(self) -> str:
         return self.train_reader.spec.view
+
+    @property
+    def workflow_file(self) -> Path:
+        """The workflow file, absolute: what says whose model an output folder holds."""
+        return _absolute(self.source)
 
     @property
     def command(self) -> str:
@@ -165,10 +185,11 @@ TRAIN_OVERRIDES: dict[YamlPath, str] = {
 
 
 def validate_training(
-    located: LocatedYaml, overrides: Mapping[str, Any] | None = None
+    located: LocatedYaml, overrides: Mapping[str, Any] | None = None, *, overwrite: bool = False
 ) -> LoadedTraining:
     """Check a training workflow, reporting every problem with its YAML line (or the
-    command-line option that gave the value)."""
+    command-line option that gave the value). ``overwrite``: an output folder holding
+    another training workflow's model is not a problem (its model is replaced)."""
     data = _training_data(located, overrides)
     issues: list[WorkflowIssue] = []
     spec: TrainingSpec | None = None
@@ -200,7 +221,10 @@ def validate_training(
             _context(spec, located.source), train_reader, dev_reader, trainer, located, issues
         )
         problem = output_folder_problem(spec.output, "output") or _other_model_problem(
-            Path(spec.output), trainer.spec.component if trainer is not None else None
+            Path(spec.output),
+            trainer.spec.component if trainer is not None else None,
+            _absolute(located.source),
+            overwrite,
         )
         if problem:
             issues.append(issue_at(located, ("output",), problem))
@@ -227,22 +251,97 @@ def validate_training(
         "seed": spec.seed,
         "output": spec.output,
     }
-    return LoadedTraining(located.source, spec, train_reader, dev_reader, trainer, resolved, given)
+    return LoadedTraining(
+        located.source, spec, train_reader, dev_reader, trainer, resolved, given, overwrite
+    )
 
 
-def _other_model_problem(output: Path, component: str | None) -> str | None:
-    """The output folder holds another trainer's model (its training report says so):
-    training there would mix the two models' files in one model folder."""
-    report = read_marker(output / REPORT_FILE) or {}
+def _absolute(source: str | Path) -> Path:
+    return Path(source).expanduser().resolve()
+
+
+@dataclass(frozen=True)
+class _Owner:
+    """Whose model an output folder holds, as the file ``said_by`` records it."""
+
+    workflow_file: Path | None  # None: not recorded (a report from outside casflow)
+    trainer: str | None
+    said_by: str
+
+
+def _output_owner(output: Path) -> _Owner | None:
+    """The training workflow and trainer of the model in ``output``, or None when no
+    training wrote there (a folder trained before ``OWNER_FILE`` existed: its report)."""
+    owner = read_marker(output / OWNER_FILE)
+    if owner is not None:
+        path, trainer = owner.get("workflow_file"), owner.get("trainer")
+        return _Owner(
+            Path(path) if isinstance(path, str) and path else None,
+            trainer if isinstance(trainer, str) and trainer else None,
+            OWNER_FILE,
+        )
+    report = read_marker(output / REPORT_FILE)
+    if report is None:
+        return None
     workflow = report.get("workflow")
     model = workflow.get("model") if isinstance(workflow, Mapping) else None
-    earlier = model.get("component") if isinstance(model, Mapping) else None
-    if component is None or not earlier or earlier == component:
+    trainer = model.get("component") if isinstance(model, Mapping) else None
+    return _Owner(
+        _reported_workflow_file(report, output),
+        trainer if isinstance(trainer, str) and trainer else None,
+        REPORT_FILE,
+    )
+
+
+def _reported_workflow_file(report: Mapping[str, Any], output: Path) -> Path | None:
+    """The workflow file of a report written before ``OWNER_FILE`` existed. Its
+    ``source`` is the path as typed, from that run's working directory: the folder from
+    which its output, when relative, leads to this one (else this run's)."""
+    source = report.get("source")
+    if not isinstance(source, str) or not source:
+        return None
+    path = Path(source).expanduser()
+    if path.is_absolute():
+        return path.resolve()
+    workflow = report.get("workflow")
+    given = workflow.get("output") if isinstance(workflow, Mapping) else None
+    cwd = Path.cwd()
+    if isinstance(given, str) and given:
+        tail = Path(os.path.normpath(given)).parts
+        here = output.resolve().parts
+        if (
+            tail
+            and not Path(given).is_absolute()
+            and ".." not in tail
+            and here[-len(tail) :] == tail
+        ):
+            cwd = Path(*here[: -len(tail)])
+    return (cwd / path).resolve()
+
+
+def _other_model_problem(
+    output: Path, component: str | None, workflow_file: Path, overwrite: bool
+) -> str | None:
+    """Why this training may not write into ``output``: it holds another trainer's
+    model (the two models' files would mix in one model folder), or another training
+    workflow's (it would be replaced: hours of training, lost by a mistyped output).
+    The same workflow trains there again, whatever it changed in its settings."""
+    owner = _output_owner(output)
+    if owner is None or component is None:
+        return None
+    if owner.trainer and owner.trainer != component:
+        return (
+            f"output folder {output} holds a model of {owner.trainer} ({owner.said_by}); "
+            f"{component} would mix its files with that model's: choose another --output "
+            "(or output), or delete that folder"
+        )
+    if overwrite or owner.workflow_file is None or owner.workflow_file == workflow_file:
         return None
     return (
-        f"output folder {output} holds a model of {earlier} ({REPORT_FILE}); {component} "
-        "would mix its files with that model's: choose another --output (or output), or "
-        "delete that folder"
+        f"output folder {output} holds the model of another training workflow, "
+        f"{owner.workflow_file} ({owner.said_by}); training {workflow_file} there would "
+        "replace it: choose another --output (or output), or add --overwrite to replace "
+        "that model"
     )
 
 
@@ -408,9 +507,9 @@ def _trainer_class(raw: Any) -> type[Trainer[Any]] | None:
 
 
 def load_training_workflow(
-    path: str | Path, overrides: Mapping[str, Any] | None = None
+    path: str | Path, overrides: Mapping[str, Any] | None = None, *, overwrite: bool = False
 ) -> LoadedTraining:
-    return validate_training(read_located(path), overrides)
+    return validate_training(read_located(path), overrides, overwrite=overwrite)
 
 
 def _context(spec: TrainingSpec, source: str) -> TrainingContext:
@@ -492,6 +591,35 @@ class LogLines(io.TextIOBase):
 class TrainingDataError(Exception):
     """Training cannot go on: a gold document could not be read, or a trainer's tool
     refused the data or settings (the message says what to do; no traceback)."""
+
+
+class TrainingOutputError(Exception):
+    """The output folder came to hold another training workflow's model while this run
+    read its gold documents (validation refuses one there before): nothing was changed."""
+
+
+class TrainingFailed(Exception):
+    """An unexpected error (not a data or settings problem a tool explained, which is a
+    :class:`TrainingDataError`) stopped ``casflow train`` at ``step`` (``fold 2/5``,
+    ``final model``, ...) in ``component`` (``trainer NAME``, ``reader NAME``).
+    ``traceback_in``: the file holding the full traceback (None: it could not be
+    written)."""
+
+    def __init__(self, source: str, step: str, component: str, error: Exception) -> None:
+        super().__init__(f"training {source} failed at {step} ({component}): {_said(error)}")
+        self.source = source
+        self.step = step
+        self.component = component
+        self.error = error
+        self.traceback_in: Path | None = None
+
+    @property
+    def traceback_text(self) -> str:
+        return "".join(traceback.format_exception(self.error))
+
+
+def _said(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 class TrainingStopped(KeyboardInterrupt):
@@ -794,7 +922,10 @@ def _train_folds(
             continue
         # a --fold K run (or a second full run) training this fold: wait, then reuse it
         fold_dir = fold_folder(loaded, k)
-        with building(fold_dir, _prefixed(say, f"fold {k}/{folds}: ")):
+        with (
+            building(fold_dir, _prefixed(say, f"fold {k}/{folds}: ")),
+            _failing_as(loaded, f"fold {k}/{folds}"),
+        ):
             fold_report = _run_fold(k, held_out, trainer, data, workflow, loaded, say)
         say(f"fold {k}/{folds}: {_format_scores(fold_report['scores'])}")
         fold_reports.append(fold_report)
@@ -845,6 +976,7 @@ def _train_final(
     # another run of the same workflow training it: wait, then the trainer finds it done
     with (
         building(output / "final", _prefixed(say, "final model: ")),
+        _failing_as(loaded, "final model"),
         _step_time(output / "final", key) as took,
     ):
         model_dir = trainer.train(
@@ -867,7 +999,8 @@ def _train_final(
     }
     if data.dev_examples:
         say("scoring the final model on the development documents")
-        final["dev_scores"] = trainer.evaluate(model_dir, data.dev_examples)
+        with _failing_as(loaded, "final model, scored on the development documents"):
+            final["dev_scores"] = trainer.evaluate(model_dir, data.dev_examples)
         say(f"dev: {_format_scores(final['dev_scores'])}")
     return model_dir, final
 
@@ -882,7 +1015,57 @@ def run_training(
 
     ``only_fold`` (1..folds) trains that cross-validation fold alone and writes
     neither the final model nor the report: see :func:`_train_folds`.
+
+    An unexpected error of a trainer or reader raises :class:`TrainingFailed`, its
+    traceback in the report (a run that wrote one) or in :func:`error_log`.
     """
+    try:
+        return _run_training(loaded, log, only_fold)
+    except TrainingFailed as failed:
+        if failed.traceback_in is None:
+            failed.traceback_in = _write_error_log(loaded, only_fold, failed)
+        raise
+
+
+def error_log(output: Path, only_fold: int | None) -> Path:
+    """Where a run that records no report of its failure (it failed before it wrote
+    one, or a ``--fold`` run, which writes none) leaves the traceback; one per fold, as
+    ``--fold`` runs go at the same time."""
+    return output / (
+        "training-error.log" if only_fold is None else f"training-error-fold-{only_fold}.log"
+    )
+
+
+def _write_error_log(
+    loaded: LoadedTraining, only_fold: int | None, failed: TrainingFailed
+) -> Path | None:
+    path = error_log(Path(loaded.spec.output), only_fold)
+    command = loaded.command + (f" --fold {only_fold}" if only_fold is not None else "")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, f"{_now()} {command}\n{failed}\n\n{failed.traceback_text}")
+    except OSError:  # the folder is not writable: the command line shows the traceback
+        return None
+    return path
+
+
+@contextlib.contextmanager
+def _failing_as(loaded: LoadedTraining, step: str, component: str | None = None) -> Iterator[None]:
+    """An unexpected error inside becomes :class:`TrainingFailed` naming ``step`` and
+    ``component`` (the trainer unless given); a data or settings problem a tool
+    explained, Ctrl-C and SIGTERM pass as they are."""
+    try:
+        yield
+    except (TrainingDataError, TrainingOutputError, TrainingFailed):
+        raise
+    except Exception as exc:
+        component = component or f"trainer {loaded.trainer.spec.component}"
+        raise TrainingFailed(loaded.source, step, component, exc) from exc
+
+
+def _run_training(
+    loaded: LoadedTraining, log: Callable[[str], None] | None, only_fold: int | None
+) -> TrainingResult:
     spec = loaded.spec
     if only_fold is not None:
         check_only_fold(only_fold, spec.cross_validation.folds, loaded.source)
@@ -891,9 +1074,13 @@ def run_training(
     started_at = datetime.now(UTC)
     say = _Clock(log)
     context = _context(spec, loaded.source)
-    trainer = loaded.trainer.build(Trainer, context)
+    with _failing_as(loaded, "setting up the trainer"):
+        trainer = loaded.trainer.build(Trainer, context)
     seed_everything(spec.seed)
-    data = _read_data(loaded, trainer, context, say)
+    with _failing_as(
+        loaded, "reading the gold documents", f"reader {loaded.train_reader.spec.component}"
+    ):
+        data = _read_data(loaded, trainer, context, say)
     report: dict[str, Any] = {
         "workflow": loaded.resolved,
         "source": loaded.source,
@@ -909,6 +1096,9 @@ def run_training(
             "warnings": data.warnings,
         },
     }
+    if spec.cross_validation.folds:  # a wrong count stops the run before it changes anything
+        _check_fold_count(spec.cross_validation.folds, data)
+    _claim_output(loaded, only_fold)
     if only_fold is not None:
         (fold_report,) = _train_folds(loaded, trainer, data, say, only=only_fold)
         model = Path(fold_report.get("model") or fold_folder(loaded, only_fold))
@@ -917,34 +1107,60 @@ def run_training(
             "folds and the final model"
         )
         return TrainingResult(output, model, {**report, "fold": fold_report})
-    if spec.cross_validation.folds:  # a wrong count stops the run before it changes anything
-        _check_fold_count(spec.cross_validation.folds, data)
     # From here the earlier run's report and card no longer describe what is on disk:
     # a run that stops or fails must not leave them standing for its own.
     _retire_earlier_card(output)
     report["status"] = "running"
     atomic_write_text(output / REPORT_FILE, json.dumps(report, indent=2))
     try:
-        if spec.cross_validation.folds:
-            report["cross_validation"] = _cross_validate(loaded, trainer, data, say)
-        model_dir, report["final"] = _train_final(loaded, trainer, data, say)
+        with _failing_as(loaded, "cross-validation" if spec.cross_validation.folds else "training"):
+            if spec.cross_validation.folds:
+                report["cross_validation"] = _cross_validate(loaded, trainer, data, say)
+            model_dir, report["final"] = _train_final(loaded, trainer, data, say)
     except BaseException as exc:
         stopped = isinstance(exc, KeyboardInterrupt | SystemExit)
         report["status"] = "interrupted" if stopped else "failed"
-        report["error"] = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        report["error"] = _said(exc.error if isinstance(exc, TrainingFailed) else exc)
+        if isinstance(exc, TrainingFailed):
+            report["step"] = exc.step
+            report["traceback"] = exc.traceback_text
         report["seconds"] = say.seconds()
         report["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
         atomic_write_text(output / REPORT_FILE, json.dumps(report, indent=2))
+        if isinstance(exc, TrainingFailed):
+            exc.traceback_in = output / REPORT_FILE
         raise
     report["status"] = "finished"
     report["seconds"] = say.seconds()
     report["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     atomic_write_text(output / REPORT_FILE, json.dumps(report, indent=2))
-    card = model_card(report, trainer)
+    with _failing_as(loaded, "writing the model card"):
+        card = model_card(report, trainer)
     atomic_write_text(model_dir / CARD_FILE, card)
     atomic_write_text(output / CARD_FILE, card)
     say(f"model: {model_dir}; report: {output / REPORT_FILE}")
     return TrainingResult(output, model_dir, report)
+
+
+def _claim_output(loaded: LoadedTraining, only_fold: int | None) -> None:
+    """Record that the output folder's model is this workflow's, as the first change
+    there. Validation refused another workflow's folder; one that another workflow
+    began training in while this run read its gold documents is refused here."""
+    output = Path(loaded.spec.output)
+    component = loaded.trainer.spec.component
+    problem = _other_model_problem(output, component, loaded.workflow_file, loaded.overwrite)
+    if problem:
+        raise TrainingOutputError(problem)
+    owner = {"workflow_file": str(loaded.workflow_file), "trainer": component}
+    if read_marker(output / OWNER_FILE) != owner:
+        atomic_write_text(output / OWNER_FILE, json.dumps(owner, indent=2) + "\n")
+    # An earlier failure is no longer the folder's last word: a fold's, once that fold
+    # trains again; any, once the full run (which trains every fold) starts.
+    stale = [error_log(output, only_fold)]
+    if only_fold is None:
+        stale += output.glob("training-error-fold-*.log")
+    for path in stale:
+        path.unlink(missing_ok=True)
 
 
 def _retire_earlier_card(output: Path) -> None:

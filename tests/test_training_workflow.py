@@ -4,8 +4,10 @@ data, cross-validation folds in document-id order, the report and the model card
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
+from typing import Any
 
 import cassis
 import pytest
@@ -14,6 +16,7 @@ import spacy
 from casflow.components.spacy.gold_cas import GoldViewError, gold_syntax_from_view
 from casflow.pipeline.cli import main as cli_main
 from casflow.pipeline.training import (
+    TrainingFailed,
     contiguous_folds,
     document_id_key,
     load_training_workflow,
@@ -539,27 +542,6 @@ def test_an_output_that_is_a_file_is_refused_before_training(
     assert "(or output)" in error and "run.output" not in error
 
 
-def test_an_output_holding_another_trainers_model_is_refused_before_training(
-    tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Training into the output folder of another trainer's model mixed the two models'
-    files in one model folder (an OpenNLP model folder with a head-rules model.json)."""
-    path = str(workflow_file(tmp_path, corpus))
-    other = tmp_path / "other"
-    other.mkdir()
-    report = {"workflow": {"model": {"component": "train.opennlp.v1", "config": {}}}}
-    (other / "training-report.json").write_text(json.dumps(report), encoding="utf-8")
-    (error,) = _train_errors([path, "--output", str(other)], capsys)
-    assert error.startswith(
-        f"{path}: --output: output folder {other} holds a model of train.opennlp.v1 "
-        "(training-report.json); train.spacy.syntax.v1 would mix its files"
-    )
-    # the same trainer's earlier report is its own model: trained again, or reused
-    report["workflow"]["model"]["component"] = "train.spacy.syntax.v1"
-    (other / "training-report.json").write_text(json.dumps(report), encoding="utf-8")
-    load_training_workflow(path, {"output": str(other)})
-
-
 def test_a_fold_the_workflow_lacks_is_refused_by_validate_only(
     tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -657,8 +639,9 @@ def test_a_trainer_that_fails_leaves_a_failed_report_and_no_stale_card(
         raise RuntimeError("the tool fell over")
 
     monkeypatch.setattr(SpacySyntaxTrainer, "train", broken)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(TrainingFailed) as failed:
         run_training(load_training_workflow(path, {"seed": 5}), log=lambda line: None)
+    assert isinstance(failed.value.error, RuntimeError) and failed.value.step == "final model"
     report = json.loads((corpus["out"] / "training-report.json").read_text("utf-8"))
     assert report["status"] == "failed" and report["workflow"]["seed"] == 5
     assert report["error"] == "RuntimeError: the tool fell over"
@@ -700,3 +683,261 @@ def test_sigterm_stops_training_like_ctrl_c_and_the_run_resumes(
     took = json.loads((corpus["out"] / "final" / "training-time.json").read_text("utf-8"))
     assert took["finished"] is None and "running" not in took and took["seconds"] > 0
     assert not (corpus["out"] / "MODEL_CARD.md").exists()
+
+
+# -- one output folder, one training workflow; a trainer's unexpected error --------------
+
+PUNKT_WORKFLOW = """\
+gold:
+  reader: {{component: xmi.reader.v1, view: gold, config: {{views: {{gold: [Sentence]}}}}}}
+  train: {{input: {train}}}
+  dev: {{input: {dev}}}
+layers: [sentences]
+model: {{component: train.nltk.punkt.v1, config: {{extra_abbreviations: {abbreviations}}}}}
+cross_validation: {{folds: 2}}
+output: {out}
+"""
+
+
+def punkt_workflow(
+    tmp_path: Path, corpus: dict[str, Path], name: str, abbreviations: str = "[]"
+) -> Path:
+    """A tiny training workflow (NLTK Punkt, 2 folds: seconds) named ``name`` into the
+    ``corpus`` fixture's output folder."""
+    path = tmp_path / name
+    path.write_text(
+        PUNKT_WORKFLOW.format(
+            train=corpus["train"], dev=corpus["dev"], out=corpus["out"], abbreviations=abbreviations
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def folder_files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_another_workflow_is_refused_before_it_changes_the_models_output_folder(
+    tmp_path: Path,
+    corpus: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A second training workflow with the same trainer pointed at the same output
+    folder replaced the first one's model (its folds too) without a word."""
+    first = punkt_workflow(tmp_path, corpus, "first.yaml")
+    second = punkt_workflow(tmp_path, corpus, "second.yaml", "[etc]")
+    assert cli_main(["train", str(first)]) == 0
+    trained = folder_files(corpus["out"])
+    capsys.readouterr()
+    for extra in ([], ["--fold", "1"], ["--validate-only"]):
+        assert cli_main(["train", str(second), *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert err.startswith(
+            f"{second}:8: output: output folder {corpus['out']} holds the model of another "
+            f"training workflow, {first.resolve()} (training-workflow.json); training "
+            f"{second.resolve()} there "
+            "would replace it: choose another --output (or output), or add --overwrite"
+        ), err
+    assert folder_files(corpus["out"]) == trained
+    # the same workflow trains there again, with changed settings, and from elsewhere
+    lines: list[str] = []
+    run_training(load_training_workflow(first, {"seed": 4}), log=lines.append)
+    assert any("fold 1/2: the workflow changed since it ran" in line for line in lines)
+    monkeypatch.chdir(corpus["train"])
+    assert cli_main(["train", "../first.yaml", "--folds", "0"]) == 0
+    # --overwrite replaces the model; the folder is then the second workflow's
+    assert cli_main(["train", str(second), "--overwrite"]) == 0
+    report = json.loads((corpus["out"] / "training-report.json").read_text("utf-8"))
+    assert report["source"] == str(second) and report["status"] == "finished"
+    capsys.readouterr()
+    assert cli_main(["train", str(first)]) == 2
+    assert f"another training workflow, {second.resolve()} (" in capsys.readouterr().err
+
+
+def test_folds_trained_alone_belong_to_their_workflow_too(
+    tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--fold`` runs write no report, so a folder of folds told nothing of whose
+    they were: another workflow trained them again over hours of training."""
+    first = punkt_workflow(tmp_path, corpus, "first.yaml")
+    second = punkt_workflow(tmp_path, corpus, "second.yaml", "[etc]")
+    assert cli_main(["train", str(first), "--fold", "1"]) == 0
+    assert not (corpus["out"] / "training-report.json").exists()
+    trained = folder_files(corpus["out"])
+    capsys.readouterr()
+    assert cli_main(["train", str(second)]) == 2
+    assert f"another training workflow, {first.resolve()} (" in capsys.readouterr().err
+    assert folder_files(corpus["out"]) == trained
+    # the first workflow's full run reuses its fold
+    lines: list[str] = []
+    run_training(load_training_workflow(first), log=lines.append)
+    assert any("fold 1/2: already done" in line for line in lines)
+
+
+def test_a_workflow_that_took_the_folder_while_this_one_read_its_gold_is_not_replaced(
+    tmp_path: Path, corpus: dict[str, Path]
+) -> None:
+    from casflow.pipeline.training import TrainingOutputError
+
+    first = load_training_workflow(punkt_workflow(tmp_path, corpus, "first.yaml"))
+    # validated into an empty folder; another workflow trains there before it starts
+    second = punkt_workflow(tmp_path, corpus, "second.yaml", "[etc]")
+    run_training(load_training_workflow(second), log=lambda line: None)
+    trained = folder_files(corpus["out"])
+    said = f"another training workflow, {second.resolve()} "
+    with pytest.raises(TrainingOutputError, match=re.escape(said)):
+        run_training(first, log=lambda line: None)
+    assert folder_files(corpus["out"]) == trained
+
+
+def test_an_output_holding_another_trainers_model_is_refused_before_training(
+    tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Training into the output folder of another trainer's model mixed the two models'
+    files in one model folder (an OpenNLP model folder with a head-rules model.json);
+    the same trainer's model of another workflow was replaced. A folder trained before
+    training-workflow.json was written says whose it is in its report."""
+    path = str(workflow_file(tmp_path, corpus))
+    other = tmp_path / "other"
+    other.mkdir()
+
+    def earlier_report(trainer: str, source: str, output: str = str(other)) -> None:
+        workflow = {"model": {"component": trainer, "config": {}}, "output": output}
+        report = {"source": source, "workflow": workflow}
+        (other / "training-report.json").write_text(json.dumps(report), encoding="utf-8")
+
+    earlier_report("train.opennlp.v1", str(tmp_path / "opennlp.yaml"))
+    for overwrite in ([], ["--overwrite"]):  # no flag mixes two trainers' files
+        (error,) = _train_errors([path, "--output", str(other), *overwrite], capsys)
+        assert error.startswith(
+            f"{path}: --output: output folder {other} holds a model of train.opennlp.v1 "
+            "(training-report.json); train.spacy.syntax.v1 would mix its files"
+        )
+    # the same trainer's model of another workflow: replaced only with --overwrite
+    earlier_report("train.spacy.syntax.v1", str(tmp_path / "opennlp.yaml"))
+    (error,) = _train_errors([path, "--output", str(other)], capsys)
+    assert f"of another training workflow, {(tmp_path / 'opennlp.yaml').resolve()} " in error
+    assert "add --overwrite to replace that model" in error
+    load_training_workflow(path, {"output": str(other)}, overwrite=True)
+    # ... and of this workflow: its own model, trained again or reused
+    earlier_report("train.spacy.syntax.v1", path)
+    load_training_workflow(path, {"output": str(other)})
+    # a relative source is from the working directory the relative output was given
+    # from (here tmp_path), whichever directory trains again
+    earlier_report("train.spacy.syntax.v1", "train.yaml", "other")
+    load_training_workflow(path, {"output": str(other)})
+    earlier_report("train.spacy.syntax.v1", "elsewhere.yaml", "other")
+    with pytest.raises(WorkflowValidationError, match="elsewhere.yaml"):
+        load_training_workflow(path, {"output": str(other)})
+
+
+def _fail_on_training_call(
+    monkeypatch: pytest.MonkeyPatch, call: int, error: BaseException
+) -> None:
+    """Punkt's ``train`` raises ``error`` at its ``call``-th call (1: the first fold)."""
+    from casflow.components.nltk.punkt import PunktSentenceTrainer
+
+    original = PunktSentenceTrainer.train
+    calls = []
+
+    def train(self: PunktSentenceTrainer, *args: Any, **kwargs: Any) -> Path:
+        calls.append(1)
+        if len(calls) == call:
+            raise error
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(PunktSentenceTrainer, "train", train)
+
+
+def test_a_trainers_unexpected_error_is_a_message_naming_the_step_and_the_traceback(
+    tmp_path: Path,
+    corpus: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """It ended ``casflow train`` in a bare Python traceback (exit 1 by Python's
+    default, while the report said failed), not as a run's failure is reported."""
+    path = punkt_workflow(tmp_path, corpus, "punkt.yaml")
+    _fail_on_training_call(monkeypatch, 2, RuntimeError("the tool fell over"))
+    assert cli_main(["train", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    report_file = corpus["out"] / "training-report.json"
+    assert (
+        f"casflow: training {path} failed at fold 2/2 (trainer train.nltk.punkt.v1): "
+        "RuntimeError: the tool fell over\n"
+        f'casflow: the full traceback is in {report_file} (under "traceback"); finished '
+        "folds and training stages are kept"
+    ) in err, err
+    report = json.loads(report_file.read_text("utf-8"))
+    assert report["status"] == "failed" and report["step"] == "fold 2/2"
+    assert report["error"] == "RuntimeError: the tool fell over"
+    assert report["traceback"].startswith("Traceback (most recent call last)")
+    assert "in train\n" in report["traceback"] and "the tool fell over" in report["traceback"]
+    # fixed, the same command resumes
+    monkeypatch.undo()
+    lines: list[str] = []
+    result = run_training(load_training_workflow(path), log=lines.append)
+    assert any("fold 1/2: already done" in line for line in lines)
+    assert result.report["status"] == "finished" and "traceback" not in result.report
+
+
+def test_an_unexpected_error_without_a_report_goes_to_the_error_log(
+    tmp_path: Path,
+    corpus: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A ``--fold`` run writes no report, and a trainer that fails as it is set up has
+    not replaced the earlier run's: the traceback goes to a log in the output folder."""
+    from casflow.components.nltk.punkt import PunktSentenceTrainer
+
+    path = punkt_workflow(tmp_path, corpus, "punkt.yaml")
+    _fail_on_training_call(monkeypatch, 1, ValueError("no such parameter"))
+    assert cli_main(["train", str(path), "--fold", "2"]) == 1
+    err = capsys.readouterr().err
+    log = corpus["out"] / "training-error-fold-2.log"
+    assert "failed at fold 2/2 (trainer train.nltk.punkt.v1): ValueError: no such" in err
+    assert f"casflow: the full traceback is in {log};" in err and "Traceback" not in err
+    assert f"casflow train {path} --fold 2\n" in log.read_text("utf-8")
+    assert "Traceback (most recent call last)" in log.read_text("utf-8")
+    assert not (corpus["out"] / "training-report.json").exists()
+    monkeypatch.undo()
+    assert cli_main(["train", str(path)]) == 0
+    assert not log.exists()  # the full run trained that fold: the log said no more
+    finished = folder_files(corpus["out"])
+
+    def broken(self: object, *args: object, **kwargs: object) -> None:
+        raise OSError("cannot load the tool")
+
+    monkeypatch.setattr(PunktSentenceTrainer, "__init__", broken)
+    capsys.readouterr()
+    assert cli_main(["train", str(path), "--seed", "2"]) == 1
+    err = capsys.readouterr().err
+    log = corpus["out"] / "training-error.log"
+    assert "failed at setting up the trainer (trainer train.nltk.punkt.v1): OSError" in err
+    assert f"the full traceback is in {log};" in err and "cannot load" in log.read_text()
+    assert folder_files(corpus["out"]) == {**finished, log.name: log.read_bytes()}
+
+
+def test_ctrl_c_in_a_trainer_is_still_an_interruption(
+    tmp_path: Path,
+    corpus: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = punkt_workflow(tmp_path, corpus, "punkt.yaml")
+    _fail_on_training_call(monkeypatch, 2, KeyboardInterrupt())
+    assert cli_main(["train", str(path)]) == 130
+    assert "interrupted; run again with the same command to resume" in capsys.readouterr().err
+    report = json.loads((corpus["out"] / "training-report.json").read_text("utf-8"))
+    assert report["status"] == "interrupted" and "traceback" not in report
+
+
+def test_train_help_lists_its_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli_main(["train", "--help"])
+    out = capsys.readouterr().out
+    assert "--overwrite" in out and "  1    training failed:" in out and "  143  " in out
