@@ -181,9 +181,6 @@ def test_conllu_syntax_errors_say_to_fix_the_file_not_that_it_is_another_documen
 ) -> None:
     with pytest.raises(ImportFileMalformed, match=r"doc\.conllu:1: 9 tab-separated columns"):
         import_file(tmp_path, "conllu", CONLLU.replace("\t_\t_\n", "\t_\n", 1))
-    multiword = "1-2\tThecat\t_\t_\t_\t_\t_\t_\t_\t_\n" + CONLLU
-    with pytest.raises(ImportFileMalformed, match="without multiword tokens"):
-        import_file(tmp_path, "conllu", multiword, text="Thecat sat.")
     # a form not in the text is still the other kind: the file is of another document
     with pytest.raises(
         ImportFormatError, match="token 1 'Extra' not found .* where the text ends"

@@ -599,10 +599,6 @@ def test_conllu_import_errors_name_document_file_and_line(tmp_path: Path) -> Non
     with pytest.raises(FileNotFoundError, match=r"document doc2: no file .*doc2.conllu") as info:
         importer.process(document_view(CONLLU_TEXT, "doc2"))
     assert "missing: empty" in info.value.hint
-    multiword = CONLLU.replace("1\tIt\tit", "1-2\tItdies\t_\t_\t_\t_\t_\t_\t_\t_\n1\tIt\tit")
-    write_files(tmp_path, {"doc3.conllu": multiword})
-    with pytest.raises(ValueError, match="multiword token 1-2 'Itdies' is not supported"):
-        importer.process(document_view(CONLLU_TEXT.replace("It dies", "Itdies"), "doc3"))
 
 
 def test_missing_empty_leaves_the_view_empty(tmp_path: Path) -> None:

@@ -1,8 +1,11 @@
 """Dependency parsing: LAS, UAS and LS, micro and macro, as conll18_ud_eval.py.
 
 Words are aligned by identical character spans (the CoNLL 2018 scorer's alignment
-when neither side has multi-word tokens; spans must not include surrounding
-whitespace). An aligned word is correct for
+when neither side has multi-word tokens, or when each one's words spell it, which
+``conllu.import.v1`` and ``stanza.pipeline.v1`` turn into a Token per word; a
+multi-word token whose words do not spell it is one Token there, scored as one word
+where the CoNLL 2018 scorer scores each of its words; spans must not include
+surrounding whitespace). An aligned word is correct for
 
 - UAS when the system head is aligned to the gold head (both root counts too),
 - LS when the labels agree (after ``label_key``),

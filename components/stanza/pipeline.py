@@ -16,7 +16,8 @@ becomes a Token at its own offsets inside the surface token; otherwise (``du`` -
 ``de`` + ``le``) the surface token is one Token carrying the analysis of the word that
 heads the others (its head lies outside the token), relations between the words of
 one token are not written, and the sentence gets no constituency tree (a tree's leaves
-are the words, which then have no Token each).
+are the words, which then have no Token each). ``conllu.import.v1`` does the same
+(:mod:`casflow.components.formats.multiword_tokens`).
 
 - Raw text is given to Stanza one structure block at a time (as the other segmenters),
   all blocks of a batch of documents in one ``bulk_process`` call.
@@ -56,6 +57,7 @@ import cassis
 from pydantic import Field, model_validator
 
 from casflow.cas.metadata import find_document_id
+from casflow.components.formats.multiword_tokens import head_words, spelled_word_spans
 from casflow.components.formats.penn.alignment import (
     CONSTITUENT_LAYER,
     AlignedTree,
@@ -517,7 +519,7 @@ class DocumentWriter:
                     "only whitespace"
                 )
             words = token.words
-            pieces = _split(text, begin, end, [w.text for w in words])
+            pieces = spelled_word_spans(text[begin:end], begin, [w.text for w in words])
             if pieces is None:
                 made = types.token(begin=begin, end=end)
                 word_tokens += [made] * len(words)
@@ -536,14 +538,7 @@ class DocumentWriter:
     ) -> None:
         layers = self.layers
         words = sentence.words
-        # Per CAS token, the word that speaks for it: the first whose head lies outside it.
-        speaker: dict[int, int] = {}
-        for i in range(len(words)):
-            key = id(word_tokens[i])
-            if key not in speaker or (
-                not _outside(words, word_tokens, speaker[key]) and _outside(words, word_tokens, i)
-            ):
-                speaker[key] = i
+        speaker = head_words([id(token) for token in word_tokens], [w.head for w in words])
         for i, word in enumerate(words):
             token = word_tokens[i]
             if speaker[id(token)] != i:
@@ -641,33 +636,12 @@ class _Types:
         self.entity = {k: ts.get_type(v) for k, v in ENTITY_TYPE_NAMES.items()}
 
 
-def _outside(words: Sequence[Any], word_tokens: Sequence[Any], i: int) -> bool:
-    head = words[i].head
-    return not head or word_tokens[head - 1] is not word_tokens[i]
-
-
 def _trim(text: str, begin: int, end: int) -> Span:
     while begin < end and text[begin].isspace():
         begin += 1
     while end > begin and text[end - 1].isspace():
         end -= 1
     return begin, end
-
-
-def _split(text: str, begin: int, end: int, words: Sequence[str]) -> list[Span] | None:
-    """Offsets of each word inside the surface token if the words spell it exactly."""
-    if len(words) == 1:
-        return [(begin, end)]
-    if "".join(words) != text[begin:end]:
-        return None
-    spans = []
-    position = begin
-    for word in words:
-        if not word:
-            return None
-        spans.append((position, position + len(word)))
-        position += len(word)
-    return spans
 
 
 def penn_tree(node: Any) -> Tree:

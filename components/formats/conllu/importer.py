@@ -16,8 +16,18 @@ the text there. Per ``layers`` (default all):
   ``DependencyType`` ``root_label`` ("ROOT", as the CRAFT reader writes it, so
   gold and system agree; none keeps the file's DEPREL).
 
-Not supported: multiword tokens (``3-4``, an error: the CAS has one Token per
-span) and FEATS, DEPS and MISC (not loaded). Empty nodes (``3.1``) belong to the
+Multiword tokens (a range line ``3-4`` over words 3 and 4), as ``stanza.pipeline.v1``
+writes them (:mod:`casflow.components.formats.multiword_tokens`): words whose forms
+concatenated are exactly the range's FORM (UD English ``won't`` = ``wo`` + ``n't``,
+``cannot`` = ``can`` + ``not``) are a Token each at their own offsets, like any word;
+otherwise (``won't`` = ``will`` + ``n't``, French ``du`` = ``de`` + ``le``) the range
+is one Token (``id`` the range, ``3-4``) with the POS, lemma and relation of its head
+word (the word nearest the root), no relation between its own words, and the
+relations of other words to any of them governed by that Token, so the sentence's
+relations still form a tree; one warning per document counts these, naming the
+file and line of the first.
+
+Not loaded: FEATS, DEPS and MISC. Empty nodes (``3.1``) belong to the
 enhanced graph only and are skipped. The HEADs must form a tree (each 0 or a word
 of the sentence, none the word itself, no cycle), else the document fails before
 anything is added. Text after the file's last word (a truncated or empty file) is
@@ -27,15 +37,17 @@ kept, without annotations, with a warning.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import cassis
 from pydantic import Field
 
 from casflow.components.formats.cas_builders import TokenSpec, add_sentences
-from casflow.components.formats.common import FormatError
-from casflow.components.formats.conllu.parse import ConlluSentence, parse_conllu
+from casflow.components.formats.common import FormatError, warn
+from casflow.components.formats.conllu.parse import ConlluSentence, ConlluWord, parse_conllu
 from casflow.components.formats.conllu.parse import align_to_text as align_conllu
 from casflow.components.formats.document_files import (
     FileImport,
@@ -44,6 +56,7 @@ from casflow.components.formats.document_files import (
     ImportFormatError,
     warn_uncovered_text,
 )
+from casflow.components.formats.multiword_tokens import Span, head_words, spelled_word_spans
 from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, LEMMA, POS, SENTENCE, TOKEN
 
 ConlluLayer = Literal["sentences", "tokens", "pos", "lemmas", "dependencies"]
@@ -153,49 +166,40 @@ class ConlluImport(FileImport[ConlluImportConfig]):
             sofa, max((s[1] for ss in spans for s in ss if s is not None), default=0), path, "word"
         )
         layers = set(self.config.layers)
-        sentences: list[list[TokenSpec]] = []
-        kept_words: list[list[Any]] = []
-        for sentence, word_spans in zip(document.sentences, spans, strict=True):
-            specs, words = [], []
-            for word, span in zip(sentence.words, word_spans, strict=True):
-                if word.is_range:
-                    raise ImportFileMalformed(
-                        f"document {doc_id}: {path}:{word.line}: multiword token "
-                        f"{word.id} {word.form!r} is not supported (the CAS has one Token per "
-                        "span, its words would share one); write the tool's output without "
-                        "multiword tokens (one line per surface token), e.g. with its "
-                        "multiword-token expansion turned off"
-                    )
-                if word.is_empty_node or span is None:
-                    continue
-                specs.append(
-                    TokenSpec(
-                        span[0],
-                        span[1],
-                        pos=_value(word.xpos) if "pos" in layers else None,
-                        coarse_pos=_value(word.upos) if "pos" in layers else None,
-                        lemma=_value(word.lemma) if "lemmas" in layers else None,
-                    )
-                )
-                words.append(word)
-            sentences.append(specs)
-            kept_words.append(words)
         where = f"document {doc_id}: {path}"
+        units = [
+            _token_units(sentence, word_spans)
+            for sentence, word_spans in zip(document.sentences, spans, strict=True)
+        ]
         # Checked before anything is added: a broken tree fails the document as a whole.
-        heads = (
-            [_check_heads(words, where) for words in kept_words] if "dependencies" in layers else []
-        )
+        heads = [
+            _check_heads(unit.words, where) if "dependencies" in layers else _heads(unit.words)
+            for unit in units
+        ]
+        # per Token, the index of the word whose analysis it carries
+        head_indexes = [u.head_word_indexes(h) for u, h in zip(units, heads, strict=True)]
+        sentences = [
+            [
+                _token_spec(span, unit.words[index], layers)
+                for span, index in zip(unit.spans, indexes, strict=True)
+            ]
+            for unit, indexes in zip(units, head_indexes, strict=True)
+        ]
         if layers == {"sentences"}:
             self._add_sentences_only(view, document.sentences, sentences)
             return
+        _warn_merged(units, path)
         tokens = add_sentences(
             view,
             sentences,
             ids=[s.sent_id for s in document.sentences],
             with_sentences="sentences" in layers,
         )
+        for unit, sentence_tokens in zip(units, tokens, strict=True):
+            for token, token_id in zip(sentence_tokens, unit.ids, strict=True):
+                token.id = token_id
         if "dependencies" in layers:
-            self._add_dependencies(view, kept_words, tokens, heads)
+            self._add_dependencies(view, units, tokens, heads, head_indexes)
 
     def _add_sentences_only(
         self,
@@ -213,20 +217,21 @@ class ConlluImport(FileImport[ConlluImportConfig]):
     def _add_dependencies(
         self,
         view: cassis.Cas,
-        words: Sequence[Sequence[Any]],
+        units: Sequence[_TokenUnits],
         tokens: Sequence[Sequence[Any]],
         heads: Sequence[Sequence[int | None]],
+        head_indexes: Sequence[Sequence[int]],
     ) -> None:
         typesystem = view.typesystem
         dependency_type = typesystem.get_type(DEPENDENCY)
         root_type = typesystem.get_type(DEPENDENCY_ROOT)
         out = []
-        for sentence_words, sentence_tokens, sentence_heads in zip(
-            words, tokens, heads, strict=True
+        for unit, sentence_tokens, sentence_heads, indexes in zip(
+            units, tokens, heads, head_indexes, strict=True
         ):
-            for word, token, head in zip(
-                sentence_words, sentence_tokens, sentence_heads, strict=True
-            ):
+            for token, index in zip(sentence_tokens, indexes, strict=True):
+                word = unit.words[index]
+                head = sentence_heads[index]
                 if head is None:
                     continue
                 if head == 0:
@@ -245,10 +250,107 @@ class ConlluImport(FileImport[ConlluImportConfig]):
                     dependency_type(
                         begin=token.begin,
                         end=token.end,
-                        Governor=sentence_tokens[head - 1],
+                        # the Token of the head word, which is a merged token's when the
+                        # head is any of its words
+                        Governor=sentence_tokens[unit.word_units[head - 1]],
                         Dependent=token,
                         DependencyType=_value(word.deprel),
                         flavor="basic",
                     )
                 )
         view.add_all(out)
+
+
+@dataclass
+class _TokenUnits:
+    """A sentence's syntactic words grouped into the Tokens they become."""
+
+    #: the words with integer ids, in order (the dependency tree's nodes)
+    words: list[ConlluWord] = field(default_factory=list)
+    #: per word, the index of its Token
+    word_units: list[int] = field(default_factory=list)
+    #: per Token, its span and CoNLL-U ID (a word's, or a merged token's range)
+    spans: list[Span] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    #: multiword tokens whose words do not spell them, with those words
+    merged: list[tuple[ConlluWord, list[ConlluWord]]] = field(default_factory=list)
+
+    def add(self, token_id: str, span: Span, words: Sequence[ConlluWord]) -> None:
+        for word in words:
+            self.words.append(word)
+            self.word_units.append(len(self.spans))
+        self.spans.append(span)
+        self.ids.append(token_id)
+
+    def head_word_indexes(self, heads: Sequence[int | None]) -> list[int]:
+        """Per Token, the index of the word whose analysis it carries."""
+        chosen = head_words(self.word_units, heads)
+        return [chosen[unit] for unit in range(len(self.spans))]
+
+
+def _token_spec(span: Span, word: ConlluWord, layers: Collection[str]) -> TokenSpec:
+    return TokenSpec(
+        *span,
+        pos=_value(word.xpos) if "pos" in layers else None,
+        coarse_pos=_value(word.upos) if "pos" in layers else None,
+        lemma=_value(word.lemma) if "lemmas" in layers else None,
+    )
+
+
+def _token_units(sentence: ConlluSentence, spans: Sequence[Span | None]) -> _TokenUnits:
+    """One Token per word, except for a multiword token whose words do not spell its
+    FORM: its words share one (see :mod:`casflow.components.formats.multiword_tokens`)."""
+    groups: list[tuple[ConlluWord | None, Span, list[ConlluWord]]] = []
+    range_last = 0
+    for word, span in zip(sentence.words, spans, strict=True):
+        if word.is_empty_node or span is None:
+            continue  # enhanced graph only
+        word_range = word.range
+        if word_range is not None:
+            groups.append((word, span, []))
+            range_last = word_range[1]
+        elif int(word.id) <= range_last:
+            groups[-1][2].append(word)
+        else:
+            groups.append((None, span, [word]))
+    units = _TokenUnits()
+    for range_word, span, words in groups:
+        if range_word is None:
+            units.add(words[0].id, span, words)
+            continue
+        pieces = spelled_word_spans(range_word.form, span[0], [w.form for w in words])
+        if pieces is not None:
+            for word, piece in zip(words, pieces, strict=True):
+                units.add(word.id, piece, [word])
+        elif words:
+            units.add(range_word.id, span, words)
+            units.merged.append((range_word, words))
+    return units
+
+
+def _heads(words: Sequence[ConlluWord]) -> list[int | None]:
+    """HEADs as read, for choosing a merged token's head word when no tree is imported
+    (and so none checked): a HEAD that is no word of the sentence counts as none."""
+    return [
+        int(w.head) if _HEAD.fullmatch(w.head) and int(w.head) <= len(words) else None
+        for w in words
+    ]
+
+
+def _warn_merged(units: Sequence[_TokenUnits], path: Path) -> None:
+    merged = [pair for unit in units for pair in unit.merged]
+    if not merged:
+        return
+    shown = "; ".join(
+        f"line {r.line}: {r.id} {r.form!r} = {' + '.join(w.form for w in words)}"
+        for r, words in merged[:3]
+    )
+    more = f" and {len(merged) - 3} more" if len(merged) > 3 else ""
+    warn(
+        f"{len(merged)} multiword token{'s' if len(merged) > 1 else ''} whose words do not "
+        f"spell the FORM ({shown}{more}): each is one Token with the POS, lemma and relation "
+        "of its head word (the word nearest the root); relations between its own words are "
+        "not imported, and relations of other words to any of them attach to that Token",
+        source=str(path),
+        line=merged[0][0].line,
+    )

@@ -20,7 +20,9 @@ spaces), then a line per ``Token``:
 Round trip with ``conllu.import.v1``: a file comes back identical except for
 what the CAS does not keep: comments other than sent_id and text (``newdoc``,
 ``newpar``), FEATS, DEPS and MISC items other than SpaceAfter=No (which the text
-decides). The 67 CRAFT CoNLL-U files differ in exactly those (and their
+decides), and multiword tokens: no range line is written, so words that spell their
+token come back as plain words (``wo`` with SpaceAfter=No, then ``n't``) and a token
+whose words do not (imported as one Token) as one word with its head word's analysis. The 67 CRAFT CoNLL-U files differ in exactly those (and their
 ``root`` comes back as ``root``, through the "ROOT" DependencyType).
 """
 
