@@ -456,12 +456,12 @@ def test_udpipe_refusing_to_tag_is_a_document_error(partial_udpipe_models) -> No
 
     model = UdpipeModel(partial_udpipe_models["tokenizer"] / "model.udpipe")
     text = sentence_text(SENTENCES[0][0])
-    (spans,) = model.tokenize(text)
-    assert model.analyse(text, spans, tag=False, parse=False)  # tokens alone are fine
+    (words,) = model.tokenize(text)
+    assert model.analyse(words, tag=False, parse=False)  # tokens alone are fine
     with pytest.raises(DocumentError, match="could not tag .* No tagger defined"):
-        model.analyse(text, spans, tag=True, parse=False)
+        model.analyse(words, tag=True, parse=False)
     with pytest.raises(DocumentError, match="could not tag"):
-        model.analyse(text, spans, tag=False, parse=True)
+        model.analyse(words, tag=False, parse=True)
 
 
 def test_lemmas_udpipe_cannot_store_become_forms() -> None:

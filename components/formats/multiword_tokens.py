@@ -3,7 +3,7 @@
 A CAS Token is a span of text, so a surface token whose words are not substrings
 of it (``won't`` read as ``will`` + ``n't``, French ``du`` as ``de`` + ``le``) cannot
 give each word a Token of its own. Every source of such tokens (``stanza.pipeline.v1``,
-``conllu.import.v1``) writes them the same way:
+``udpipe.v1``, ``conllu.import.v1``) writes them the same way:
 
 - words that spell the surface exactly (``cannot`` = ``can`` + ``not``) become one
   Token each at its own offsets inside it (:func:`spelled_word_spans`);

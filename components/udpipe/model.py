@@ -4,18 +4,22 @@ ranges, tagging and parsing words given as strings. Knows nothing of the CAS.
 UDPipe's tokenizer, with its ``ranges`` option, puts ``TokenRange=BEGIN:END`` (Unicode
 characters, as Python counts them, from the start of the document: the tokenizer is
 reset before each text) in each token's MISC, so tokens map back to the text exactly;
-each range is checked against the token's form. A multiword token (``1-2``; English models have none) is one surface
-token: its words share its range. UDPipe does not take U+2028, U+2029 and U+0085 for
-whitespace, so each range is trimmed of whitespace (as Python counts it) at both ends,
-and a token of whitespace only is dropped (a sentence left without tokens too).
+each range is checked against the token's form. A multiword token (``4-6 dunno`` over
+the words ``do``, ``n't``, ``know``) is one surface token: its words share its range and
+keep their own forms, which the tagger and parser get (how the words become CAS Tokens
+is :mod:`casflow.components.formats.multiword_tokens`' convention, applied by
+``udpipe.v1``). UDPipe does not take U+2028, U+2029 and U+0085 for whitespace, so each
+range is trimmed of whitespace (as Python counts it) at both ends, and a token of
+whitespace only is dropped (a sentence left without tokens too).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from casflow.components.metrics.segmentation import trim_span
 from casflow.components.models import model_path, where_looked
@@ -79,9 +83,29 @@ def load_model(path: str) -> Any:
     return model
 
 
+class Word(NamedTuple):
+    """A word to tag and parse: the span of its surface token and its own form. The
+    words of a multiword token share their token's span, each with its form, which is
+    then not the text there."""
+
+    begin: int
+    end: int
+    form: str
+
+    def moved(self, offset: int) -> Word:
+        """The word with its offsets ``offset`` further on (from a block's into the text)."""
+        return Word(self.begin + offset, self.end + offset, self.form)
+
+
+def words_at(text: str, spans: Sequence[tuple[int, int]]) -> list[Word]:
+    """Each span of ``text`` (another tool's tokens) as one word, its text the form."""
+    return [Word(begin, end, text[begin:end]) for begin, end in spans]
+
+
 @dataclass
 class Analysed:
-    """One word of a tagged/parsed sentence; ``head`` is a word index (0-based) or None."""
+    """One word of a tagged/parsed sentence: its token's span (a multiword token's words
+    share one), its own form; ``head`` is a word index (0-based) or None."""
 
     begin: int
     end: int
@@ -129,8 +153,8 @@ class UdpipeModel:
             found.add("parser")
         return found
 
-    def tokenize(self, text: str) -> list[list[tuple[int, int]]]:
-        """Sentences of ``text``, each a list of token spans (offsets into ``text``)."""
+    def tokenize(self, text: str) -> list[list[Word]]:
+        """Sentences of ``text``, each a list of words (offsets into ``text``)."""
         if self._tokenizer is None:
             raise ValueError(
                 f"the UDPipe model {self.path} has no tokenizer; set use_existing_tokens and "
@@ -142,19 +166,19 @@ class UdpipeModel:
         self._tokenizer.resetDocument()
         self._tokenizer.setText(text)
         error = udpipe.ProcessingError()
-        sentences: list[list[tuple[int, int]]] = []
+        sentences: list[list[Word]] = []
         sentence = udpipe.Sentence()
         while self._tokenizer.nextSentence(sentence, error):
-            spans = self._sentence_spans(sentence, text)
-            if spans:
-                sentences.append(spans)
+            words = self._sentence_words(sentence, text)
+            if words:
+                sentences.append(words)
             sentence = udpipe.Sentence()
         if error.occurred():
             raise UdpipeError(f"UDPipe tokenizer of {self.path}: {error.message}")
         return sentences
 
     @staticmethod
-    def _sentence_spans(sentence: Any, text: str) -> list[tuple[int, int]]:
+    def _sentence_words(sentence: Any, text: str) -> list[Word]:
         words = list(sentence.words)[1:]  # word 0 is UDPipe's technical root
         ranges: list[tuple[int, int] | None] = [_token_range(w.misc) for w in words]
         in_multiword = set()
@@ -180,19 +204,21 @@ class UdpipeModel:
         # (or be) a line or paragraph separator or a NEL, which it does not take for space.
         # The words of a multiword token share one span, so they stay or go together.
         trimmed = [trim_span(text, begin, end) for begin, end in spans]
-        return [(begin, end) for begin, end in trimmed if end > begin]
+        # A word of its own is its trimmed text; a multiword token's words keep the forms
+        # UDPipe split it into, for the tagger and parser.
+        return [
+            Word(begin, end, word.form if i in in_multiword else text[begin:end])
+            for i, (word, (begin, end)) in enumerate(zip(words, trimmed, strict=True))
+            if end > begin
+        ]
 
-    def analyse(
-        self, text: str, spans: list[tuple[int, int]], *, tag: bool, parse: bool
-    ) -> list[Analysed]:
-        """Tag (and parse) one sentence given as token spans of ``text``.
-
-        Tokens sharing a span (the words of a multiword token) are one word each.
-        """
+    def analyse(self, words: Sequence[Word], *, tag: bool, parse: bool) -> list[Analysed]:
+        """Tag (and parse) one sentence of words, each by its own form (the words of a
+        multiword token too, which share a span)."""
         udpipe = self.udpipe
         sentence = udpipe.Sentence()
-        for begin, end in spans:
-            sentence.addWord(text[begin:end])
+        for word in words:
+            sentence.addWord(word.form)
         # UDPipe reports a failure (a model without a tagger or parser) in its error and
         # leaves the words as they were: untagged, every head the root.
         error = udpipe.ProcessingError()
@@ -201,11 +227,11 @@ class UdpipeModel:
         if parse and not self.model.parse(sentence, udpipe.Model.DEFAULT, error):
             raise UdpipeError(f"UDPipe could not parse with {self.path}: {error.message}")
         result = []
-        for (begin, end), word in zip(spans, list(sentence.words)[1:], strict=True):
+        for given, word in zip(words, list(sentence.words)[1:], strict=True):
             result.append(
                 Analysed(
-                    begin,
-                    end,
+                    given.begin,
+                    given.end,
                     word.form,
                     word.lemma if tag else "",
                     word.upostag if tag else "",

@@ -12,10 +12,23 @@ DependencyType is "ROOT" (as ``spacy.pipeline.v1`` and ``conllu.import.v1``).
   paragraph or blank line.
 - ``use_existing_sentences``: each Sentence of the view is tokenized on its own
   and becomes one UDPipe sentence (no Sentence is written).
+- Multiword tokens of the tokenizer (one surface token, several words:
+  ``dunno`` = ``do`` + ``n't`` + ``know``) follow the convention of
+  ``stanza.pipeline.v1`` and ``conllu.import.v1``
+  (:mod:`casflow.components.formats.multiword_tokens`): the tagger and parser get
+  the words' own forms; words that spell the surface (``cannot`` = ``can`` +
+  ``not``) are a Token each at their own offsets; otherwise the surface token is
+  one Token with the POS, lemma and relation of its head word (the word nearest
+  the root; without layer dependencies, no tree says which: the first word's),
+  relations between its own words are not written, and relations of other words
+  to any of them are governed by that Token.
 - ``use_existing_tokens``: the view's tokens are the words (no Token is
-  written); POS, Lemma and dependencies attach to them. Sentences are the
-  view's (with ``use_existing_sentences``) or the UDPipe tokenizer's sentence
-  ends, each sentence taking the tokens that start inside it.
+  written); POS, Lemma and dependencies attach to them. Each Token is one word
+  to the tagger and parser, with its text as form: a contraction another tool
+  left whole is analysed as one word (UDPipe's tokenizer does not split it), so
+  no multiword token arises there. Sentences are the view's (with
+  ``use_existing_sentences``) or the UDPipe tokenizer's sentence ends, each
+  sentence taking the tokens that start inside it.
 - A model has only the parts it was trained with (``train.udpipe.v1`` writes
   those of the layers it learns): the tokenizer, tagger and parser the layers
   need are checked before any document is read, and UDPipe refusing a text is a
@@ -25,6 +38,7 @@ DependencyType is "ROOT" (as ``spacy.pipeline.v1`` and ``conllu.import.v1``).
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -32,15 +46,18 @@ import cassis
 from pydantic import Field, model_validator
 
 from casflow.components.formats.cas_builders import dependency_annotation
+from casflow.components.formats.multiword_tokens import head_words, spelled_word_spans
 from casflow.components.layers import add_annotations, produced_types
 from casflow.components.rules.sentences import structure_breaks, text_blocks
 from casflow.components.segmenters import SegmenterConfig, structure_type_problems
 from casflow.components.udpipe.model import (
     Analysed,
     UdpipeModel,
+    Word,
     missing_model,
     model_file,
     udpipe_missing,
+    words_at,
 )
 from casflow.pipeline.component import Processor, RunContext
 from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, LEMMA, POS, SENTENCE, TOKEN
@@ -153,18 +170,16 @@ class UdpipePipeline(Processor[UdpipeConfig]):
             split_at_newlines=self.config.split_at_newlines,
         )
 
-    def _tokenized(self, text: str, regions: Sequence[Span]) -> list[list[Span]]:
-        """Sentences as token spans from UDPipe's tokenizer, region by region."""
-        sentences: list[list[Span]] = []
+    def _tokenized(self, text: str, regions: Sequence[Span]) -> list[list[Word]]:
+        """Sentences as words from UDPipe's tokenizer, region by region."""
+        sentences: list[list[Word]] = []
         for start, end in regions:
             piece = text[start:end]
             if not piece.strip():
                 continue
-            found = [
-                [(start + b, start + e) for b, e in spans] for spans in self.model.tokenize(piece)
-            ]
+            found = [[word.moved(start) for word in words] for words in self.model.tokenize(piece)]
             if self.config.use_existing_sentences:
-                found = [[span for spans in found for span in spans]] if found else []
+                found = [[word for words in found for word in words]] if found else []
             sentences.extend(found)
         return sentences
 
@@ -177,7 +192,7 @@ class UdpipePipeline(Processor[UdpipeConfig]):
         if self.config.use_existing_sentences:
             bounds = list(regions)
         else:
-            bounds = [(s[0][0], s[-1][1]) for s in self._tokenized(text, regions)]
+            bounds = [(s[0].begin, s[-1].end) for s in self._tokenized(text, regions)]
         starts = [b for b, _ in bounds]
         grouped: list[list[Any]] = [[] for _ in bounds]
         loose: list[Any] = []
@@ -207,60 +222,47 @@ class UdpipePipeline(Processor[UdpipeConfig]):
         make_token, make_pos, make_lemma = ts.get_type(TOKEN), ts.get_type(POS), ts.get_type(LEMMA)
         make_dep, make_root = ts.get_type(DEPENDENCY), ts.get_type(DEPENDENCY_ROOT)
         make_sentence = ts.get_type(SENTENCE)
-        sentences: list[tuple[list[tuple[int, int]], list[Any] | None]]
+        sentences: list[tuple[list[Word], list[Any] | None]]
         if self.config.use_existing_tokens:
             groups = self._existing(view, regions)
-            sentences = [([(t.begin, t.end) for t in g], g) for g in groups]
+            sentences = [(words_at(text, [(t.begin, t.end) for t in g]), g) for g in groups]
         else:
-            sentences = [(spans, None) for spans in self._tokenized(text, regions)]
+            sentences = [(words, None) for words in self._tokenized(text, regions)]
         # Everything is analysed before the view is touched: a failure leaves it unchanged.
         analysed = [
-            self.model.analyse(text, spans, tag=self.tag, parse=self.parse)
-            for spans, _ in sentences
+            self.model.analyse(words, tag=self.tag, parse=self.parse) for words, _ in sentences
         ]
         new: list[Any] = []
-        for (spans, existing), words in zip(sentences, analysed, strict=True):
-            tokens: list[Any] = []
-            for i, word in enumerate(words):
-                if (
-                    existing is None
-                    and tokens
-                    and (word.begin, word.end)
-                    == (
-                        tokens[-1].begin,
-                        tokens[-1].end,
-                    )
-                ):
-                    # a later word of a multiword token: one Token, the first word's analysis
-                    tokens.append(tokens[-1])
-                    continue
-                pos = lemma = None
+        for (given, existing), words in zip(sentences, analysed, strict=True):
+            if existing is None:
+                tokens = _word_tokens(text, words, make_token)
+                if "tokens" in layers:
+                    new.extend(_distinct(tokens))
+            else:
+                tokens = existing
+            speaker = head_words(
+                [id(token) for token in tokens],
+                [None if w.head is None else w.head + 1 for w in words],
+            )
+            for i, (word, token) in enumerate(zip(words, tokens, strict=True)):
+                if speaker[id(token)] != i:
+                    continue  # another word of the same multiword token speaks for it
                 if "pos" in layers and (word.xpos or word.upos):
-                    pos = make_pos(
-                        begin=word.begin,
-                        end=word.end,
+                    token.pos = make_pos(
+                        begin=token.begin,
+                        end=token.end,
                         PosValue=_value(word.xpos),
                         coarseValue=_value(word.upos),
                     )
-                    new.append(pos)
+                    new.append(token.pos)
                 if "lemma" in layers and _value(word.lemma):
-                    lemma = make_lemma(begin=word.begin, end=word.end, value=word.lemma)
-                    new.append(lemma)
-                if existing is not None:
-                    token = existing[i]
-                    if pos is not None:
-                        token.pos = pos
-                    if lemma is not None:
-                        token.lemma = lemma
-                else:
-                    token = make_token(begin=word.begin, end=word.end, pos=pos, lemma=lemma)
-                    if "tokens" in layers:
-                        new.append(token)
-                tokens.append(token)
-            if "dependencies" in layers:
-                new.extend(_dependencies(words, tokens, make_dep, make_root))
+                    token.lemma = make_lemma(begin=token.begin, end=token.end, value=word.lemma)
+                    new.append(token.lemma)
+                if "dependencies" in layers:
+                    head = None if word.head is None else tokens[word.head]
+                    new.append(dependency_annotation(make_dep, make_root, token, head, word.deprel))
             if "sentences" in layers:
-                new.append(make_sentence(begin=spans[0][0], end=spans[-1][1]))
+                new.append(make_sentence(begin=given[0].begin, end=given[-1].end))
         add_annotations(view, new)
 
 
@@ -297,19 +299,23 @@ def _value(value: str) -> str | None:
     return value if value and value != "_" else None
 
 
-def _dependencies(
-    words: Sequence[Analysed], tokens: Sequence[Any], make_dep: Any, make_root: Any
-) -> list[Any]:
-    relations = []
-    seen: set[int] = set()
-    for i, word in enumerate(words):
-        token = tokens[i]
-        if id(token) in seen:
-            continue  # a later word of a multiword token: the surface token has its relation
-        seen.add(id(token))
-        head = tokens[word.head] if word.head is not None else token
-        relations.append(dependency_annotation(make_dep, make_root, token, head, word.deprel))
-    return relations
+def _word_tokens(text: str, words: Sequence[Analysed], make_token: Any) -> list[Any]:
+    """Per word, its new Token: the words of a multiword token (sharing its span) are a
+    Token each where their forms spell it, else all share one."""
+    tokens: list[Any] = []
+    for (begin, end), group in itertools.groupby(words, key=lambda w: (w.begin, w.end)):
+        forms = [w.form for w in group]
+        pieces = spelled_word_spans(text[begin:end], begin, forms)
+        if pieces is None:
+            tokens += [make_token(begin=begin, end=end)] * len(forms)
+        else:
+            tokens += [make_token(begin=b, end=e) for b, e in pieces]
+    return tokens
+
+
+def _distinct(tokens: Sequence[Any]) -> list[Any]:
+    # The words of a merged multiword token share one Token object, in a row.
+    return [t for i, t in enumerate(tokens) if i == 0 or t is not tokens[i - 1]]
 
 
 def _attach_loose(groups: list[list[Any]], loose: Sequence[Any]) -> list[list[Any]]:

@@ -44,8 +44,10 @@ from casflow.components.spacy.gold_cas import gold_syntax_from_view
 from casflow.components.udpipe.model import (
     MODEL_FILE,
     UdpipeModel,
+    Word,
     udpipe_missing,
     udpipe_module,
+    words_at,
 )
 from casflow.pipeline.component import ComponentConfig, RunContext, Trainer, TrainingContext
 from casflow.pipeline.counts import Counts, add_counts
@@ -239,15 +241,17 @@ class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
             else:
                 # A model without a tokenizer tags and parses another tool's tokens
                 # (udpipe.v1 with use_existing_tokens and use_existing_sentences): the gold.
-                sentences = [gold.tokens[first:end] for first, end in gold.sentence_token_ranges()]
+                sentences = [
+                    words_at(text, gold.tokens[first:end])
+                    for first, end in gold.sentence_token_ranges()
+                ]
             words = [
                 model.analyse(
-                    text,
-                    spans,
+                    given,
                     tag=bool({"pos", "lemma"} & chosen),
                     parse="dependencies" in chosen,
                 )
-                for spans in sentences
+                for given in sentences
             ]
             if segments:
                 add_counts(
@@ -255,9 +259,9 @@ class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
                     segmentation_counts(
                         text,
                         gold.sentences,
-                        [(s[0][0], s[-1][1]) for s in sentences],
+                        [(s[0].begin, s[-1].end) for s in sentences],
                         gold.tokens,
-                        [span for s in sentences for span in s],
+                        [(w.begin, w.end) for s in sentences for w in s],
                     ).counts,
                 )
             if "pos" in chosen:
@@ -322,15 +326,15 @@ class UdpipeTrainer(Trainer[UdpipeTrainerConfig]):
         )
 
 
-def _tokenized(model: UdpipeModel, text: str, breaks: Sequence[int]) -> list[list[tuple[int, int]]]:
-    """Sentences as token spans from the model's tokenizer, one structure block at a
-    time, as udpipe.v1 runs it."""
-    sentences: list[list[tuple[int, int]]] = []
+def _tokenized(model: UdpipeModel, text: str, breaks: Sequence[int]) -> list[list[Word]]:
+    """Sentences as words from the model's tokenizer, one structure block at a time, as
+    udpipe.v1 runs it (a model trained here has no multiword tokens: the gold views it
+    learns from have a Token per word)."""
+    sentences: list[list[Word]] = []
     for start, end in text_blocks(text, breaks):
         if text[start:end].strip():
             sentences += [
-                [(start + b, start + e) for b, e in spans]
-                for spans in model.tokenize(text[start:end])
+                [word.moved(start) for word in words] for words in model.tokenize(text[start:end])
             ]
     return sentences
 
