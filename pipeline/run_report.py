@@ -237,11 +237,16 @@ class RunReport:
         if self.warnings or self.warnings_not_listed:
             said = sum(w["count"] for w in self.warnings) + self.warnings_not_listed
             report = Path(self.output) / RUN_REPORT_NAME if self.output else RUN_REPORT_NAME
+            warned = self.documents_with_warnings
+            # Only the reader's listing warns about no document (a filter leaving
+            # articles out): "about 0 document" would read as a miscount.
+            counted = f"{said} warning{'s' if said > 1 else ''}"
             lines.append(
-                f"casflow: {said} warning{'s' if said > 1 else ''} about "
-                f"{self.documents_with_warnings} document"
-                f"{'s' if self.documents_with_warnings > 1 else ''}; "
+                f"casflow: {counted} about {warned} document{'s' if warned > 1 else ''}; "
                 f'each with its documents under "warnings" in {report}'
+                if warned
+                else f"casflow: {counted} while listing the input, about no document; "
+                f'under "warnings" in {report}'
             )
             for item in self.warnings[:5]:
                 lines.append(f"casflow:   {item['stage']}: {item['message']}")

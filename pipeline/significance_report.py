@@ -413,7 +413,8 @@ def check_last_run(output_dir: Path) -> None:
     """SignificanceError when ``run-report.json`` says the last run wrote no evaluation
     (stopped by a signal or a full disk, final files not written, no evaluators): the
     evaluation files in the folder are then an earlier run's. A folder without a run
-    report, or with one from before the report had these fields, passes."""
+    report, or with one from before the report had these fields, passes, and so does
+    one whose runs never had evaluators (it has no evaluation file to refuse)."""
     from casflow.pipeline.run_report import RUN_REPORT_NAME
 
     path = output_dir / RUN_REPORT_NAME
@@ -431,6 +432,10 @@ def check_last_run(output_dir: Path) -> None:
     elif report.get("stopped_by") or report.get("final_files_error"):
         why = f"stopped early ({report.get('stopped_by') or report['final_files_error']})"
     else:
+        if not (output_dir / SUMMARY_FILE).is_file():
+            # No earlier run's evaluation to refuse either: read_summary then says that
+            # the folder has none (the quick start's folder, say).
+            return
         why = "had no evaluators"
         finish = "run a workflow with evaluators into this folder"
     raise SignificanceError(

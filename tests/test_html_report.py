@@ -607,6 +607,17 @@ def test_the_report_is_not_rebuilt_from_an_earlier_runs_evaluation(
         err = capsys.readouterr().err
         assert err.startswith(f"casflow report: {report}: {said}") and err.count("\n") == 1
         assert not (out / "evaluation.html").exists()
+    # A folder whose runs never had evaluators (the quick start's) holds no earlier
+    # run's evaluation either: the message says that it has none, not that it is old.
+    summary = out / "evaluation.json"
+    kept = summary.read_bytes()
+    summary.unlink()
+    report.write_text(json.dumps({"workflow": "wf.yaml", "evaluation": None}))
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "evaluation.json not found; give the output folder of a run with evaluators" in err
+    assert "earlier run" not in err
+    summary.write_bytes(kept)
     # The last run wrote its evaluation; a run report from before that field was written
     # says nothing either way.
     for fields in ({"evaluation": {"tokens": {}}}, {}):

@@ -317,7 +317,9 @@ def test_a_run_and_a_resumed_run_read_only_the_new_version(tmp_path: Path) -> No
     assert (out / "xmi" / "PMC1001.3.xmi").exists()
 
 
-def test_a_run_reads_an_in_memory_mirror(tmp_path: Path) -> None:
+def test_a_run_reads_an_in_memory_mirror(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     fs = fsspec.filesystem("memory")
     root = f"/pmc-{uuid.uuid4().hex}"
     build_mirror(fs, root)
@@ -332,6 +334,11 @@ def test_a_run_reads_an_in_memory_mirror(tmp_path: Path) -> None:
         assert said["stage"] == "listing the input"
         assert "3 of 4 article versions left out" in said["message"]
         assert "1 retracted" in said["message"] and "licence" in said["message"]
+        # The listing's warnings name no document, and the summary says so.
+        printed = capsys.readouterr()
+        summary = printed.out + printed.err
+        assert "1 warning while listing the input, about no document;" in summary, summary
+        assert "about 0 document" not in summary
     finally:
         fs.rm(root, recursive=True)
 
