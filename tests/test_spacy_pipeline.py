@@ -391,6 +391,8 @@ def test_layers_the_pipeline_cannot_write_are_reported(tiny_spacy_model, tmp_pat
     config = SpacyPipelineConfig(model=str(tiny_spacy_model), layers=ALL, disable=["ner"])
     (message,) = SpacyPipeline.check_config(config, RunContext(output_dir=tmp_path))
     assert "no pipe that writes entities" in message and "remove it from layers" in message
+    kept = ", ".join(layer for layer in ALL if layer != "entities")
+    assert f"(layers: [{kept}])" in message  # the list that works, ready to paste
     with pytest.raises(ValueError, match="no pipe that writes entities"):
         SpacyPipeline(config, RunContext(output_dir=tmp_path))
     with pytest.raises(ValueError, match="does not have: nerr"):

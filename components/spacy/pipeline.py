@@ -454,7 +454,7 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
         factories = [self.nlp.get_pipe_meta(name).factory for name in self.nlp.pipe_names]
         missing = missing_layers(factories, config.written_layers())
         if missing:
-            raise ValueError(_missing_message(config.model, missing, self.nlp.pipe_names))
+            raise ValueError(_missing_message(config, missing, self.nlp.pipe_names))
         self.right_to_left = model_direction(self.nlp.meta) == RIGHT_TO_LEFT
         self.per_sentence = reads_given_sentences(self.nlp.meta)
         if self.per_sentence:
@@ -536,7 +536,7 @@ class SpacyPipeline(Processor[SpacyPipelineConfig]):
         if factories is None:
             return []
         missing = missing_layers(factories, config.written_layers())
-        return [_missing_message(config.model, missing, factories)] if missing else []
+        return [_missing_message(config, missing, factories)] if missing else []
 
     def process(self, view: cassis.Cas) -> None:
         self.process_batch([view])
@@ -654,10 +654,15 @@ def _given_sentences_problem(config: SpacyPipelineConfig, meta: Mapping[str, Any
     )
 
 
-def _missing_message(model: str, missing: Sequence[str], pipes: Sequence[str]) -> str:
+def _missing_message(
+    config: SpacyPipelineConfig, missing: Sequence[str], pipes: Sequence[str]
+) -> str:
     pronoun = "it" if len(missing) == 1 else "them"
+    # The default layers name every layer, so a pipeline without a lemmatizer (the
+    # shipped craft_syntax) fails on them: say the list that works, ready to paste.
+    kept = [layer for layer in config.layers if layer not in missing]
     return (
-        f"spaCy pipeline {model!r} has no pipe that writes {', '.join(missing)} "
-        f"(its pipes: {', '.join(pipes) or 'none'}); remove {pronoun} from layers, "
-        "or use a pipeline that has them"
+        f"spaCy pipeline {config.model!r} has no pipe that writes {', '.join(missing)} "
+        f"(its pipes: {', '.join(pipes) or 'none'}); remove {pronoun} from layers "
+        f"(layers: [{', '.join(kept)}]), or use a pipeline that has them"
     )
