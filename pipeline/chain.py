@@ -11,6 +11,7 @@ objects.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import faulthandler
@@ -585,6 +586,19 @@ _CHAINS: dict[str, Chain] = {}
 _WATCHDOGS: dict[Path, Watchdog] = {}
 
 
+def close_chains() -> None:
+    """Close the chains this process keeps between batches. Run at exit: a worker's
+    chain is otherwise closed only when another workflow's replaces it, so components
+    never released what they hold outside the process (a UIMA engine's scratch folder
+    in the temporary directory, left behind by every worker of every run)."""
+    for chain in list(_CHAINS.values()):
+        chain.close()
+    _CHAINS.clear()
+
+
+atexit.register(close_chains)
+
+
 def _chain_key(resolved: Mapping[str, Any], context: Mapping[str, Any]) -> str:
     blob = json.dumps([resolved, context], sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()
@@ -594,9 +608,7 @@ def get_chain(resolved: Mapping[str, Any], context: Mapping[str, Any]) -> Chain:
     key = _chain_key(resolved, context)
     chain = _CHAINS.get(key)
     if chain is None:
-        for old in _CHAINS.values():
-            old.close()
-        _CHAINS.clear()
+        close_chains()
         reg = registry()
         for name, target in (context.get("components") or {}).items():
             reg.ensure(name, target)

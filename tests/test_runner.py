@@ -526,3 +526,21 @@ def test_one_component_in_two_views_has_its_time_and_failures_per_view(
     assert "test.whitespace_tokenizer.v1" not in stages
     (failure,) = report.failures
     assert failure["stage"] == "component test.whitespace_tokenizer.v1 [system]"
+
+
+def test_a_process_closes_its_cached_chain_at_exit(tmp_path: Path) -> None:
+    # A chain is kept between batches and was closed only when another workflow's
+    # replaced it: components of the last one never released what they hold outside
+    # the process (a UIMA engine's scratch folder, its share of the JVM).
+    import subprocess
+    import sys
+
+    marker = tmp_path / "closed"
+    code = (
+        "from casflow.pipeline import chain\n"
+        "class Kept:\n"
+        f"    def close(self): open({str(marker)!r}, 'w').write('closed')\n"
+        "chain._CHAINS['key'] = Kept()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert marker.read_text() == "closed"

@@ -612,3 +612,27 @@ def test_craft_articles_exact_offsets(tiny_models: dict[str, Path], craft_dir: P
         _check_view(view, lemmas=False)
         for token in view.select(TOKEN):
             assert not any(token.begin < b < token.end for _, b, _ in structure), pmid
+
+
+def test_the_empty_resources_folder_is_one_per_user_not_one_per_process(tmp_path: Path) -> None:
+    # Every worker process made its own temporary folder and none was ever removed
+    # (49 of them in /tmp after a day of runs): two processes must share one.
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from casflow.components.stanza.model import _empty_resources_dir; "
+        "print(_empty_resources_dir())"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    folders = {
+        subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for _ in range(2)
+    }
+    assert len(folders) == 1
+    (folder,) = folders
+    assert (Path(folder) / "resources.json").read_text() == "{}"
+    assert [p.name for p in tmp_path.iterdir()] == [Path(folder).name]

@@ -4,6 +4,7 @@ java/javac or uimaj-core.jar is missing."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -372,3 +373,26 @@ run: {{output: "{tmp_path / "out"}", jobs: 2, batch_size: 1, progress: false}}
         text = texts[path.name.split(".")[0]]
         assert view.sofa_string == text
         assert [(t.begin, t.end) for t in view.select(TOKEN)] == _words(text)
+
+
+def test_scratch_folders_of_processes_no_longer_running_are_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run's workers are killed once every result is in, so their engines never
+    # removed their scratch folders: the next one made removes those of dead processes.
+    import sys
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()  # its pid names no running process now
+    stale = tmp_path / f"casflow-uima-{ended.pid}-abc"
+    stale.mkdir()
+    (stale / "typesystem.xml").write_text("<x/>")
+    alive = tmp_path / f"casflow-uima-{os.getppid()}-def"  # a running process's
+    alive.mkdir()
+    other = tmp_path / "casflow-uima-notapid"
+    other.mkdir()
+    made = engine_module.scratch_folder()
+    assert made.parent == tmp_path and made.name.startswith(f"casflow-uima-{os.getpid()}-")
+    assert not stale.exists() and alive.exists() and other.exists()

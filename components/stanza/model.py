@@ -15,9 +15,11 @@ Two ways to name the models, combinable:
 from __future__ import annotations
 
 import contextlib
+import getpass
 import importlib.util
 import json
 import logging
+import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -239,17 +241,29 @@ def charlm_file_problem(path: Path, direction: str) -> str | None:
     return None
 
 
-_EMPTY_RESOURCES: Path | None = None
-
-
 def _empty_resources_dir() -> Path:
-    # Stanza insists on a resources.json; an empty one makes it resolve nothing itself.
-    global _EMPTY_RESOURCES
-    if _EMPTY_RESOURCES is None or not (_EMPTY_RESOURCES / "resources.json").is_file():
-        folder = Path(tempfile.mkdtemp(prefix="casflow-stanza-"))
-        (folder / "resources.json").write_text("{}")
-        _EMPTY_RESOURCES = folder
-    return _EMPTY_RESOURCES
+    """A folder holding an empty resources.json, which Stanza insists on: it then
+    resolves nothing itself. One folder per user, made once and kept (a folder made
+    per process was left behind by every worker of every run: worker processes end
+    without running clean-up code)."""
+    folder = Path(tempfile.gettempdir()) / f"casflow-stanza-resources-{_user()}"
+    resources = folder / "resources.json"
+    if not (resources.is_file() and resources.read_text(encoding="utf-8") == "{}"):
+        folder.mkdir(mode=0o700, exist_ok=True)
+        # workers start together: each writes its own file and renames it into place
+        with tempfile.NamedTemporaryFile(
+            "w", dir=folder, prefix=".resources-", suffix=".json", delete=False
+        ) as part:
+            part.write("{}")
+        os.replace(part.name, resources)
+    return folder
+
+
+def _user() -> str:
+    try:
+        return str(os.getuid())
+    except AttributeError:  # Windows has no uid
+        return getpass.getuser()
 
 
 def build_pipeline(

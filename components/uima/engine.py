@@ -270,7 +270,7 @@ class UimaEngine(Processor[UimaEngineConfig]):
             or self._generation != self._jvm.generation
         ):
             if self._scratch is None:
-                self._scratch = Path(tempfile.mkdtemp(prefix="casflow-uima-"))
+                self._scratch = scratch_folder()
             self._ts_file = self._scratch / "typesystem.xml"
             self._ts_file.write_text(ts.to_xml(), encoding="utf-8")
             try:
@@ -466,3 +466,32 @@ def _copy(
             ]
         copy.set(name, value)
     return copy
+
+
+_SCRATCH_PREFIX = "casflow-uima-"
+
+
+def scratch_folder() -> Path:
+    """A new folder for the XMI this process exchanges with the JVM, named after the
+    process. The engine removes it when closed, but a run's worker processes are
+    killed once every result is in, so folders of processes no longer running are
+    removed here first (they were left in the temporary directory, one per worker of
+    every run)."""
+    temporary = Path(tempfile.gettempdir())
+    for folder in temporary.glob(f"{_SCRATCH_PREFIX}*-*"):
+        pid = folder.name[len(_SCRATCH_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-"))
+
+
+def _running(pid: int) -> bool:
+    if os.name == "nt":  # os.kill(pid, 0) would end the process there: keep the folder
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process (PermissionError): running
+        return True
+    return True
