@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +255,45 @@ def test_align_names_where_a_text_not_read_from_the_file_differs(text: str, wher
         align("one\r\ntwo\r\nthree", text)
 
 
+@pytest.mark.parametrize("file_text", FILE_TEXTS.values(), ids=FILE_TEXTS)
+def test_align_up_to_an_offset_maps_as_the_whole_file_and_tells_a_later_difference(
+    file_text: str,
+) -> None:
+    text = read_as_text_reader(file_text)
+    whole = align(file_text, text)
+    end = f"(character {len(file_text)}) the file has "
+    # the .txt beside gained a character at its end, or the document text some
+    for other_file, other_text, where in [
+        (file_text + "X", text, end + "'X' where the document text has ''"),
+        (file_text, text + "More.\n", end + "'' where the document text has 'More.\\n'"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(where)):
+            align(other_file, other_text)
+        # every stop: on a CR of a pair or between it and its LF, on a lone CR, after a BOM
+        for up_to in range(len(file_text) + 1):
+            offsets = align(other_file, other_text, up_to=up_to)
+            mapped = [offsets.to_text(k) for k in range(up_to + 1)]
+            assert mapped == [whole.to_text(k) for k in range(up_to + 1)], up_to
+            assert offsets.later_difference is not None
+            assert where in offsets.later_difference
+    with pytest.raises(ValueError, match=re.escape(end + "'X'")):
+        align(file_text + "X", text, up_to=len(file_text) + 1)
+    assert align(file_text, text, up_to=len(file_text)).later_difference is None
+    assert align(file_text, text, up_to=0) == whole
+
+
+def test_align_up_to_an_offset_raises_on_a_difference_before_it() -> None:
+    file_text = "one\r\ntwo\r\nthree"
+    offsets = align(file_text, "one\ntwo\nthreX", up_to=len("one\r\ntwo\r\nthr"))
+    assert offsets.dropped == (3, 8)
+    assert offsets.later_difference is not None
+    assert "line 3, column 5 (character 14) the file has 'e'" in offsets.later_difference
+    with pytest.raises(ValueError, match=r"line 3, column 5 \(character 14\) the file has 'e'"):
+        align(file_text, "one\ntwo\nthreX", up_to=len(file_text))
+    # a lone CR read as LF before the offset still fits, as in the whole file
+    assert align("a\rb\r\nc", "a\nb\nX", up_to=5).dropped == (3,)
+
+
 def test_read_brat_counts_every_character_of_the_txt(tmp_path: Path) -> None:
     file_text = FILE_TEXTS["mix"]
     (tmp_path / "doc.txt").write_bytes(file_text.encode("utf-8"))
@@ -335,6 +375,100 @@ def test_brat_import_fails_when_the_txt_beside_is_not_the_documents_text(tmp_pat
         match=r"system/doc1\.txt beside doc1\.ann is not the document's text \(at line 2, column 5",
     ):
         read_and_import(tmp_path, ann="system/{doc_id}.ann")
+
+
+def expected_mentions(text: str) -> list[tuple[int, int, str]]:
+    """brat_ann's annotations over the document text, as (begin, end, covered text)."""
+    left, ventricle = span_of(text, "Left"), span_of(text, "ventricle")
+    expected = [(*span_of(text, w), w) for w in WORDS]
+    expected.append((left[0], ventricle[1], text[left[0] : ventricle[1]]))
+    return sorted(expected)
+
+
+def imported_mentions(gold: cassis.Cas) -> list[tuple[int, int, str]]:
+    return sorted((m.begin, m.end, m.get_covered_text()) for m in gold.select(ANATOMY_MENTION))
+
+
+#: (document file, brat's .txt beside, where they differ): a .txt as an editor may have
+#: saved it, not the document's text only after the last annotation ("aorta", which
+#: ends at character 62 of FILE_TEXTS["crlf"], "...The aorta.\r\n")
+LATER_DIFFERENCES = {
+    "a final line break added": (
+        FILE_TEXTS["crlf"],
+        FILE_TEXTS["crlf"] + "\r\n",
+        r"at line 6, column 1 \(character 65\) the file has '\\r\\n' where the document text "
+        r"has ''",
+    ),
+    "the final line break left out": (
+        FILE_TEXTS["crlf"],
+        FILE_TEXTS["crlf"][:-2],
+        r"at line 5, column 11 \(character 63\) the file has '' where the document text has "
+        r"'\\n'",
+    ),
+    "a tab expanded": (
+        FILE_TEXTS["crlf"].replace("aorta.", "aorta.\tok"),
+        FILE_TEXTS["crlf"].replace("aorta.", "aorta.    ok"),
+        r"at line 5, column 11 \(character 63\) the file has '    ok\\r\\n' where the document "
+        r"text has '\\tok\\n'",
+    ),
+}
+
+
+@pytest.mark.parametrize("check_text", [True, False])
+@pytest.mark.parametrize(
+    ("document", "txt", "where"), LATER_DIFFERENCES.values(), ids=LATER_DIFFERENCES
+)
+def test_brat_import_warns_of_a_txt_that_differs_only_after_the_last_annotation(
+    tmp_path: Path, document: str, txt: str, where: str, check_text: bool
+) -> None:
+    write_pair(tmp_path / "docs", document, "")
+    write_pair(tmp_path / "system", txt, brat_ann(FILE_TEXTS["crlf"]))
+    with pytest.warns(
+        FormatWarning,
+        match=r"system/doc1\.txt: differs from the document's text after the end of the last "
+        r"annotation of doc1\.ann \(character 62\): " + where,
+    ):
+        gold = read_and_import(tmp_path, ann="system/{doc_id}.ann", check_text=check_text)
+    view = gold.get_view("gold")
+    # mapped past every CRLF of the .txt, as for a .txt that is the document's text
+    assert imported_mentions(view) == expected_mentions(view.sofa_string)
+
+
+#: brat's .txt beside that is not the document's text between two annotations
+STALE_TXT = FILE_TEXTS["crlf"].replace("beats", "beat!")
+STALE_AT = r"at line 2, column 15 \(character 26\) the file has '!"
+
+
+def test_brat_import_fails_on_a_txt_that_differs_before_the_last_annotation(
+    tmp_path: Path,
+) -> None:
+    write_pair(tmp_path / "docs", FILE_TEXTS["crlf"], "")
+    write_pair(tmp_path / "system", STALE_TXT, brat_ann(STALE_TXT))
+    with pytest.raises(
+        ImportFormatError,
+        match=r"system/doc1\.txt beside doc1\.ann is not the document's text \("
+        + STALE_AT
+        + r".*; the last annotation ends at character 62\).*check_text: false counts them on "
+        r"the document's text instead",
+    ):
+        read_and_import(tmp_path, ann="system/{doc_id}.ann")
+
+
+def test_brat_import_without_checks_counts_on_the_document_text_when_the_txt_differs(
+    tmp_path: Path,
+) -> None:
+    # the .ann made on the document's text, beside a .txt left from another version of it
+    write_pair(tmp_path / "docs", FILE_TEXTS["crlf"], "")
+    text = read_as_text_reader(FILE_TEXTS["crlf"])
+    write_pair(tmp_path / "system", STALE_TXT, brat_ann(text))
+    with pytest.warns(
+        FormatWarning,
+        match=r"system/doc1\.txt: not the document's text \(" + STALE_AT + r".*; the last "
+        r"annotation of doc1\.ann ends at character 58\); check_text is false, so the offsets "
+        r"are counted on the document's text instead",
+    ):
+        gold = read_and_import(tmp_path, ann="system/{doc_id}.ann", check_text=False)
+    assert imported_mentions(gold.get_view("gold")) == expected_mentions(text)
 
 
 def test_brat_import_without_a_txt_counts_on_the_document_text(tmp_path: Path) -> None:

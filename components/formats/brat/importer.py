@@ -10,9 +10,12 @@ mention's ``identifier`` (``UBERON:0000948``; the first one wins).
 Offsets count the characters of brat's ``.txt`` beside the ``.ann`` (same stem), as
 brat reads it: the CR of a CRLF line end and a leading byte-order mark count one
 each, which the view's text (``text.reader.v1``: CRLF read as LF, the mark dropped)
-does not hold, so they are mapped onto it (:mod:`.offsets`). A ``.txt`` beside that is
-not the document's text fails the document, naming where the two differ. With no
-``.txt`` beside, the offsets are taken on the view's text.
+does not hold, so they are mapped onto it (:mod:`.offsets`). Only the ``.txt`` up to the
+end of the last ``T`` annotation must be the document's text: a difference after it (an
+editor's final newline) is a warning naming the ``.txt`` and where. One before it fails
+the document, naming line and column; with ``check_text: false`` the offsets are counted
+on the view's text instead, with that warning. With no ``.txt`` beside, the offsets are
+taken on the view's text.
 
 The text of each ``T`` line is checked against the text its offsets count (brat
 joins fragment texts with a space); a difference is an error naming the file and
@@ -67,7 +70,9 @@ class BratImportConfig(FileImportConfig):
     check_text: bool = Field(
         True,
         description="Check each T line's text at its offsets in the text they count: the .txt "
-        "beside the .ann (brat's), else the view's text.",
+        "beside the .ann (brat's), else the view's text. With false, a .txt beside that is not "
+        "the view's text before the last T annotation's end is a warning, and the offsets count "
+        "the view's text.",
     )
 
     @field_validator("types")
@@ -104,7 +109,10 @@ class BratImport(FileImport[BratImportConfig]):
             document = parse_ann(ann, source=str(path))
         except FormatError as exc:
             raise ImportFileMalformed(f"document {doc_id}: {exc}") from exc
-        counted, offsets, counted_name = self._counted_text(doc_id, path, text)
+        # only the .txt up to the last annotation's end counts any offset, so only that
+        # part must be the document's text (an editor may have added a final newline)
+        last_end = max((a.end for a in document.annotations if isinstance(a, TextBound)), default=0)
+        counted, offsets, counted_name = self._counted_text(doc_id, path, text, last_end)
         if self.config.check_text:
             # parsed again against the text, so that a line that does not fit it is told
             # apart (another document's file) from a line of the wrong shape (above)
@@ -165,9 +173,11 @@ class BratImport(FileImport[BratImportConfig]):
         for type_name, specs in by_type.items():
             add_mentions(view, type_name, specs)
 
-    def _counted_text(self, doc_id: str, path: Path, text: str) -> tuple[str, FileOffsets, str]:
-        """The text the ``.ann``'s offsets count, their map onto the view's ``text`` and
-        the name of that text for messages."""
+    def _counted_text(
+        self, doc_id: str, path: Path, text: str, last_end: int
+    ) -> tuple[str, FileOffsets, str]:
+        """The text the ``.ann``'s offsets (up to ``last_end``) count, their map onto the
+        view's ``text`` and the name of that text for messages."""
         txt_path = path.with_suffix(".txt")
         if txt_path == path or not txt_path.is_file():
             return text, FileOffsets(), f"the document's text (no {txt_path.name} beside the .ann)"
@@ -176,13 +186,35 @@ class BratImport(FileImport[BratImportConfig]):
         except FormatError as exc:
             raise ImportDecodeError(f"document {doc_id}: {exc}") from exc
         try:
-            return file_text, align(file_text, text), str(txt_path)
+            offsets = align(file_text, text, up_to=last_end)
         except ValueError as exc:
-            raise ImportFormatError(
-                f"document {doc_id}: {txt_path} beside {path.name} is not the document's text "
-                f"({exc}); brat counts the offsets of a .ann on its .txt, so import the .ann "
-                "made on this document's text, with its .txt"
-            ) from exc
+            if self.config.check_text:
+                raise ImportFormatError(
+                    f"document {doc_id}: {txt_path} beside {path.name} is not the document's "
+                    f"text ({exc}; the last annotation ends at character {last_end}); brat "
+                    "counts the offsets of a .ann on its .txt, so import the .ann made on this "
+                    "document's text, with its .txt (check_text: false counts them on the "
+                    "document's text instead)"
+                ) from exc
+            # the user asked for no text checks: the offsets are taken as the document's,
+            # as with no .txt beside, but not silently
+            warn(
+                f"not the document's text ({exc}; the last annotation of {path.name} ends "
+                f"at character {last_end}); check_text is false, so the offsets are "
+                "counted on the document's text instead",
+                source=str(txt_path),
+                line=None,
+            )
+            return text, FileOffsets(), f"the document's text ({txt_path.name} differs from it)"
+        if offsets.later_difference is not None:
+            warn(
+                f"differs from the document's text after the end of the last annotation of "
+                f"{path.name} (character {last_end}): {offsets.later_difference}; no offset "
+                "counts there, so the annotations are imported",
+                source=str(txt_path),
+                line=None,
+            )
+        return file_text, offsets, str(txt_path)
 
 
 def _has_fragments(view: cassis.Cas, type_name: str) -> bool:

@@ -27,6 +27,9 @@ class FileOffsets:
 
     #: file offsets of the characters the document text does not hold, ascending
     dropped: tuple[int, ...] = ()
+    #: where the file and the document text first differ past the offsets :func:`align`
+    #: was asked to map (None: nowhere); offsets there have no place in the text
+    later_difference: str | None = None
 
     def to_text(self, offset: int) -> int:
         # Both sides of a dropped CR map to where its LF is in the document text: a span
@@ -38,12 +41,12 @@ class FileOffsets:
         return self.to_text(begin), self.to_text(end)
 
 
-def _crlf_positions(file_text: str, start: int) -> tuple[int, ...]:
+def _crlf_positions(file_text: str, start: int, stop: int) -> tuple[int, ...]:
     positions = []
-    found = file_text.find("\r\n", start)
+    found = file_text.find("\r\n", start, stop)
     while found != -1:
         positions.append(found)
-        found = file_text.find("\r\n", found + 2)
+        found = file_text.find("\r\n", found + 2, stop)
     return tuple(positions)
 
 
@@ -58,20 +61,52 @@ def _same(file_char: str, text_char: str) -> bool:
     )
 
 
-def align(file_text: str, text: str) -> FileOffsets:
+def align(file_text: str, text: str, up_to: int | None = None) -> FileOffsets:
     """Map ``file_text`` (a file's characters, as brat counts them) onto ``text``, the
     document text read from it: a leading byte-order mark and the CR of a CRLF may be
     missing from ``text``; a lone CR may be kept or read as LF. Any other difference
     raises :class:`ValueError` naming where the two first differ (a text that is not
-    the file's, whose offsets would then be wrong)."""
+    the file's, whose offsets would then be wrong).
+
+    With ``up_to``, only the offsets up to it are mapped, so only the file's first
+    ``up_to`` characters must be read from ``text``: a difference after them (an editor's
+    final newline) is told in ``later_difference`` instead of raised."""
     bom: tuple[int, ...] = (0,) if file_text[:1] == _BOM and text[:1] != _BOM else ()
     start = len(bom)
     # The usual case, text.reader.v1's own reading, without a walk over every character.
     if file_text[start:].replace("\r\n", "\n") == text:
-        return FileOffsets(bom + _crlf_positions(file_text, start))
-    dropped = list(bom)
-    i, j = start, 0
-    while i < len(file_text):
+        return FileOffsets(bom + _crlf_positions(file_text, start, len(file_text)))
+    stop = len(file_text) if up_to is None else max(start, min(up_to, len(file_text)))
+    head = file_text[start:stop].replace("\r\n", "\n")
+    # Where only the text after the last offset differs (an editor's final newline), as
+    # quick: a CR ending the head, half a CRLF pair, is kept by a text starting with it.
+    if text.startswith(head):
+        dropped = list(bom + _crlf_positions(file_text, start, stop))
+        i, j = stop, len(head)
+    else:
+        dropped = list(bom)
+        i, j = _walk(file_text, start, text, 0, stop, dropped)
+        if i < stop:
+            raise ValueError(_difference(file_text, i, text, j))
+    if up_to is None:
+        if j < len(text):
+            raise ValueError(_difference(file_text, i, text, j))
+        return FileOffsets(tuple(dropped))
+    # the rest is walked only to say where it differs: no offset there is mapped
+    rest_i, rest_j = _walk(file_text, i, text, j, len(file_text), [])
+    later = None
+    if rest_i < len(file_text) or rest_j < len(text):
+        later = _difference(file_text, rest_i, text, rest_j)
+    return FileOffsets(tuple(dropped), later)
+
+
+def _walk(
+    file_text: str, i: int, text: str, j: int, stop: int, dropped: list[int]
+) -> tuple[int, int]:
+    """Read ``file_text`` from ``i`` against ``text`` from ``j`` until ``stop`` or the first
+    difference, adding the CRs that ``text`` does not hold to ``dropped``; where it ended."""
+    while i < stop:
+        # a CRLF is looked at whole, also where stop falls between its CR and LF
         if _crlf_read_as_lf(file_text, i, text, j):
             dropped.append(i)
             i += 1
@@ -79,10 +114,8 @@ def align(file_text: str, text: str) -> FileOffsets:
             i += 1
             j += 1
         else:
-            raise ValueError(_difference(file_text, i, text, j))
-    if j < len(text):
-        raise ValueError(_difference(file_text, i, text, j))
-    return FileOffsets(tuple(dropped))
+            break
+    return i, j
 
 
 def _crlf_read_as_lf(file_text: str, i: int, text: str, j: int) -> bool:
