@@ -15,6 +15,7 @@ import pytest
 
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
+from casflow.pipeline.training import TrainingFailed
 from casflow.typesystem import ANATOMY_MENTION
 from tests.helpers.ner_corpus import SENTENCES, gold_cas, ner_workflow
 from tests.helpers.processes import finish, start_casflow, wait_until_all_logged
@@ -214,8 +215,10 @@ def test_a_failing_second_process_is_an_error_naming_it(
     train(_charlm_workflow(tiny_ner_corpus, output, epochs=1))
     # the backward checkpoint damaged; more epochs make the second process load it
     (output / "charlm" / "backward_checkpoint.pt").write_bytes(b"not a checkpoint")
-    with pytest.raises(RuntimeError, match="the backward model's process failed: .+"):
+    # an unexpected error of the trainer: casflow train names the step it stopped at
+    with pytest.raises(TrainingFailed, match="the backward model's process failed: .+") as info:
         train(_charlm_workflow(tiny_ner_corpus, output, epochs=2, jobs=2))
+    assert isinstance(info.value.error, RuntimeError) and info.value.step == "final model"
     # the forward model went on meanwhile, and its epoch is kept
     history = json.loads((output / "charlm" / "forward_history.json").read_text())
     assert [h["epoch"] for h in history] == [1, 2]
