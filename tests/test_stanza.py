@@ -616,7 +616,8 @@ def test_craft_articles_exact_offsets(tiny_models: dict[str, Path], craft_dir: P
 
 def test_the_empty_resources_folder_is_one_per_user_not_one_per_process(tmp_path: Path) -> None:
     # Every worker process made its own temporary folder and none was ever removed
-    # (49 of them in /tmp after a day of runs): two processes must share one.
+    # (49 of them in /tmp after a day of runs): two processes must share one, in the
+    # user's cache, and leave nothing in the temporary directory.
     import os
     import subprocess
     import sys
@@ -625,7 +626,9 @@ def test_the_empty_resources_folder_is_one_per_user_not_one_per_process(tmp_path
         "from casflow.components.stanza.model import _empty_resources_dir; "
         "print(_empty_resources_dir())"
     )
-    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    cache, temporary = tmp_path / "cache", tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "TMPDIR": str(temporary)}
     folders = {
         subprocess.run(
             [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
@@ -634,5 +637,65 @@ def test_the_empty_resources_folder_is_one_per_user_not_one_per_process(tmp_path
     }
     assert len(folders) == 1
     (folder,) = folders
+    assert Path(folder).is_relative_to(cache)
     assert (Path(folder) / "resources.json").read_text() == "{}"
-    assert [p.name for p in tmp_path.iterdir()] == [Path(folder).name]
+    assert list(temporary.iterdir()) == []
+
+
+@pytest.mark.parametrize("planted", ["a link", "a file", "writable by others", "another user's"])
+def test_an_empty_resources_folder_another_user_may_control_is_not_used(
+    planted: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    recwarn: pytest.WarningsRecorder,
+) -> None:
+    # It was a name known in advance in the shared /tmp: another user could make it
+    # first (every Stanza step then failed) or fill it with a resources.json naming
+    # models of theirs for Stanza to load. Such a folder is left alone; the process
+    # makes a private one instead, once.
+    import os
+    import stat
+    import tempfile
+
+    from casflow.components.stanza import model
+
+    cache, temporary = tmp_path / "cache", tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    monkeypatch.setattr(model, "_PRIVATE_RESOURCES", None, raising=False)
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    resources = '{"en": {"default_processors": {"pos": "theirs"}}}'
+    (theirs / "resources.json").write_text(resources)
+    known = cache / "casflow" / "stanza" / "empty-resources"
+    known.parent.mkdir(parents=True)
+    # where the name was before, in the temporary directory
+    before = temporary / f"casflow-stanza-resources-{os.getuid()}"
+    for place in (known, before):
+        if planted == "a link":
+            place.symlink_to(theirs, target_is_directory=True)
+        elif planted == "a file":
+            place.write_text("{}")
+        else:
+            place.mkdir()
+            (place / "resources.json").write_text(resources)
+            if planted == "writable by others":
+                place.chmod(0o777)
+    if planted == "another user's":
+        real_uid = os.getuid()
+        monkeypatch.setattr(os, "getuid", lambda: real_uid + 1)
+
+    folder = model._empty_resources_dir()
+    assert folder not in (known, before, theirs)
+    assert folder.parent == temporary
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert (folder / "resources.json").read_text() == "{}"
+    assert (theirs / "resources.json").read_text() == resources
+    if planted != "a link" and planted != "a file":
+        assert (known / "resources.json").read_text() == resources
+    (said,) = [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    assert str(said.message).startswith(f"{known} ") and "XDG_CACHE_HOME" in str(said.message)
+    # one private folder per process, not one per Stanza step, said once
+    assert model._empty_resources_dir() == folder
+    assert len([w for w in recwarn if issubclass(w.category, RuntimeWarning)]) == 1

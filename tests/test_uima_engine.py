@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -375,24 +377,75 @@ run: {{output: "{tmp_path / "out"}", jobs: 2, batch_size: 1, progress: false}}
         assert [(t.begin, t.end) for t in view.select(TOKEN)] == _words(text)
 
 
+def test_a_scratch_folder_removed_behind_the_engine_is_made_again(
+    annotator_jar: Path, tmp_path: Path
+) -> None:
+    # The folder is made once; a temporary directory cleaned during a long run made
+    # every later document fail on writing into it.
+    config = UimaEngineConfig(
+        descriptor=str(_descriptor(tmp_path, TOKEN)),
+        classpath=[str(annotator_jar)],
+        produces=[TOKEN],
+    )
+    component = registry().get("uima.engine.v1")(config, RunContext(output_dir=tmp_path))
+    assert isinstance(component, UimaEngine)
+    try:
+        component.process(_cas()[1])
+        assert component._scratch is not None
+        shutil.rmtree(component._scratch)
+        _, view = _cas()
+        component.process(view)  # writes the document's XMI into the folder
+        assert [(t.begin, t.end) for t in view.select(TOKEN)] == _words(TEXT)
+        # And when the JVM is started again, the engine's type system is written there.
+        assert component._scratch is not None and component._jvm is not None
+        shutil.rmtree(component._scratch)
+        process = component._jvm._process
+        assert process is not None
+        process.kill()
+        process.wait()
+        _, view = _cas()
+        component.process(view)
+        assert [(t.begin, t.end) for t in view.select(TOKEN)] == _words(TEXT)
+        assert component._scratch.is_dir()
+    finally:
+        component.close()
+
+
 def test_scratch_folders_of_processes_no_longer_running_are_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A run's workers are killed once every result is in, so their engines never
-    # removed their scratch folders: the next one made removes those of dead processes.
+    # removed their scratch folders: the next one made removes those of dead processes,
+    # but only of this host and pid namespace. A temporary directory shared with
+    # containers or other hosts holds folders of processes whose pids mean nothing
+    # here: removing them made their engines fail every later document.
     import sys
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(socket, "gethostname", lambda: "node-a.example")
+    namespace = engine_module._pid_namespace()
+    if namespace is None:
+        pytest.skip("this Linux does not say which pid namespace a process is in")
+    if os.path.exists("/proc/self/ns/pid"):
+        assert namespace == str(os.stat("/proc/self/ns/pid").st_ino)
+    here = f"casflow-uima-node-a.example+{namespace}+"
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
     ended.wait()  # its pid names no running process now
-    stale = tmp_path / f"casflow-uima-{ended.pid}-abc"
+    stale = tmp_path / f"{here}{ended.pid}-abc"
     stale.mkdir()
     (stale / "typesystem.xml").write_text("<x/>")
-    alive = tmp_path / f"casflow-uima-{os.getppid()}-def"  # a running process's
-    alive.mkdir()
-    other = tmp_path / "casflow-uima-notapid"
-    other.mkdir()
+    kept = [
+        tmp_path / f"{here}{os.getppid()}-def",  # a running process's
+        tmp_path / f"casflow-uima-node-b.example+{namespace}+{ended.pid}-abc",  # another host's
+        tmp_path / f"casflow-uima-node-a.example+1{namespace}+{ended.pid}-abc",  # namespace
+        tmp_path / f"casflow-uima-node-a.example-x+{namespace}+{ended.pid}-abc",
+        tmp_path / f"casflow-uima-{ended.pid}-abc",  # named before hosts were: whose?
+        tmp_path / "casflow-uima-notapid",
+    ]
+    for folder in kept:
+        folder.mkdir()
     made = engine_module.scratch_folder()
-    assert made.parent == tmp_path and made.name.startswith(f"casflow-uima-{os.getpid()}-")
-    assert not stale.exists() and alive.exists() and other.exists()
+    assert made.parent == tmp_path and made.name.startswith(f"{here}{os.getpid()}-")
+    assert not stale.exists()
+    assert [folder for folder in kept if not folder.exists()] == []

@@ -8,19 +8,21 @@ Two ways to name the models, combinable:
   ``anatem``, ...) as ``stanza.Pipeline`` does;
 - ``model_files``: per processor the model file and its pretrain / charlm files (e.g.
   models trained with Stanza's own trainers). Without ``resources_dir`` an empty
-  resources file in a private folder stands in for ``resources.json``, so Stanza
-  resolves nothing by itself and looks for nothing on the network.
+  resources file in a folder of the user's own (``~/.cache/casflow/stanza/empty-resources``)
+  stands in for ``resources.json``, so Stanza resolves nothing by itself and looks for
+  nothing on the network.
 """
 
 from __future__ import annotations
 
 import contextlib
-import getpass
 import importlib.util
 import json
 import logging
 import os
+import stat
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +31,7 @@ from pydantic import Field
 
 from casflow.components.models import model_path, where_looked
 from casflow.pipeline.component import ComponentConfig
+from casflow.pipeline.jvm import cache_dir
 
 StanzaProcessor = Literal["tokenize", "mwt", "pos", "lemma", "depparse", "ner", "constituency"]
 
@@ -241,29 +244,66 @@ def charlm_file_problem(path: Path, direction: str) -> str | None:
     return None
 
 
+_PRIVATE_RESOURCES: Path | None = None
+
+
 def _empty_resources_dir() -> Path:
     """A folder holding an empty resources.json, which Stanza insists on: it then
-    resolves nothing itself. One folder per user, made once and kept (a folder made
-    per process was left behind by every worker of every run: worker processes end
-    without running clean-up code)."""
-    folder = Path(tempfile.gettempdir()) / f"casflow-stanza-resources-{_user()}"
-    resources = folder / "resources.json"
-    if not (resources.is_file() and resources.read_text(encoding="utf-8") == "{}"):
-        folder.mkdir(mode=0o700, exist_ok=True)
-        # workers start together: each writes its own file and renames it into place
-        with tempfile.NamedTemporaryFile(
-            "w", dir=folder, prefix=".resources-", suffix=".json", delete=False
-        ) as part:
-            part.write("{}")
-        os.replace(part.name, resources)
-    return folder
-
-
-def _user() -> str:
+    resolves nothing itself. One folder per user in casflow's cache, made once and kept
+    (a folder made per process was left behind by every worker of every run: worker
+    processes end without running clean-up code). Not a name known in advance in the
+    shared temporary directory: another user could make it first (every Stanza step
+    then failed) or fill it with a resources.json of their own, naming models Stanza
+    would load. A folder in the cache that is not this user's alone is not used either:
+    each process then makes a private one in the temporary directory."""
+    folder = cache_dir("stanza") / "empty-resources"
     try:
-        return str(os.getuid())
-    except AttributeError:  # Windows has no uid
-        return getpass.getuser()
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        problem = _not_private(folder)
+        if problem is None:
+            resources = folder / "resources.json"
+            if not (resources.is_file() and resources.read_text(encoding="utf-8") == "{}"):
+                _write_empty_resources(folder)
+            return folder
+    except OSError as error:
+        problem = f"cannot be written ({error})"
+    global _PRIVATE_RESOURCES
+    if _PRIVATE_RESOURCES is None or not (_PRIVATE_RESOURCES / "resources.json").is_file():
+        _PRIVATE_RESOURCES = Path(tempfile.mkdtemp(prefix="casflow-stanza-resources-"))
+        _write_empty_resources(_PRIVATE_RESOURCES)
+        # Said once per process, in the run report where a document was being read.
+        warnings.warn(
+            f"{folder} {problem}; Stanza's empty resources.json is in {_PRIVATE_RESOURCES} "
+            "for this process instead (one such folder per process is left behind): make "
+            f"{folder} a folder of yours that only you can write to, or set XDG_CACHE_HOME "
+            "to a folder of yours",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return _PRIVATE_RESOURCES
+
+
+def _not_private(folder: Path) -> str | None:
+    """Why ``folder`` may hold what another user wrote, or None."""
+    status = folder.lstat()
+    if stat.S_ISLNK(status.st_mode) or not stat.S_ISDIR(status.st_mode):
+        return "is not a folder but a link or a file"
+    if os.name == "nt":  # no uid; the mode bits say nothing of who may write there
+        return None
+    if status.st_uid != os.getuid():
+        return f"belongs to another user (uid {status.st_uid})"
+    if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"can be written by others (mode {stat.S_IMODE(status.st_mode):o})"
+    return None
+
+
+def _write_empty_resources(folder: Path) -> None:
+    # workers start together: each writes its own file and renames it into place
+    with tempfile.NamedTemporaryFile(
+        "w", dir=folder, prefix=".resources-", suffix=".json", delete=False
+    ) as part:
+        part.write("{}")
+    os.replace(part.name, folder / "resources.json")
 
 
 def build_pipeline(

@@ -29,7 +29,10 @@ and an offset outside the text fails the document.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import socket
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable
@@ -269,9 +272,7 @@ class UimaEngine(Processor[UimaEngineConfig]):
             or not self._jvm.running
             or self._generation != self._jvm.generation
         ):
-            if self._scratch is None:
-                self._scratch = scratch_folder()
-            self._ts_file = self._scratch / "typesystem.xml"
+            self._ts_file = self._scratch_dir() / "typesystem.xml"
             self._ts_file.write_text(ts.to_xml(), encoding="utf-8")
             try:
                 answer = self._jvm.request(
@@ -301,12 +302,19 @@ class UimaEngine(Processor[UimaEngineConfig]):
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
 
+    def _scratch_dir(self) -> Path:
+        # The folder is made once, but a long run's temporary directory may be cleaned
+        # behind its back (systemd-tmpfiles, another casflow sharing the directory):
+        # made again, rather than every later document failing on a missing folder.
+        if self._scratch is None or not self._scratch.is_dir():
+            self._scratch = scratch_folder()
+        return self._scratch
+
     # -- processing -----------------------------------------------------------------------
 
     def process(self, view: cassis.Cas) -> None:
         ts = view.typesystem
         jvm, engine, engine_ts = self._load(ts)
-        assert self._scratch is not None
         # The view alone, as the initial view of a CAS of its own: the engine sees the
         # text and annotations of this view whatever its name in our CAS.
         outgoing = cassis.Cas(typesystem=ts)
@@ -316,7 +324,8 @@ class UimaEngine(Processor[UimaEngineConfig]):
         copies: dict[int, tuple[Any, Any]] = {}
         for fs in view.select_all_fs():
             outgoing.add(_copy(fs, copies, _same_type(ts), {}))
-        source, target = self._scratch / "in.xmi", self._scratch / "out.xmi"
+        scratch = self._scratch_dir()
+        source, target = scratch / "in.xmi", scratch / "out.xmi"
         source.write_bytes(cas_to_xmi_bytes(outgoing))
         # Writing gave every copy an xmi:id; the engine's CAS keeps them.
         by_id = {copy.xmiID: original for original, copy in copies.values()}
@@ -472,17 +481,41 @@ _SCRATCH_PREFIX = "casflow-uima-"
 
 
 def scratch_folder() -> Path:
-    """A new folder for the XMI this process exchanges with the JVM, named after the
-    process. The engine removes it when closed, but a run's worker processes are
-    killed once every result is in, so folders of processes no longer running are
-    removed here first (they were left in the temporary directory, one per worker of
-    every run)."""
-    temporary = Path(tempfile.gettempdir())
-    for folder in temporary.glob(f"{_SCRATCH_PREFIX}*-*"):
-        pid = folder.name[len(_SCRATCH_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-"))
+    """A new folder for the XMI this process exchanges with the JVM, named
+    ``casflow-uima-<host>+<pid namespace>+<pid>-<random>``. The engine removes it when
+    closed, but a run's worker processes are killed once every result is in, so folders
+    of processes no longer running are removed here first (they were left in the
+    temporary directory, one per worker of every run). A pid names a process only on
+    its own host and in its own pid namespace, and a temporary directory may be shared
+    beyond both (a container's /tmp mounted from the host, TMPDIR on a cluster's shared
+    disk): only folders of this host and namespace are removed, never a folder whose
+    process merely looks dead from here."""
+    namespace = _pid_namespace()
+    here = f"{_SCRATCH_PREFIX}{_host()}+{namespace or 'unknown'}+"
+    if namespace is not None:
+        for folder in Path(tempfile.gettempdir()).glob(f"{here}*-*"):
+            pid = folder.name[len(here) :].split("-", 1)[0]
+            if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+                shutil.rmtree(folder, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{here}{os.getpid()}-"))
+
+
+def _host() -> str:
+    # Host names hold letters, digits, dots and hyphens; anything else (and "+", which
+    # ends the host in a folder's name) becomes "_" so a name splits one way only.
+    return re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname()) or "_"
+
+
+def _pid_namespace() -> str | None:
+    """The inode of this process's pid namespace on Linux, "0" where the system has no
+    pid namespaces, None where Linux does not say (no /proc): then which folders are of
+    this namespace is not known and none is removed."""
+    if not sys.platform.startswith("linux"):
+        return "0"
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return None
 
 
 def _running(pid: int) -> bool:
