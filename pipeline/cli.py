@@ -196,10 +196,15 @@ def _print_training_failed(exc: TrainingFailed) -> None:
         if where.suffix == ".json"
         else f"in {where}"
     )
+    # A full disk or a folder one may not write is the machine's, not a bug to report.
+    cause = (
+        "the file or folder it names (disk space, permissions)"
+        if isinstance(exc.error, OSError)
+        else "a bug in casflow or the tool: report it with that traceback"
+    )
     print(
         f"casflow: the full traceback is {said}; finished folds and training stages are "
-        "kept: fix the cause (a bug in casflow or the tool: report it with that traceback) "
-        "and run the same command again to resume",
+        f"kept: fix the cause ({cause}) and run the same command again to resume",
         file=sys.stderr,
     )
 

@@ -130,6 +130,47 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def create_text_exclusively(path: Path, text: str) -> bool:
+    """Write ``path`` unless it exists: True when this call created it, False when the
+    name was taken (by another process, say, between a check and this call).
+
+    The text is written whole to a temporary file, then hard-linked to ``path``: the
+    link fails when the name exists, and a reader never sees the file half-written.
+    Where the file system has no hard links, the file is created with ``O_EXCL`` and
+    written (still never replacing another's, but readable for an instant while empty).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{_TEMP_MARKER}", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, _FILE_MODE)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)
+            return True
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+                raise
+        try:
+            created = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _FILE_MODE)
+        except FileExistsError:
+            return False
+        with os.fdopen(created, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        return True
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
 def save_atomically(save: Callable[[str], object], filename: str | os.PathLike[str]) -> None:
     """``save(path)`` into a temporary name, then renamed: a kill while saving keeps the
     previous file."""

@@ -24,11 +24,13 @@ their mean and the final scores go to ``training-report.json`` and a model card
 disk is not trained again, so an interrupted run resumes.
 
 An output folder belongs to one training workflow (``training-workflow.json`` says
-which file): the same workflow trains there again, with changed settings too, reusing
-what still fits; another workflow is refused before anything there changes, unless
-``--overwrite`` says to replace its model. An unexpected error of a trainer or reader
-stops the run as :class:`TrainingFailed`, naming the step; its traceback goes to the
-report, or to ``training-error.log`` where there is no report of the run.
+which file, and its ``name``): the same workflow trains there again, with changed
+settings too, renamed, moved, or a clone with the same ``name``, reusing what still
+fits; another workflow still standing at the recorded path is refused before anything
+there changes, unless ``--overwrite`` says to replace its model. An unexpected error
+of a trainer or reader stops the run as :class:`TrainingFailed`, naming the step; its
+traceback goes to the report, or to ``training-error.log`` where there is no report of
+the run.
 
 The engine knows no tool: trainers are components of role ``trainer``
 (:class:`casflow.pipeline.component.Trainer`), registered like any other.
@@ -59,7 +61,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from casflow.pipeline.chain import read_document
 from casflow.pipeline.component import Reader, Trainer, TrainingContext
 from casflow.pipeline.document_warnings import collected_warnings
-from casflow.pipeline.files import atomic_write_text, output_folder_problem
+from casflow.pipeline.files import (
+    atomic_write_text,
+    create_text_exclusively,
+    output_folder_problem,
+)
 from casflow.pipeline.fingerprints import fingerprint, mark_done, read_marker, step_status
 from casflow.pipeline.locks import building
 from casflow.pipeline.registry import registry
@@ -78,8 +84,9 @@ from casflow.typesystem import load_typesystem, short_name
 
 REPORT_FILE = "training-report.json"
 CARD_FILE = "MODEL_CARD.md"
-#: The training workflow an output folder's model belongs to, written before a run
-#: (a ``--fold`` one too, which writes no report) changes anything there.
+#: The training workflow an output folder's model belongs to (its file and ``name``),
+#: written before a run (a ``--fold`` one too, which writes no report) changes anything
+#: there.
 OWNER_FILE = "training-workflow.json"
 
 
@@ -157,7 +164,8 @@ class LoadedTraining:
 
     @property
     def workflow_file(self) -> Path:
-        """The workflow file, absolute: what says whose model an output folder holds."""
+        """The workflow file, absolute: with the workflow's ``name``, what says whose
+        model an output folder holds."""
         return _absolute(self.source)
 
     @property
@@ -224,6 +232,7 @@ def validate_training(
             Path(spec.output),
             trainer.spec.component if trainer is not None else None,
             _absolute(located.source),
+            spec.name,
             overwrite,
         )
         if problem:
@@ -266,7 +275,12 @@ class _Owner:
 
     workflow_file: Path | None  # None: not recorded (a report from outside casflow)
     trainer: str | None
+    name: str | None  # the workflow's ``name``, when it has one
     said_by: str
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _output_owner(output: Path) -> _Owner | None:
@@ -274,58 +288,95 @@ def _output_owner(output: Path) -> _Owner | None:
     training wrote there (a folder trained before ``OWNER_FILE`` existed: its report)."""
     owner = read_marker(output / OWNER_FILE)
     if owner is not None:
-        path, trainer = owner.get("workflow_file"), owner.get("trainer")
+        path = _text_or_none(owner.get("workflow_file"))
         return _Owner(
-            Path(path) if isinstance(path, str) and path else None,
-            trainer if isinstance(trainer, str) and trainer else None,
+            Path(path) if path else None,
+            _text_or_none(owner.get("trainer")),
+            _text_or_none(owner.get("name")),
             OWNER_FILE,
         )
     report = read_marker(output / REPORT_FILE)
     if report is None:
         return None
     workflow = report.get("workflow")
-    model = workflow.get("model") if isinstance(workflow, Mapping) else None
-    trainer = model.get("component") if isinstance(model, Mapping) else None
+    workflow = workflow if isinstance(workflow, Mapping) else {}
+    model = workflow.get("model")
     return _Owner(
         _reported_workflow_file(report, output),
-        trainer if isinstance(trainer, str) and trainer else None,
+        _text_or_none(model.get("component")) if isinstance(model, Mapping) else None,
+        _text_or_none(workflow.get("name")),
         REPORT_FILE,
     )
 
 
 def _reported_workflow_file(report: Mapping[str, Any], output: Path) -> Path | None:
     """The workflow file of a report written before ``OWNER_FILE`` existed. Its
-    ``source`` is the path as typed, from that run's working directory: the folder from
-    which its output, when relative, leads to this one (else this run's)."""
+    ``source`` is the path as typed, from that run's working directory."""
     source = report.get("source")
     if not isinstance(source, str) or not source:
         return None
     path = Path(source).expanduser()
     if path.is_absolute():
         return path.resolve()
+    return (_reporting_run_directory(report, output) / path).resolve()
+
+
+def _reporting_run_directory(report: Mapping[str, Any], output: Path) -> Path:
+    """The working directory of the run that wrote ``output``'s report: this run's when
+    the output it was given, when relative, leads from here to ``output`` (the same
+    command from the same place); else the folder that output leads from to
+    ``output`` as this run reaches it. Not through symlinks: with ``runs`` a link to
+    ``/bigdisk/runs``, ``runs/x`` still leads from the project, not from ``/bigdisk``."""
+    cwd = Path.cwd()
     workflow = report.get("workflow")
     given = workflow.get("output") if isinstance(workflow, Mapping) else None
-    cwd = Path.cwd()
-    if isinstance(given, str) and given:
-        tail = Path(os.path.normpath(given)).parts
-        here = output.resolve().parts
-        if (
-            tail
-            and not Path(given).is_absolute()
-            and ".." not in tail
-            and here[-len(tail) :] == tail
-        ):
-            cwd = Path(*here[: -len(tail)])
-    return (cwd / path).resolve()
+    if not isinstance(given, str) or not given or Path(given).expanduser().is_absolute():
+        return cwd
+    with contextlib.suppress(OSError):
+        if os.path.samefile(cwd / given, output):
+            return cwd
+    tail = Path(os.path.normpath(given)).parts
+    here = Path(os.path.normpath(output.expanduser().absolute())).parts
+    if tail and ".." not in tail and here[-len(tail) :] == tail:
+        return Path(*here[: -len(tail)])
+    return cwd
+
+
+def _gone(path: Path) -> bool:
+    """Whether ``path`` no longer exists (one that cannot be looked at is not gone)."""
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _same_workflow(owner: _Owner, workflow_file: Path, name: str | None) -> bool:
+    """Whether this training workflow is the one whose model ``owner`` describes: an
+    identity, not a path. Its file, renamed or moved (the project folder too, or a
+    clone trains into a shared folder), is still that workflow; only another workflow
+    still standing at the recorded path, under another name or none, is not."""
+    if owner.workflow_file is None or owner.workflow_file == workflow_file:
+        return True
+    if owner.name is not None and owner.name == name:
+        return True
+    return _gone(owner.workflow_file)
 
 
 def _other_model_problem(
-    output: Path, component: str | None, workflow_file: Path, overwrite: bool
+    output: Path,
+    component: str | None,
+    workflow_file: Path,
+    name: str | None,
+    overwrite: bool,
 ) -> str | None:
     """Why this training may not write into ``output``: it holds another trainer's
     model (the two models' files would mix in one model folder), or another training
     workflow's (it would be replaced: hours of training, lost by a mistyped output).
-    The same workflow trains there again, whatever it changed in its settings."""
+    The same workflow (:func:`_same_workflow`) trains there again, whatever it changed
+    in its settings."""
     owner = _output_owner(output)
     if owner is None or component is None:
         return None
@@ -335,13 +386,22 @@ def _other_model_problem(
             f"{component} would mix its files with that model's: choose another --output "
             "(or output), or delete that folder"
         )
-    if overwrite or owner.workflow_file is None or owner.workflow_file == workflow_file:
+    if overwrite or _same_workflow(owner, workflow_file, name):
         return None
+    # a copy of the workflow (a clone of its repository) has no other way to say it is
+    # the same workflow; two different names are two workflows
+    copy = "; or, if it is a copy of that workflow (a clone of its repository, say), "
+    if owner.name and not name:
+        copy += f"give it that workflow's name ({owner.name})"
+    elif not owner.name:
+        copy += "give both the same name (the name: key)"
+    else:
+        copy = ""
     return (
         f"output folder {output} holds the model of another training workflow, "
         f"{owner.workflow_file} ({owner.said_by}); training {workflow_file} there would "
         "replace it: choose another --output (or output), or add --overwrite to replace "
-        "that model"
+        f"that model{copy}"
     )
 
 
@@ -1147,13 +1207,30 @@ def _claim_output(loaded: LoadedTraining, only_fold: int | None) -> None:
     there. Validation refused another workflow's folder; one that another workflow
     began training in while this run read its gold documents is refused here."""
     output = Path(loaded.spec.output)
-    component = loaded.trainer.spec.component
-    problem = _other_model_problem(output, component, loaded.workflow_file, loaded.overwrite)
-    if problem:
-        raise TrainingOutputError(problem)
-    owner = {"workflow_file": str(loaded.workflow_file), "trainer": component}
-    if read_marker(output / OWNER_FILE) != owner:
-        atomic_write_text(output / OWNER_FILE, json.dumps(owner, indent=2) + "\n")
+    component, name = loaded.trainer.spec.component, loaded.spec.name
+    owner = {
+        "workflow_file": str(loaded.workflow_file),
+        "trainer": component,
+        **({"name": name} if name else {}),
+    }
+    text = json.dumps(owner, indent=2) + "\n"
+
+    def refuse_another() -> None:
+        problem = _other_model_problem(
+            output, component, loaded.workflow_file, name, loaded.overwrite
+        )
+        if problem:
+            raise TrainingOutputError(problem)
+
+    refuse_another()
+    path = output / OWNER_FILE
+    # Two workflows that finish reading their gold together both found the folder free:
+    # only one creates the file, and the other judges what that one wrote (the same
+    # workflow's --fold runs write the same), as it judges a file already there.
+    if not create_text_exclusively(path, text):
+        refuse_another()
+        if read_marker(path) != owner:  # the workflow renamed or moved, or --overwrite
+            atomic_write_text(path, text)
     # An earlier failure is no longer the folder's last word: a fold's, once that fold
     # trains again; any, once the full run (which trains every fold) starts.
     stale = [error_log(output, only_fold)]

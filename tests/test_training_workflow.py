@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -700,17 +701,26 @@ output: {out}
 
 
 def punkt_workflow(
-    tmp_path: Path, corpus: dict[str, Path], name: str, abbreviations: str = "[]"
+    tmp_path: Path,
+    corpus: dict[str, Path],
+    name: str,
+    abbreviations: str = "[]",
+    *,
+    workflow_name: str | None = None,
+    output: str | None = None,
 ) -> Path:
-    """A tiny training workflow (NLTK Punkt, 2 folds: seconds) named ``name`` into the
-    ``corpus`` fixture's output folder."""
+    """A tiny training workflow (NLTK Punkt, 2 folds: seconds) in file ``name`` (under
+    ``tmp_path``) into ``output``, by default the ``corpus`` fixture's output folder;
+    ``workflow_name``: its ``name`` key (last, so the lines above keep their numbers)."""
     path = tmp_path / name
-    path.write_text(
-        PUNKT_WORKFLOW.format(
-            train=corpus["train"], dev=corpus["dev"], out=corpus["out"], abbreviations=abbreviations
-        ),
-        encoding="utf-8",
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = PUNKT_WORKFLOW.format(
+        train=corpus["train"],
+        dev=corpus["dev"],
+        out=output or corpus["out"],
+        abbreviations=abbreviations,
     )
+    path.write_text(text + (f"name: {workflow_name}\n" if workflow_name else ""), "utf-8")
     return path
 
 
@@ -808,6 +818,9 @@ def test_an_output_holding_another_trainers_model_is_refused_before_training(
         report = {"source": source, "workflow": workflow}
         (other / "training-report.json").write_text(json.dumps(report), encoding="utf-8")
 
+    # the workflows these reports name still exist: they are other workflows
+    (tmp_path / "opennlp.yaml").touch()
+    (tmp_path / "elsewhere.yaml").touch()
     earlier_report("train.opennlp.v1", str(tmp_path / "opennlp.yaml"))
     for overwrite in ([], ["--overwrite"]):  # no flag mixes two trainers' files
         (error,) = _train_errors([path, "--output", str(other), *overwrite], capsys)
@@ -831,6 +844,184 @@ def test_an_output_holding_another_trainers_model_is_refused_before_training(
     earlier_report("train.spacy.syntax.v1", "elsewhere.yaml", "other")
     with pytest.raises(WorkflowValidationError, match="elsewhere.yaml"):
         load_training_workflow(path, {"output": str(other)})
+
+
+def owner_of(folder: Path) -> dict[str, Any]:
+    return json.loads((folder / "training-workflow.json").read_text("utf-8"))
+
+
+def test_a_renamed_or_moved_workflow_still_owns_its_output_folder(
+    tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Renaming the workflow file (``git mv``) made its own output folder another
+    workflow's: the rerun was refused."""
+    first = punkt_workflow(tmp_path, corpus, "punkt.yaml")
+    assert cli_main(["train", str(first)]) == 0
+    (tmp_path / "moved").mkdir()
+    renamed = first.rename(tmp_path / "moved" / "punkt-sentences.yaml")
+    assert cli_main(["train", str(renamed), "--validate-only"]) == 0
+    lines: list[str] = []
+    run_training(load_training_workflow(renamed), log=lines.append)
+    assert any("fold 1/2: already done" in line for line in lines)
+    # the folder is now the renamed file's: a new workflow at the old path is another
+    assert owner_of(corpus["out"])["workflow_file"] == str(renamed.resolve())
+    newcomer = punkt_workflow(tmp_path, corpus, "punkt.yaml", "[etc]")
+    capsys.readouterr()
+    assert cli_main(["train", str(newcomer), "--validate-only"]) == 2
+    assert f"another training workflow, {renamed.resolve()} (" in capsys.readouterr().err
+
+
+def test_a_clone_with_the_same_workflow_name_trains_into_a_shared_output_folder(
+    tmp_path: Path, corpus: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A clone of the repository at another path, training into a shared model folder,
+    was refused as another workflow while the first checkout still stood: the same
+    workflow ``name`` now says it is the same workflow."""
+    repo = punkt_workflow(tmp_path, corpus, "repo/punkt.yaml", workflow_name="punkt-sentences")
+    clone = punkt_workflow(tmp_path, corpus, "clone/punkt.yaml", workflow_name="punkt-sentences")
+    assert cli_main(["train", str(repo), "--fold", "1"]) == 0
+    assert cli_main(["train", str(clone), "--validate-only"]) == 0
+    assert owner_of(corpus["out"])["name"] == "punkt-sentences"
+    assert cli_main(["train", str(clone)]) == 0
+    assert owner_of(corpus["out"])["workflow_file"] == str(clone.resolve())
+    assert cli_main(["train", str(repo), "--validate-only"]) == 0
+    # a copy without the name, or with another name, is another workflow
+    unnamed = punkt_workflow(tmp_path, corpus, "copy/punkt.yaml")
+    other = punkt_workflow(tmp_path, corpus, "other/punkt.yaml", workflow_name="punkt-abbrev")
+    capsys.readouterr()
+    assert cli_main(["train", str(unnamed), "--validate-only"]) == 2
+    err = capsys.readouterr().err
+    assert f"another training workflow, {clone.resolve()} (training-workflow.json)" in err
+    assert err.rstrip().endswith(
+        "add --overwrite to replace that model; or, if it is a copy of that workflow (a "
+        "clone of its repository, say), give it that workflow's name (punkt-sentences)"
+    ), err
+    assert cli_main(["train", str(other), "--validate-only"]) == 2
+    assert capsys.readouterr().err.rstrip().endswith("add --overwrite to replace that model")
+
+
+def test_a_project_folder_renamed_with_a_relative_output_still_owns_it(
+    tmp_path: Path, corpus: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``output: runs/x`` moves with its project folder, but the workflow file it
+    recorded is gone with the old folder name: the rerun was refused."""
+    punkt_workflow(tmp_path, corpus, "proj/workflows/punkt.yaml", output="runs/punkt")
+    monkeypatch.chdir(tmp_path / "proj")
+    assert cli_main(["train", "workflows/punkt.yaml", "--fold", "2"]) == 0
+    monkeypatch.chdir(tmp_path)
+    renamed = (tmp_path / "proj").rename(tmp_path / "proj-2026")
+    monkeypatch.chdir(renamed)
+    assert cli_main(["train", "workflows/punkt.yaml", "--validate-only"]) == 0
+    lines: list[str] = []
+    run_training(load_training_workflow("workflows/punkt.yaml"), log=lines.append)
+    assert any("fold 2/2: already done" in line for line in lines)
+    owner = owner_of(renamed / "runs" / "punkt")
+    assert owner["workflow_file"] == str((renamed / "workflows" / "punkt.yaml").resolve())
+
+
+def test_an_older_folder_behind_a_symlinked_output_is_judged_from_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder trained before training-workflow.json existed is judged by its report,
+    whose relative ``source`` is from the directory its relative output leads from;
+    with ``runs`` a symlink to a big disk, that directory was taken from the resolved
+    output (the big disk), so the project's own workflow was refused."""
+    project, runs = tmp_path / "proj", tmp_path / "bigdisk" / "runs"
+    corpus = {"train": tmp_path / "train", "dev": tmp_path / "dev"}
+    write_corpus(corpus["train"], ["doc10", "doc2", "doc1", "doc3"])
+    write_corpus(corpus["dev"], ["dev1"])
+    punkt_workflow(project, corpus, "workflows/punkt.yaml", output="runs/punkt")
+    (project / "workflows" / "other.yaml").touch()
+    (runs / "punkt").mkdir(parents=True)
+    (project / "runs").symlink_to(runs)
+
+    def earlier_report(source: str) -> None:
+        workflow = {"model": {"component": "train.nltk.punkt.v1", "config": {}}}
+        report = {"source": source, "workflow": {**workflow, "output": "runs/punkt"}}
+        (runs / "punkt" / "training-report.json").write_text(json.dumps(report), "utf-8")
+
+    earlier_report("workflows/punkt.yaml")
+    monkeypatch.chdir(project)
+    load_training_workflow("workflows/punkt.yaml")
+    # from another directory, the output given as it leads from there
+    monkeypatch.chdir(project / "workflows")
+    load_training_workflow("punkt.yaml", {"output": "../runs/punkt"})
+    # another workflow of the project is still another one
+    monkeypatch.chdir(project)
+    earlier_report("workflows/other.yaml")
+    said = f"another training workflow, {(project / 'workflows' / 'other.yaml').resolve()} ("
+    with pytest.raises(WorkflowValidationError, match=re.escape(said)):
+        load_training_workflow("workflows/punkt.yaml")
+
+
+def test_of_two_workflows_claiming_a_free_folder_together_only_one_trains_there(
+    tmp_path: Path, corpus: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workflows finishing their gold reading together both found the folder free
+    and both wrote training-workflow.json, the second replacing the first's: both
+    trained into one folder. The same workflow's parallel --fold runs still do."""
+    from casflow.pipeline import training
+
+    first = load_training_workflow(punkt_workflow(tmp_path, corpus, "first.yaml"))
+    second = load_training_workflow(punkt_workflow(tmp_path, corpus, "second.yaml", "[etc]"))
+    twin = load_training_workflow(tmp_path / "second.yaml")
+    read_marker = training.read_marker
+    # the other run, and after which of this run's reads finding the folder free it
+    # claims the folder: any check-then-write has a last such read before its write
+    race: dict[str, Any] = {}
+
+    def another_run_claims_after_a_free_read(path: Path) -> Any:
+        marker = read_marker(path)
+        if marker is None and path.name == "training-workflow.json" and race["rival"]:
+            race["free_reads"] += 1
+            if race["free_reads"] == race["claims_after"]:
+                rival, race["rival"] = race["rival"], None
+                training._claim_output(rival, None)
+        return marker
+
+    monkeypatch.setattr(training, "read_marker", another_run_claims_after_a_free_read)
+    for claims_after in (1, 2, 3):
+        shutil.rmtree(corpus["out"], ignore_errors=True)
+        race.update(rival=second, claims_after=claims_after, free_reads=0)
+        try:
+            run_training(first, log=lambda line: None, only_fold=1)
+        except training.TrainingOutputError as refused:
+            assert f"another training workflow, {second.workflow_file} (" in str(refused)
+            assert owner_of(corpus["out"])["workflow_file"] == str(second.workflow_file)
+            assert not (corpus["out"] / "folds").exists()
+        else:  # trained: then the other run never claimed the folder
+            assert race["rival"] is second, f"{first.source} replaced {second.source}'s claim"
+            assert owner_of(corpus["out"])["workflow_file"] == str(first.workflow_file)
+    # the same workflow's other --fold run claims it: both train
+    for claims_after in (1, 2, 3):
+        shutil.rmtree(corpus["out"], ignore_errors=True)
+        race.update(rival=twin, claims_after=claims_after, free_reads=0)
+        run_training(second, log=lambda line: None, only_fold=1)
+        assert (corpus["out"] / "folds" / "fold-1" / "scores.json").exists()
+
+
+def test_a_file_created_exclusively_never_replaces_one_already_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    from casflow.pipeline.files import create_text_exclusively
+
+    target = tmp_path / "owner.json"
+    assert create_text_exclusively(target, "first")
+    assert not create_text_exclusively(target, "second")
+    assert target.read_text() == "first"
+    assert [p.name for p in tmp_path.iterdir()] == ["owner.json"]  # no temporary left
+
+    def no_hard_links(src: object, dst: object) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_hard_links)
+    assert not create_text_exclusively(target, "second")
+    assert create_text_exclusively(tmp_path / "other.json", "other")
+    assert target.read_text() == "first" and (tmp_path / "other.json").read_text() == "other"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.json", "owner.json"]
 
 
 def _fail_on_training_call(
@@ -941,3 +1132,25 @@ def test_train_help_lists_its_exit_statuses(capsys: pytest.CaptureFixture[str]) 
         cli_main(["train", "--help"])
     out = capsys.readouterr().out
     assert "--overwrite" in out and "  1    training failed:" in out and "  143  " in out
+
+
+@pytest.mark.parametrize(
+    ("error", "cause"),
+    [
+        (RuntimeError("the tool fell over"), "a bug in casflow or the tool: report it"),
+        (OSError(28, "No space left on device"), "the file or folder it names (disk space"),
+    ],
+)
+def test_the_failure_message_says_what_kind_of_cause_to_fix(
+    tmp_path: Path,
+    corpus: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    error: BaseException,
+    cause: str,
+) -> None:
+    # A full disk is the machine's to fix, not a bug to report with the traceback.
+    path = punkt_workflow(tmp_path, corpus, "punkt.yaml")
+    _fail_on_training_call(monkeypatch, 1, error)
+    assert cli_main(["train", str(path)]) == 1
+    assert f"fix the cause ({cause}" in capsys.readouterr().err
