@@ -194,6 +194,8 @@ def _output_inside_input(input_spec: str, output_dir: Path | None) -> list[str]:
 
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
+#: Archives looked for in an input folder whatever its pattern, after its files.
+_ARCHIVE_GLOBS = tuple(f"*{suffix}" for suffix in ARCHIVE_SUFFIXES)
 
 
 def is_archive(path: Path) -> bool:
@@ -323,7 +325,7 @@ def iter_input_items(input_spec: str, pattern: str, archives: bool = True) -> It
         # of files is never held as one list.
         candidates = itertools.chain(
             candidates,
-            *(_walk_sorted(path, f"**/{suffix}") for suffix in ("*.tar.gz", "*.tgz", "*.tar")),
+            *(_walk_sorted(path, f"**/{suffix}") for suffix in _ARCHIVE_GLOBS),
         )
     for file, root in candidates:
         if archives and is_archive(file):
@@ -344,6 +346,26 @@ def iter_input_items(input_spec: str, pattern: str, archives: bool = True) -> It
                 yield InputItem(file, root, str(file), error=error)
                 continue
             yield InputItem(file, root, str(file), size=size)
+
+
+def count_input_items(input_spec: str, pattern: str) -> int | None:
+    """How many items :func:`iter_input_items` yields, counted from the names alone;
+    None when an archive is among the inputs (its members are known only by reading
+    it, as the run does) or the input cannot be listed."""
+    path = Path(input_spec)
+    count = 0
+    try:
+        for file, _ in iter_input_files(input_spec, pattern, missing_listed_ok=True):
+            if is_archive(file):
+                return None
+            count += 1
+        if path.is_dir():
+            for suffix in _ARCHIVE_GLOBS:
+                if next(_walk_sorted(path, f"**/{suffix}"), None) is not None:
+                    return None
+    except (OSError, UnicodeDecodeError):  # InputNotFoundError, an unreadable @list
+        return None
+    return count
 
 
 def _iter_archive(archive: Path, member_glob: str) -> Iterator[InputItem]:

@@ -350,6 +350,15 @@ class Reader(Component[ConfigT]):
     def iter_documents(self) -> Iterator[DocumentRef]:
         """Yield one reference per document, in a stable order."""
 
+    def count_documents(self) -> int | None:
+        """How many references ``iter_documents`` yields, where that can be told without
+        reading the documents (the files of a folder), else None (archive members, a
+        remote listing). Only the progress display uses it: the run lists its documents
+        lazily, as workers take them, so without it the total is known only near the end.
+        The parent calls it in a thread of its own while it lists: it must not change
+        the reader's state."""
+        return None
+
     @abstractmethod
     def load(self, ref: DocumentRef, cas: cassis.Cas) -> cassis.Cas | None:
         """Fill ``cas`` (its subject of analysis and annotations) from ``ref``.

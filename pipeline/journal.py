@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -174,11 +174,35 @@ class Journal:
 
     # -- journal ------------------------------------------------------------
 
-    def load(self) -> dict[str, dict[str, Any]]:
-        """Last entry per document id; a torn trailing line is ignored."""
-        entries: dict[str, dict[str, Any]] = {}
+    def load(self, fields: Collection[str] | None = None) -> dict[str, dict[str, Any]]:
+        """Last entry per document id, with only ``fields`` where given (a whole entry
+        is about 3 KB in memory: timings, warnings, scores); a torn trailing line is
+        ignored."""
+        if fields is None:
+            return {entry["doc_id"]: entry for entry in self._entries()}
+        return {
+            entry["doc_id"]: {key: entry[key] for key in fields if key in entry}
+            for entry in self._entries()
+        }
+
+    def finished_outputs(self) -> dict[str, tuple[str, ...]]:
+        """The outputs (as recorded) of each document whose last entry says ``ok``: what
+        a writer's run-level files need, without the rest of each entry (``load`` holds
+        about 3 KB a document: timings, warnings, scores)."""
+        outputs: dict[str, tuple[str, ...]] = {}
+        shared: dict[str, str] = {}  # one string per path: a batch's archive is in many
+        for entry in self._entries():
+            if entry.get("status") == "ok":
+                paths = entry.get("outputs", [])
+                outputs[entry["doc_id"]] = tuple(shared.setdefault(p, p) for p in paths)
+            else:
+                outputs.pop(entry["doc_id"], None)
+        return outputs
+
+    def _entries(self) -> Iterator[dict[str, Any]]:
+        """The entries in the order written; a torn trailing line is ignored."""
         if not self.path.exists():
-            return entries
+            return
         with open(self.path, encoding="utf-8", errors="replace") as f:
             for line in f:
                 if not line.endswith("\n"):
@@ -187,8 +211,7 @@ class Journal:
                     entry = json.loads(line)
                 except ValueError:
                     continue
-                entries[entry["doc_id"]] = entry
-        return entries
+                yield entry
 
     def reset(self) -> None:
         if self.path.exists():

@@ -53,7 +53,7 @@ from casflow.pipeline.chain import (
     run_batch,
     watchdog_seconds,
 )
-from casflow.pipeline.component import DocumentRef, RunContext, Writer
+from casflow.pipeline.component import DocumentRef, Reader, RunContext, Writer
 from casflow.pipeline.document_warnings import collected_warnings
 from casflow.pipeline.exit_status import EXIT_NOT_STARTED, EXIT_OK, EXIT_PARTIAL
 from casflow.pipeline.files import (
@@ -304,6 +304,22 @@ class _Listing:
 LISTING_FAILED_ID = "(input listing)"
 
 
+def _count_in_background(reader: Reader[Any], progress: Progress) -> None:
+    """The reader counts its input in a thread of its own (``Reader.count_documents``),
+    for the progress display's total and time left: the listing is lazy, so it reaches
+    the end of a large input only near the end of the run."""
+
+    def count() -> None:
+        try:
+            documents = reader.count_documents()
+        except Exception:  # shown without a total, as for a reader that cannot count
+            return
+        if documents is not None:
+            progress.expect(documents)
+
+    threading.Thread(target=count, name="casflow-count-input", daemon=True).start()
+
+
 def _same_id(ref: DocumentRef, first_id: str, first_uri: str) -> DocumentResult:
     if first_id == ref.doc_id:
         same = f"{ref.uri} has the same document id as {first_uri}"
@@ -445,19 +461,22 @@ class Dispatcher:
         """Release the workers (a cluster); called once, after the last result."""
 
     def _replaced(
-        self, cause: str, documents: list[DocumentRef], retried: bool, as_: str = "failed"
+        self,
+        cause: str,
+        documents: list[DocumentRef],
+        retried: bool,
+        as_: str = "failed",
+        alone: bool = True,
     ) -> None:
         recorded = "as timed out" if as_ == "timeout" else "as failed"
+        if not retried:
+            what = f"this document, run alone, took its worker down and was recorded {recorded}"
+        elif alone:
+            what = "each of these documents was run again alone"
+        else:
+            what = "each of these documents was run again in a task of its own, on every worker"
         self.replacements.append(
-            {
-                "cause": cause,
-                "documents": [ref.doc_id for ref in documents],
-                "what_happened": (
-                    "each of these documents was run again alone"
-                    if retried
-                    else f"this document, run alone, took its worker down and was recorded {recorded}"
-                ),
-            }
+            {"cause": cause, "documents": [ref.doc_id for ref in documents], "what_happened": what}
         )
 
 
@@ -603,9 +622,62 @@ class LokyDispatcher(Dispatcher):
                     continue
                 raise failure  # the backend failed before taking any work: retrying cannot help
             cause = replacement_cause(failure, self.runner.task_timeout(run.batch_size))
-            self._replaced(cause, suspects, retried=True)
-            for ref in suspects:
+            self._replaced(cause, suspects, retried=True, alone=len(suspects) <= self._few)
+            yield from self._retry(suspects)
+
+    @property
+    def _few(self) -> int:
+        # Suspects run alone, one after another, at most this many: a round on every
+        # worker costs a document that crashes a further worker start (seconds), and
+        # pays where it spares many documents a run alone while the other workers idle.
+        return 4 * self.run_spec.jobs
+
+    def _retry(self, suspects: list[DocumentRef]) -> Iterator[list[DocumentResult]]:
+        """Run the documents that were in flight when the pool died again, each in a
+        task of its own, so that a document that takes its worker down alone is named.
+
+        Many go to every worker at once (run alone, one after another, 64 documents in
+        flight of two workers with batches of 16 kept one worker idle for their whole
+        retry); when a worker dies again, the documents then running are run alone and
+        the round goes on with those not yet handed out. Few are run alone at once.
+        """
+        resolved, context = self.runner.workflow.resolved, self.runner.context_dict
+        timeout = self.runner.task_timeout(1)
+
+        def tasks(
+            queue: collections.deque[DocumentRef], running: dict[str, DocumentRef]
+        ) -> Iterator[Any]:
+            while queue:
+                ref = queue.popleft()
+                running[ref.doc_id] = ref
+                yield delayed(process_documents)(resolved, context, [ref])
+
+        queue = collections.deque(suspects)
+        while len(queue) > self._few:
+            running: dict[str, DocumentRef] = {}
+            parallel = Parallel(
+                return_as="generator_unordered",
+                timeout=timeout,
+                batch_size=1,
+                n_jobs=self.run_spec.jobs,
+                backend="loky",
+            )
+            try:
+                for results in parallel(tasks(queue, running)):
+                    for res in results:
+                        running.pop(res.doc_id, None)
+                    yield results
+                return
+            except Exception as exc:
+                if not _is_pool_failure(exc):
+                    raise
+                failure = exc
+            crashed_with = list(running.values())
+            self._replaced(replacement_cause(failure, timeout), crashed_with, retried=True)
+            for ref in crashed_with:
                 yield self._run_alone(ref)
+        for ref in queue:
+            yield self._run_alone(ref)
 
     def _run_alone(self, ref: DocumentRef) -> list[DocumentResult]:
         timeout = self.runner.task_timeout(1)
@@ -956,16 +1028,28 @@ class Runner:
     ) -> RunReport:
         run = self.workflow.spec.run
         reader_step = self.workflow.reader
-        reader = reader_step.component_class(reader_step.config, self.context)
+        reader = reader_step.build(Reader, self.context)
+        # Of a document done before, only whether it is complete and what the report and
+        # the evaluation take from it: a resumed run over many documents held every
+        # entry whole (about 3 KB each, timings and all).
+        fields = {"doc_id", "uri", "status", "outputs", "warnings"}
+        if self.workflow.evaluators:
+            fields.add("evaluation")
+        previous = {} if run.overwrite else self.journal.load(fields)
         progress = Progress(
-            total=None, skipped=0, enabled=run.progress and self.options.show_progress
+            total=None,
+            skipped=0,
+            enabled=run.progress and self.options.show_progress,
+            done_before=sum(1 for entry in previous.values() if entry.get("status") == "ok"),
         )
+        if progress.enabled:
+            _count_in_background(reader, progress)
         # Only evaluation needs per-document results at the end; without
         # evaluators nothing per document is kept, so memory stays flat.
         keep_evaluation = bool(self.workflow.evaluators)
         listing = _Listing(
             reader,
-            {} if run.overwrite else self.journal.load(),
+            previous,
             self._absolute,
             keep_evaluation,
             progress,
@@ -1069,10 +1153,25 @@ class Runner:
             while listing.events:
                 record(listing.events.popleft())
 
+        said_replaced = 0
+
+        def say_replacements() -> None:
+            """Workers lost are said as the dispatcher replaces them (the run then retries
+            their documents one per task: slower for a while), not only at the end."""
+            nonlocal said_replaced
+            for item in dispatcher.replacements[said_replaced:]:
+                count = len(item["documents"])
+                progress.note(
+                    f"workers replaced: {item['cause']}; {item['what_happened']} "
+                    f"({count} document{'s' if count != 1 else ''}, listed in {RUN_REPORT_NAME})"
+                )
+            said_replaced = len(dispatcher.replacements)
+
         results = dispatcher.results(iter(listing))
         try:
             for batch_results in results:
                 drain()
+                say_replacements()
                 if outcome.first_result_at is None and batch_results:
                     outcome.first_result_at = time.time()
                 entries = []

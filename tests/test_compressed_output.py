@@ -12,12 +12,14 @@ import sys
 import tarfile
 import textwrap
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import cassis
 import pytest
 
+from casflow.components.formats.xmi.writer import XmiWriter
 from casflow.pipeline.chain import Chain, run_batch
 from casflow.pipeline.cli import main, xmi_files_to_check
 from casflow.pipeline.component import DocumentRef, RunContext
@@ -309,6 +311,74 @@ def test_a_document_failing_after_the_xmi_writer_leaves_no_output(
             assert tar.getnames() == ["d00.xmi.gz", "d02.xmi.gz"]
     else:
         assert sorted(p.name for p in xmi.glob("*.xmi")) == ["d00.xmi", "d02.xmi"]
+
+
+def test_finished_outputs_are_those_of_each_documents_last_entry(tmp_path: Path) -> None:
+    from casflow.pipeline.journal import Journal
+
+    journal = Journal(tmp_path)
+    journal.append(
+        [
+            {"doc_id": "a", "status": "ok", "outputs": ["x.tar"]},
+            {"doc_id": "b", "status": "ok", "outputs": ["x.tar"]},
+        ]
+    )
+    journal.append(
+        [
+            {"doc_id": "a", "status": "failed", "outputs": []},
+            {"doc_id": "c", "status": "timeout", "outputs": []},
+            {"doc_id": "b", "status": "ok", "outputs": ["y.tar", "b.ann"]},
+        ]
+    )
+    journal.close()
+    with open(journal.path, "a", encoding="utf-8") as torn:  # a run killed mid-line
+        torn.write('{"doc_id": "d", "status": "ok", "outputs": ["z.tar"]')
+    assert journal.finished_outputs() == {"b": ("y.tar", "b.ann")}
+    assert set(journal.load()) == {"a", "b", "c"}
+
+
+def test_finishing_archives_reads_only_what_each_document_wrote_from_the_journal(
+    tmp_path: Path,
+) -> None:
+    from casflow.pipeline.files import safe_file_stem
+    from casflow.pipeline.packed import archive_name
+    from casflow.pipeline.testing import build
+
+    writer = build("xmi.writer.v1", RunContext(output_dir=tmp_path), archive="tar")
+    assert isinstance(writer, XmiWriter)
+    folder = tmp_path / "xmi"
+    folder.mkdir()
+    ids = [f"d{i:04d}" for i in range(2000)]
+    lines = []
+    for start in range(0, len(ids), 16):
+        batch = ids[start : start + 16]
+        name = archive_name(batch, safe_file_stem(batch[0]))
+        (folder / name).write_bytes(tar_bytes([(writer.file_name(d), b"<xmi/>") for d in batch]))
+        for doc_id in batch:
+            entry = {
+                "doc_id": doc_id,
+                "status": "ok",
+                "outputs": [f"xmi/{name}", f"brat/{doc_id}.ann"],
+                # what evaluators and timings add to an entry: the bulk of the journal
+                "evaluation": {"eval.mentions.v1": {"system": {"units": ["GENE 10 20"] * 80}}},
+                "stage_seconds": {f"step{k}": 0.1 for k in range(8)},
+            }
+            lines.append(json.dumps(entry) + "\n")
+    # A killed run's archive that no finished document points to.
+    orphan = archive_name(["zz"], "zz")
+    (folder / orphan).write_bytes(tar_bytes([("zz.xmi", b"<xmi/>")]))
+    (tmp_path / ".casflow").mkdir()
+    (tmp_path / ".casflow" / "journal.jsonl").write_text("".join(lines), "utf-8")
+    tracemalloc.start()
+    try:
+        writer.finish()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert not (folder / orphan).exists()
+    assert len(list(folder.glob("*.tar"))) == len(ids) // 16
+    # The whole entries of 2,000 documents took about 13 MB.
+    assert peak < 3_000_000
 
 
 def test_archives_and_gzip_are_reproducible_and_damage_is_reported(tmp_path: Path) -> None:

@@ -210,3 +210,18 @@ def test_a_run_killed_before_its_report_leaves_the_report_of_a_run_under_way(
     capsys.readouterr()
     assert main(["report", str(out)]) == 2
     assert "the last run did not finish (it is running, or was killed)" in (capsys.readouterr().err)
+
+
+def test_a_resumed_run_scores_the_documents_an_earlier_run_finished(tmp_path: Path) -> None:
+    documents = {f"doc{i}.txt": "a b c " * (i + 1) for i in range(5)}
+    workflow = _workflow(tmp_path, documents)
+    assert main(["run", str(workflow)]) == 0
+    out = tmp_path / "out"
+    whole = json.loads((out / "evaluation.json").read_text("utf-8"))
+    journal = out / ".casflow" / "journal.jsonl"
+    journal.write_text("".join(journal.read_text("utf-8").splitlines(True)[:2]), "utf-8")
+    assert main(["run", str(workflow)]) == 0
+    report = json.loads((out / "run-report.json").read_text("utf-8"))
+    assert (report["counts"]["skipped"], report["counts"]["ok"]) == (2, 3)
+    # The two done before are scored from what the journal kept of them.
+    assert json.loads((out / "evaluation.json").read_text("utf-8")) == whole

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import pytest
@@ -56,6 +57,35 @@ def test_offset_conversion_round_trips(text, data):
     begin, stop = bc2.nospace_to_char(text, start, end)
     assert text[begin] != " " and text[stop - 1] != " "
     assert bc2.char_to_nospace(text, begin, stop) == (start, end)
+
+
+@given(st.text(alphabet="ab \t\n\u00a0\u2028", min_size=1, max_size=40), st.data())
+def test_character_spans_count_the_non_space_characters_before_and_inside(text, data):
+    begin = data.draw(st.integers(0, len(text) - 1))
+    end = data.draw(st.integers(begin + 1, len(text)))
+    before = sum(1 for c in text[:begin] if not c.isspace())
+    inside = sum(1 for c in text[begin:end] if not c.isspace())
+    if not inside:
+        with pytest.raises(ValueError, match="only whitespace"):
+            bc2.char_to_nospace(text, begin, end)
+        return
+    assert bc2.char_to_nospace(text, begin, end) == (before, before + inside - 1)
+
+
+def test_a_long_document_converts_each_mention_without_a_pass_over_its_text():
+    # A full text written or imported as one BC2 "sentence": a pass over the text per
+    # mention took 4 s to write these 2,000 mentions and 0.2 s per import conversion.
+    text = "The Shh gene in   mouse limb bud. " * 6000  # 204,000 characters
+    sentence = bc2.Bc2Sentence("doc", text)
+    spans = [(i, i + 3) for i in range(4, len(text), 102)]
+    started = time.perf_counter()
+    lines = [bc2.mention_from_span(sentence, begin, end) for begin, end in spans]
+    assert time.perf_counter() - started < 1.0
+    started = time.perf_counter()
+    back = [bc2.nospace_to_char(text, line.start, line.end) for line in lines[:200]]
+    assert time.perf_counter() - started < 1.0
+    assert back == spans[:200]
+    assert {line.text for line in lines} == {"Shh"}
 
 
 def test_offsets_outside_the_sentence_are_rejected():

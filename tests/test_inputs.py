@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from casflow.components.inputs import iter_input_items
+from casflow.components.inputs import count_input_items, iter_input_items
 from casflow.pipeline.cli import main
 
 
@@ -44,6 +44,42 @@ def test_folder_glob_list_and_archive_inputs(tmp_path: Path) -> None:
     assert [
         i.path.name for i in iter_input_items(str(tmp_path / "d" / "**" / "b.txt"), "*.txt")
     ] == ["b.txt"]
+
+
+def test_inputs_are_counted_from_their_names_unless_an_archive_is_among_them(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "d"
+    (folder / "sub").mkdir(parents=True)
+    for name in ("a.txt", "sub/b.txt", "sub/c.txt", "skip.md"):
+        (folder / name).write_text("x")
+    (tmp_path / "list.txt").write_text("d/a.txt\n# a comment\nd/gone.txt\n")
+    for spec in (str(folder), str(folder / "**" / "*.txt"), f"@{tmp_path / 'list.txt'}"):
+        listed = list(iter_input_items(spec, "**/*.txt"))
+        assert count_input_items(spec, "**/*.txt") == len(listed)
+    assert count_input_items(str(folder), "**/*.txt") == 3
+    assert count_input_items(str(tmp_path / "missing"), "**/*.txt") is None
+    # An archive's members are known only by reading it, as the run does.
+    _tar(folder / "pack.tar.gz", {"x/d.txt": b"d"})
+    assert count_input_items(str(folder), "**/*.txt") is None
+    assert count_input_items(str(folder / "pack.tar.gz"), "**/*.txt") is None
+
+
+@pytest.mark.parametrize(
+    ("reader", "name"),
+    [("text.reader.v1", "a.txt"), ("nxml.reader.v1", "a.nxml"), ("xmi.reader.v1", "a.xmi")],
+)
+def test_file_readers_count_the_documents_they_list(tmp_path: Path, reader: str, name: str) -> None:
+    from casflow.pipeline.component import RunContext
+    from casflow.pipeline.registry import registry
+
+    folder = tmp_path / "in"
+    (folder / "sub").mkdir(parents=True)
+    for stem in ("one", "two", "sub/three"):
+        (folder / f"{stem}{Path(name).suffix}").write_text("x")
+    cls = registry().get(reader)
+    component = cls(cls.Config(input=str(folder)), RunContext(output_dir=tmp_path / "out"))
+    assert component.count_documents() == len(list(component.iter_documents())) == 3
 
 
 def test_damaged_archive_is_one_failure_and_the_rest_is_read(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import json
 import textwrap
 from pathlib import Path
@@ -194,6 +195,46 @@ def test_worker_crash_loses_only_the_culprit(
 
 
 @pytest.mark.slow
+def test_documents_in_flight_when_a_worker_dies_are_retried_on_every_worker(
+    tmp_path: Path, test_components: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in range(32):
+        crash = " CRASH" if i == 9 else ""
+        (folder / f"doc{i:02d}.txt").write_text(f"doc{i:02d} text{crash}\n", encoding="utf-8")
+    runs = tmp_path / "runs.txt"
+    tokenizer = f'crash_on: CRASH, sleep: 0.2, record_runs: "{runs}"'
+    text = _workflow(folder, tmp_path / "out", jobs=2, tokenizer=tokenizer)
+    text = text.replace("batch_size: 2", "batch_size: 8").replace("progress: false", "")
+    report = _run(text)
+    assert (report.counts["ok"], report.counts["failed"]) == (31, 1)
+    (failure,) = report.failures
+    assert (failure["document"], failure["stage"]) == ("doc09", "worker")
+    first = report.worker_replacements[0]
+    assert "in a task of its own" in first["what_happened"]
+    # Said as it happens, not only in the summary at the end.
+    said = f"casflow: workers replaced: {first['cause']}; {first['what_happened']} "
+    assert said + f"({len(first['documents'])} documents, listed in run-report.json)" in (
+        capsys.readouterr().err
+    )
+    retried = set(first["documents"]) - {"doc09"}
+    assert len(retried) >= 8
+    # Each retried document's last run, the one recorded: on both workers at once (run
+    # alone, one after another, they kept one worker idle for the whole retry).
+    last = {}
+    for line in runs.read_text("utf-8").splitlines():
+        doc, pid, start, end = line.split()
+        if doc in retried:
+            last[doc] = (pid, float(start), float(end))
+    assert set(last) == retried
+    spans = list(last.values())
+    assert any(
+        a[0] != b[0] and a[1] < b[2] and b[1] < a[2] for a in spans for b in spans if a is not b
+    )
+
+
+@pytest.mark.slow
 def test_timeout_marks_document_and_run_continues(
     corpus: Path, tmp_path: Path, test_components: None
 ) -> None:
@@ -372,6 +413,58 @@ def test_progress_lines_when_not_a_terminal(
     line = next(x for x in err.splitlines() if "processed" in x)
     assert line.startswith("casflow: 7 of 7 processed (0 failed), 0 skipped (done before); ")
     assert line.count("failed") == 1 and "tokens/s" in line
+
+
+def test_progress_gives_the_total_and_time_left_before_the_input_is_listed(
+    corpus: Path,
+    tmp_path: Path,
+    test_components: None,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from casflow.pipeline import progress, runner
+
+    # A line per document. The run lists its input as it goes, a batch ahead, so the
+    # listing reaches the end with the last batch; the reader counted the folder before.
+    monkeypatch.setattr(runner, "Progress", functools.partial(progress.Progress, log_every=0.0))
+    out = tmp_path / "out"
+    text = _workflow(corpus, out).replace("progress: false", "progress: true")
+    _run(text)
+    lines = [x for x in capsys.readouterr().err.splitlines() if "processed" in x]
+    counted = [x for x in lines if " of about 7 processed (0 failed)" in x]
+    assert len(counted) >= 3 and all(x.endswith(" left") for x in counted)
+    assert lines[-1].startswith("casflow: 7 of 7 processed (0 failed), 0 skipped (done before); ")
+    assert not any("queued" in x for x in lines[1:])
+
+    # Resumed after three documents: the total left is the four not done before.
+    journal = out / ".casflow" / "journal.jsonl"
+    journal.write_text("".join(journal.read_text("utf-8").splitlines(True)[:3]), "utf-8")
+    _run(text)
+    lines = [x for x in capsys.readouterr().err.splitlines() if "processed" in x]
+    assert any(" of about 4 processed (0 failed), 3 skipped" in x for x in lines)
+    assert lines[-1].startswith("casflow: 4 of 4 processed (0 failed), 3 skipped (done before)")
+
+
+def test_progress_estimates_documents_not_listed_yet_less_those_done_before() -> None:
+    from types import SimpleNamespace
+
+    from casflow.pipeline.progress import Progress
+
+    progress = Progress(total=None, enabled=False, done_before=30)
+    assert progress.to_process() is None and progress.seconds_left() is None
+    progress.expect(100)
+    progress.add_total(10)  # listed to process so far
+    progress.skip(5)  # listed as done before so far: 25 more to come
+    assert progress.to_process() == (10 + 100 - 15 - 25, False)
+    for _ in range(7):
+        progress.update(SimpleNamespace(tokens=1, status="ok"))
+    progress.started -= 7.0  # a document a second
+    left = progress.seconds_left()
+    assert left is not None and 62.5 < left < 63.5
+    progress.add_total(60)
+    progress.skip(25)
+    progress.listing_done()
+    assert progress.to_process() == (70, True)
 
 
 def test_ids_differing_in_case_fail_on_a_file_system_that_ignores_case(

@@ -186,9 +186,9 @@ class PackedFolderWriter(FolderWriter[PackedWriterConfigT]):
             return []
         output_dir = Path(self.context.output_dir)
         recorded: dict[str, set[str]] = {}  # archive -> the member names pointing to it
-        for doc_id, entry in Journal(output_dir).load().items():
-            if entry.get("status") == "ok":
-                for output in entry.get("outputs", []):
+        for doc_id, outputs in Journal(output_dir).finished_outputs().items():
+            for output in outputs:
+                if _ARCHIVE_NAME.match(os.path.basename(output)):  # not other writers' files
                     archive = os.path.abspath(output_dir / output)
                     recorded.setdefault(archive, set()).add(self.file_name(doc_id))
         for path in self.folder.iterdir():

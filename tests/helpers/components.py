@@ -41,6 +41,11 @@ class WhitespaceTokenizerConfig(ComponentConfig):
     record_builds: str | None = Field(
         None, description="Append the process id to this file each time the component is built."
     )
+    record_runs: str | None = Field(
+        None,
+        description="Append the text's first word, the process id and the start and end "
+        "times of each document processed to this file.",
+    )
 
 
 class WhitespaceTokenizer(Processor[WhitespaceTokenizerConfig]):
@@ -54,6 +59,7 @@ class WhitespaceTokenizer(Processor[WhitespaceTokenizerConfig]):
                 builds.write(f"{os.getpid()}\n")
 
     def process(self, view: cassis.Cas) -> None:
+        started = time.time()
         text = view.sofa_string
         if self.config.fail_on and self.config.fail_on in text:
             raise RuntimeError(f"refusing text with {self.config.fail_on!r}")
@@ -76,6 +82,9 @@ class WhitespaceTokenizer(Processor[WhitespaceTokenizerConfig]):
             view.add(sentence_type(begin=begin, end=len(text.rstrip())))
         if self.config.fail_after_on and self.config.fail_after_on in text:
             raise RuntimeError(f"refusing text with {self.config.fail_after_on!r}, too late")
+        if self.config.record_runs:
+            with open(self.config.record_runs, "a", encoding="utf-8") as runs:
+                runs.write(f"{text.split()[0]} {os.getpid()} {started} {time.time()}\n")
 
 
 class BatchTokenizer(WhitespaceTokenizer):

@@ -15,8 +15,11 @@ sentence that they overlap, the rule of the official ``alt_eval.perl``; see
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -178,8 +181,13 @@ def write_mentions(
 # ---------------------------------------------------------------- offsets
 
 
-def _nonspace_positions(text: str) -> list[int]:
-    return [i for i, c in enumerate(text) if not c.isspace()]
+@functools.lru_cache(maxsize=1)
+def _nonspace_positions(text: str) -> array[int]:
+    """Offsets of ``text``'s non-whitespace characters, kept for the last text: a
+    document's mentions are converted one after another, and a pass over the text
+    for each made a document of n characters and m mentions cost n x m (a full text
+    of 200,000 characters with 2,000 genes took 4 s to write and 40 s to import)."""
+    return array("q", (i for i, c in enumerate(text) if not c.isspace()))
 
 
 def nospace_to_char(text: str, start: int, end: int) -> tuple[int, int]:
@@ -196,11 +204,12 @@ def char_to_nospace(text: str, begin: int, end: int) -> tuple[int, int]:
     """Character (begin, exclusive end) -> space-free (start, inclusive end)."""
     if not 0 <= begin < end <= len(text):
         raise ValueError(f"span {begin}-{end} is not a non-empty span of the {len(text)}-char text")
-    inside = [i for i in range(begin, end) if not text[i].isspace()]
-    if not inside:
+    positions = _nonspace_positions(text)
+    before = bisect_left(positions, begin)  # non-space characters before the span
+    stop = bisect_left(positions, end)
+    if stop == before:
         raise ValueError(f"span {begin}-{end} holds only whitespace")
-    before = sum(1 for c in text[:begin] if not c.isspace())
-    return before, before + len(inside) - 1
+    return before, stop - 1
 
 
 def _squeeze(text: str) -> str:

@@ -19,6 +19,7 @@ from casflow.cas.metadata import set_document_metadata
 from casflow.cas.sofa import set_sofa_text
 from casflow.components.formats.jats.parse import DocumentFormatError, JatsDocument, read_jats
 from casflow.components.inputs import (
+    count_input_items,
     document_id,
     input_problems,
     iter_input_items,
@@ -136,6 +137,9 @@ class NxmlReader(Reader[NxmlReaderConfig]):
             config.pattern,
             context.output_dir,
         )
+
+    def count_documents(self) -> int | None:
+        return count_input_items(self.input, self.config.pattern)
 
     def iter_documents(self) -> Iterator[DocumentRef]:
         for item in iter_input_items(self.input, self.config.pattern):

@@ -15,6 +15,7 @@ from casflow.cas.xmi import XML_INCOMPATIBLE
 from casflow.components.formats.common import warn
 from casflow.components.inputs import (
     IdStyle,
+    count_input_items,
     document_id,
     input_problems,
     iter_input_items,
@@ -94,6 +95,9 @@ class TextReader(Reader[TextReaderConfig]):
             config.pattern,
             context.output_dir,
         )
+
+    def count_documents(self) -> int | None:
+        return count_input_items(self.input, self.config.pattern)
 
     def iter_documents(self) -> Iterator[DocumentRef]:
         for item in iter_input_items(self.input, self.config.pattern):

@@ -29,6 +29,7 @@ from pydantic import Field
 from casflow.cas.xmi_offsets import load_xmi
 from casflow.components.inputs import (
     IdStyle,
+    count_input_items,
     document_id,
     input_problems,
     is_archive,
@@ -296,6 +297,9 @@ class XmiReader(Reader[XmiReaderConfig]):
             except TypeSystemError as exc:
                 problems.append(f"{exc}; {exc.hint}")
         return problems
+
+    def count_documents(self) -> int | None:
+        return count_input_items(self.input, self.config.pattern)
 
     def iter_documents(self) -> Iterator[DocumentRef]:
         for item in iter_input_items(self.input, self.config.pattern):
