@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -746,6 +747,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("casflow: interrupted; run again with the same command to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of stdout went away (casflow components | head): not an error of
+        # casflow's to show; stdout goes to devnull so the interpreter's last flush is
+        # quiet too (as Python's documentation advises). 128 + SIGPIPE, as a shell says.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except Exception as exc:
         # A plug-in type system that cannot be used stops any command before work
         # starts. Its class is looked up, not imported: raising it imported the module,

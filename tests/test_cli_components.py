@@ -85,3 +85,20 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"casflow {version('casflow')}"
+
+
+def test_a_reader_that_stops_early_ends_the_listing_quietly() -> None:
+    # casflow components | head: the listing ended in a BrokenPipeError traceback
+    import subprocess
+    import sys
+
+    code = "from casflow.pipeline.cli import main; raise SystemExit(main(['components']))"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.readline()
+    process.stdout.close()  # as head does after its lines
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 141, stderr
+    assert "Traceback" not in stderr
