@@ -179,9 +179,8 @@ def _words(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
 
 
-def test_engine_adds_dkpro_tokens_with_exact_offsets_and_keeps_the_view(
-    annotator_jar: Path, tmp_path: Path
-) -> None:
+def _token_engine(annotator_jar: Path, tmp_path: Path) -> UimaEngine:
+    """uima.engine.v1 running the test annotator as a tokenizer (DKPro Token per word)."""
     config = UimaEngineConfig(
         descriptor=str(_descriptor(tmp_path, TOKEN)),
         classpath=[str(annotator_jar)],
@@ -189,6 +188,13 @@ def test_engine_adds_dkpro_tokens_with_exact_offsets_and_keeps_the_view(
     )
     component = registry().get("uima.engine.v1")(config, RunContext(output_dir=tmp_path))
     assert isinstance(component, UimaEngine)
+    return component
+
+
+def test_engine_adds_dkpro_tokens_with_exact_offsets_and_keeps_the_view(
+    annotator_jar: Path, tmp_path: Path
+) -> None:
+    component = _token_engine(annotator_jar, tmp_path)
     try:
         cas, view = _cas()
         sentences_before = list(view.select(SENTENCE))
@@ -382,13 +388,7 @@ def test_a_scratch_folder_removed_behind_the_engine_is_made_again(
 ) -> None:
     # The folder is made once; a temporary directory cleaned during a long run made
     # every later document fail on writing into it.
-    config = UimaEngineConfig(
-        descriptor=str(_descriptor(tmp_path, TOKEN)),
-        classpath=[str(annotator_jar)],
-        produces=[TOKEN],
-    )
-    component = registry().get("uima.engine.v1")(config, RunContext(output_dir=tmp_path))
-    assert isinstance(component, UimaEngine)
+    component = _token_engine(annotator_jar, tmp_path)
     try:
         component.process(_cas()[1])
         assert component._scratch is not None

@@ -14,8 +14,8 @@ give each word a Token of its own. Every source of such tokens (``stanza.pipelin
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, TypeVar
 
 Span = tuple[int, int]
 Unit = TypeVar("Unit", bound=Hashable)
@@ -34,6 +34,23 @@ def spelled_word_spans(surface: str, begin: int, forms: Sequence[str]) -> list[S
         spans.append((position, position + len(form)))
         position += len(form)
     return spans
+
+
+def surface_tokens(
+    text: str, begin: int, end: int, forms: Sequence[str], make_token: Callable[..., Any]
+) -> list[Any]:
+    """Per word of the surface token ``text[begin:end]`` (its word ``forms``), its Token,
+    made by ``make_token(begin=, end=)``: one each where the forms spell the token, else
+    one shared by all of them (in a row, so :func:`distinct` finds it once)."""
+    pieces = spelled_word_spans(text[begin:end], begin, forms)
+    if pieces is None:
+        return [make_token(begin=begin, end=end)] * len(forms)
+    return [make_token(begin=b, end=e) for b, e in pieces]
+
+
+def distinct(tokens: Sequence[Any]) -> list[Any]:
+    """Each Token once: the words of a merged multiword token share one, in a row."""
+    return [t for i, t in enumerate(tokens) if i == 0 or t is not tokens[i - 1]]
 
 
 def head_words(units: Sequence[Unit], heads: Sequence[int | None]) -> dict[Unit, int]:

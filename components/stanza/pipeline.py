@@ -57,7 +57,7 @@ import cassis
 from pydantic import Field, model_validator
 
 from casflow.cas.metadata import find_document_id
-from casflow.components.formats.multiword_tokens import head_words, spelled_word_spans
+from casflow.components.formats.multiword_tokens import distinct, head_words, surface_tokens
 from casflow.components.formats.penn.alignment import (
     CONSTITUENT_LAYER,
     AlignedTree,
@@ -518,19 +518,10 @@ class DocumentWriter:
                     f"Stanza token {token.text!r} at {token.start_char}-{token.end_char} covers "
                     "only whitespace"
                 )
-            words = token.words
-            pieces = spelled_word_spans(text[begin:end], begin, [w.text for w in words])
-            if pieces is None:
-                made = types.token(begin=begin, end=end)
-                word_tokens += [made] * len(words)
-                if write:
-                    new.append(made)
-            else:
-                for b, e in pieces:
-                    made = types.token(begin=b, end=e)
-                    word_tokens.append(made)
-                    if write:
-                        new.append(made)
+            made = surface_tokens(text, begin, end, [w.text for w in token.words], types.token)
+            word_tokens += made
+            if write:
+                new.extend(distinct(made))
         return word_tokens
 
     def _analyses(

@@ -46,7 +46,7 @@ import cassis
 from pydantic import Field, model_validator
 
 from casflow.components.formats.cas_builders import dependency_annotation
-from casflow.components.formats.multiword_tokens import head_words, spelled_word_spans
+from casflow.components.formats.multiword_tokens import distinct, head_words, surface_tokens
 from casflow.components.layers import add_annotations, produced_types
 from casflow.components.rules.sentences import structure_breaks, text_blocks
 from casflow.components.segmenters import SegmenterConfig, structure_type_problems
@@ -237,7 +237,7 @@ class UdpipePipeline(Processor[UdpipeConfig]):
             if existing is None:
                 tokens = _word_tokens(text, words, make_token)
                 if "tokens" in layers:
-                    new.extend(_distinct(tokens))
+                    new.extend(distinct(tokens))
             else:
                 tokens = existing
             speaker = head_words(
@@ -300,22 +300,11 @@ def _value(value: str) -> str | None:
 
 
 def _word_tokens(text: str, words: Sequence[Analysed], make_token: Any) -> list[Any]:
-    """Per word, its new Token: the words of a multiword token (sharing its span) are a
-    Token each where their forms spell it, else all share one."""
+    """Per word, its new Token (the words of a multiword token share its span)."""
     tokens: list[Any] = []
     for (begin, end), group in itertools.groupby(words, key=lambda w: (w.begin, w.end)):
-        forms = [w.form for w in group]
-        pieces = spelled_word_spans(text[begin:end], begin, forms)
-        if pieces is None:
-            tokens += [make_token(begin=begin, end=end)] * len(forms)
-        else:
-            tokens += [make_token(begin=b, end=e) for b, e in pieces]
+        tokens += surface_tokens(text, begin, end, [w.form for w in group], make_token)
     return tokens
-
-
-def _distinct(tokens: Sequence[Any]) -> list[Any]:
-    # The words of a merged multiword token share one Token object, in a row.
-    return [t for i, t in enumerate(tokens) if i == 0 or t is not tokens[i - 1]]
 
 
 def _attach_loose(groups: list[list[Any]], loose: Sequence[Any]) -> list[list[Any]]:
