@@ -28,7 +28,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
-import unicodedata
 from abc import abstractmethod
 from collections.abc import Iterable, Sequence
 from types import ModuleType
@@ -37,6 +36,7 @@ from typing import Any, TypeVar
 import cassis
 from pydantic import Field
 
+from casflow.components.crfsuite.tokenize import is_combining_mark
 from casflow.components.rules.sentences import structure_breaks, text_blocks
 from casflow.pipeline.component import ComponentConfig, Processor, RunContext
 from casflow.typesystem import BLOCK_STRUCTURE_TYPES, SENTENCE, TOKEN, load_typesystem
@@ -228,10 +228,6 @@ def with_dropped_characters(text: str, spans: Sequence[Span], start: int, end: i
     return result
 
 
-def _is_mark(char: str) -> bool:
-    return unicodedata.category(char).startswith("M")
-
-
 def with_combining_marks(text: str, spans: Sequence[Span], end: int) -> list[Span]:
     """``spans`` (sorted, disjoint) with every combining mark kept on the letter before it.
 
@@ -243,13 +239,13 @@ def with_combining_marks(text: str, spans: Sequence[Span], end: int) -> list[Spa
     """
     result: list[Span] = []
     for begin, stop in spans:
-        if result and begin == result[-1][1] and _is_mark(text[begin]):
+        if result and begin == result[-1][1] and is_combining_mark(text[begin]):
             result[-1] = (result[-1][0], stop)
         else:
             result.append((begin, stop))
     for i, (begin, stop) in enumerate(result):
         limit = result[i + 1][0] if i + 1 < len(result) else end
-        while stop < limit and _is_mark(text[stop]):
+        while stop < limit and is_combining_mark(text[stop]):
             stop += 1
         result[i] = (begin, stop)
     return result

@@ -12,6 +12,12 @@ import re
 import unicodedata
 
 
+def is_combining_mark(char: str) -> bool:
+    """Whether ``char`` is a combining mark (Unicode category M), which belongs with the
+    character before it; the one test of it for casflow's tokens and the wrapped tools'."""
+    return unicodedata.category(char).startswith("M")
+
+
 def _combining_marks() -> str:
     """A regex character class of every combining mark (Unicode category M).
 
@@ -22,7 +28,7 @@ def _combining_marks() -> str:
     start: int | None = None
     # Marks lie in planes 0 and 1 and among the variation selectors of plane 14.
     for cp in [*range(0x20000), *range(0xE0000, 0xE1000), 0xE1000]:
-        mark = cp < 0xE1000 and unicodedata.category(chr(cp)).startswith("M")
+        mark = cp < 0xE1000 and is_combining_mark(chr(cp))
         if mark and start is None:
             start = cp
         elif not mark and start is not None:
