@@ -324,3 +324,48 @@ def test_agrees_with_conll18_ud_eval_on_random_treebanks():
                 assert ours[metric][field] == pytest.approx(
                     getattr(expected[name], field), abs=1e-9
                 )
+
+
+# --- through conllu.import.v1, as a user scores a parser's file --------------------
+
+ROOT_GOLD = """\
+1\tIt\t_\tPRON\t_\t_\t2\tnsubj\t_\t_
+2\tdies\t_\tVERB\t_\t_\t0\troot\t_\t_
+
+"""
+
+
+def _imported_las(tmp_path, gold: str, system: str) -> float:
+    from casflow.pipeline.testing import cas_from_text, evaluate, run_component, view_of
+
+    cas = cas_from_text("It dies", doc_id="d")
+    for view, content in (("gold", gold), ("system", system)):
+        (tmp_path / view).mkdir()
+        (tmp_path / view / "d.conllu").write_text(content, encoding="utf-8")
+        view_of(cas, view)
+        run_component(
+            "conllu.import.v1", cas, view=view, path=str(tmp_path / view / "{doc_id}.conllu")
+        )
+    counts = evaluate("eval.dependencies.v1", cas)["system"].counts
+    return score_dependencies(counts)["las"]["f1"]
+
+
+@pytest.mark.parametrize(
+    ("deprel", "las"),
+    [("root", 1.0), ("ROOT", 1.0), ("punct", 0.5), ("dep", 0.5), ("_", 0.5)],
+)
+def test_a_wrong_label_on_the_right_root_word_costs_las(tmp_path, deprel: str, las: float):
+    # conll18_ud_eval.py compares the root word's DEPREL like any other: "0 punct" has
+    # the right head and the wrong label. The importer used to relabel every HEAD 0
+    # word ROOT, which gave it LAS credit.
+    system = ROOT_GOLD.replace("0\troot", f"0\t{deprel}")
+    assert _imported_las(tmp_path, ROOT_GOLD, system) == las
+    if REFERENCE and deprel not in ("ROOT", "_"):  # conll18 compares "ROOT" to "root" literally
+        spec = importlib.util.spec_from_file_location("conll18_ud_eval", REFERENCE)
+        reference = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(reference)
+        expected = reference.evaluate(
+            reference.load_conllu(io.StringIO(ROOT_GOLD)),
+            reference.load_conllu(io.StringIO(system)),
+        )
+        assert expected["LAS"].f1 == las

@@ -62,6 +62,7 @@ from casflow.typesystem import (
     FRAGMENT,
     GENE_MENTION,
     NAMED_ENTITY,
+    PENN_TREE,
     POS,
     SENTENCE,
     TOKEN,
@@ -676,6 +677,39 @@ def test_parseval_through_the_cas_scores_each_tree_line_as_written(
             # By hand: gold ""+S+NP+VP+PP+NP and ""+S+NP+VP; system S+NP+VP'+PP+NP
             # (TOP deleted) and S+NP+VP (no wrapper): 4 + 3 matched of 10 gold, 8 test.
             assert found == [7, 10, 8]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "(ROOT (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)))",
+        "(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)))",
+        "(S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .))",
+        "( (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)) )",
+    ],
+)
+@pytest.mark.parametrize("without_line", ["system", "gold"])
+def test_parseval_scores_a_tree_without_a_line_as_its_partner_is_written(
+    tmp_path: Path, line: str, without_line: str
+) -> None:
+    # A parser in the chain writes trees with no PennTree line. Scored as "( (S ...) )"
+    # against a "(ROOT ...)" gold line, a perfect parse lost its outer bracket on both
+    # sides (P = R = 3/4 here), against "(TOP ...)" or "(S ...)" it had one extra test
+    # bracket: the tree without a line is written as its partner's line is.
+    from casflow.pipeline.testing import cas_from_text, evaluate, run_component, view_of
+
+    (tmp_path / "doc1.tree").write_text(line + "\n", encoding="utf-8")
+    cas = cas_from_text("The cat sat.", doc_id="doc1")
+    for view in ("gold", "system"):
+        view_of(cas, view)
+        run_component("penn.import.v1", cas, view=view, path=str(tmp_path / "{doc_id}.tree"))
+    parsed = cas.get_view(without_line)
+    for written in list(parsed.select(PENN_TREE)):
+        parsed.remove(written)
+    counts = evaluate("eval.constituents.v1", cas)["system"].counts
+    expected = evaluate_parseval(parse_tree(line), parse_tree(line))
+    assert expected.gold == expected.test == expected.matched
+    assert [counts[f"parseval/{k}"] for k in ("matched", "gold", "test")] == [expected.matched] * 3
 
 
 def test_tree_evaluators_refuse_trees_whose_tokens_have_no_pos() -> None:

@@ -152,6 +152,40 @@ def test_micro_scores_and_mean_of_sentence_f_differ_as_worked_by_hand():
     assert scores["tagging_accuracy"] == 1.0
 
 
+# EVALB's new.prm (the 2006 distribution's other parameter file): COLLINS.prm plus
+# these deletions and the quote labels that evalb.c's fix_quote puts back.
+NEW_PRM = "\n".join(
+    [
+        "LABELED 1                 ",  # trailing blanks, as new.prm has them
+        *(f"DELETE_LABEL {label}" for label in ["TOP", "S1", "-NONE-", ",", ":", "``", "''"]),
+        *(f"DELETE_LABEL {label}" for label in [".", "?", "!"]),
+        "DELETE_LABEL_FOR_LENGTH -NONE-",
+        *(f"QUOTE_LABEL {label}" for label in ["``", "''", "POS", "NN", "CD", "VBZ", ":"]),
+        "EQ_LABEL ADVP PRT",
+    ]
+)
+
+
+def test_quote_label_puts_a_quote_deleted_on_one_side_back():
+    # Gold tags the possessive "'" as '' (deleted), the test as POS (kept): 2 words
+    # against 3. With new.prm's QUOTE_LABELs EVALB puts the gold "'" back inside NP,
+    # which widens to (0, 2), and scores the sentence; COLLINS.prm has no QUOTE_LABEL.
+    gold = parse_tree("( (S (NP (NNP Jones) ('' ')) (VP (VBZ runs))) )")
+    test = parse_tree("( (S (NP (NNP Jones) (POS ')) (VP (VBZ runs))) )")
+    params = parse_evalb_params(NEW_PRM)
+    assert params.quote_labels == frozenset({"``", "''", "POS", "NN", "CD", "VBZ", ":"})
+    assert evaluate_parseval(gold, test).status == "skipped_length"
+    result = evaluate_parseval(gold, test, params)
+    assert result.status == "ok"
+    assert (result.matched, result.gold, result.test) == (4, 4, 4)  # "", S, NP(0,2), VP(2,3)
+    assert (result.words, result.correct_tags, result.length) == (3, 2, 3)
+    # Put back on the side that deleted it, whichever that is; other words never.
+    swapped = evaluate_parseval(test, gold, params)
+    assert (swapped.status, swapped.matched, swapped.words) == ("ok", 4, 3)
+    other = parse_tree("( (S (NP (NNP Jones) ('' x)) (VP (VBZ runs))) )")
+    assert evaluate_parseval(other, test, params).status == "skipped_length"
+
+
 def test_parse_evalb_params_reads_collins_settings():
     text = "\n".join(
         [
@@ -166,6 +200,7 @@ def test_parse_evalb_params_reads_collins_settings():
         ]
     )
     assert parse_evalb_params(text) == COLLINS_PARAMS
+    assert parse_evalb_params(text + "\nQUOTE_LABEL POS").quote_labels == {"POS"}
     with pytest.raises(ValueError, match="unknown keyword"):
         parse_evalb_params("DELETE_LABLE TOP")
 
@@ -387,6 +422,64 @@ def test_agrees_with_the_evalb_binary(tmp_path: Path):
             mine += [str(result.words), str(result.correct_tags)]
             expected += row[9:11]
         assert mine == expected, f"sentence {row[0]}: {_evalb_line(gold)} / {_evalb_line(test)}"
+    scores = score_parseval(sum_counts(counts))
+    for section, group in (("All", scores), ("len<=40", scores["len<=40"])):
+        for name, value in _summary(group).items():
+            assert value == pytest.approx(summary[(section, name)], abs=0.005), (section, name)
+
+
+QUOTE_TAGS = ["POS", "''", "``", ":", "NN", "CD", "VBZ", "DT", ",", "-NONE-"]
+
+
+def _quote_tree(rng: random.Random, depth: int = 0) -> Tree:
+    if depth > 0 and (depth > 4 or rng.random() < 0.35):
+        tag = rng.choice(QUOTE_TAGS)
+        word = "*" if tag == "-NONE-" else rng.choice(["'", "'", "/", '"', "a", "b"])
+        return Tree(tag, word=word)
+    return Tree(rng.choice(LABELS), [_quote_tree(rng, depth + 1) for _ in range(rng.randint(1, 3))])
+
+
+@pytest.mark.skipif(not os.environ.get("EVALB"), reason="set EVALB to a compiled evalb binary")
+def test_agrees_with_the_evalb_binary_under_new_prm_quote_labels(tmp_path: Path):
+    # Quote words whose tags differ between gold and test, one side deleting them:
+    # the sentences evalb.c's fix_quote rescues from "Length unmatch".
+    rng = random.Random(2006)
+    golds = [Tree("", [_quote_tree(rng)]) for _ in range(600)]
+    tests = []
+    for gold in golds:
+        test = _perturb(gold, rng)
+        quotes = [pre for pre in test.preterminals() if pre.word in ("'", "/", '"')]
+        for pre in rng.sample(quotes, min(len(quotes), rng.randint(0, 2))):
+            pre.label = rng.choice(QUOTE_TAGS[:-1])
+        tests.append(test)
+    (tmp_path / "gold.txt").write_text("".join(_evalb_line(g) + "\n" for g in golds))
+    (tmp_path / "test.txt").write_text("".join(_evalb_line(t) + "\n" for t in tests))
+    (tmp_path / "new.prm").write_text(NEW_PRM + "\nMAX_ERROR 100000\n")
+    output = subprocess.run(
+        [os.environ["EVALB"], "-p", str(tmp_path / "new.prm"), "gold.txt", "test.txt"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    ).stdout
+    (tmp_path / "out.rsl").write_text(output)
+    rows, summary = _read_rsl(tmp_path / "out.rsl")
+    assert len(rows) == len(golds)
+    params = parse_evalb_params(NEW_PRM)
+    status_codes = {"ok": "0", "skipped_length": "1", "skipped_words": "1", "skipped_empty": "2"}
+    counts, rescued = [], 0
+    for gold, test, row in zip(golds, tests, rows, strict=True):
+        result = evaluate_parseval(gold, test, params)
+        counts.append(result.counts(cutoff_len=params.cutoff_len))
+        rescued += result.valid and evaluate_parseval(gold, test).status == "skipped_length"
+        mine = [str(result.length), status_codes[result.status]]
+        mine += [str(n) for n in (result.matched, result.gold, result.test, result.crossing)]
+        expected = row[1:3] + row[5:9]
+        if result.valid:
+            mine += [str(result.words), str(result.correct_tags)]
+            expected += row[9:11]
+        assert mine == expected, f"sentence {row[0]}: {_evalb_line(gold)} / {_evalb_line(test)}"
+    assert rescued >= 10  # the inputs do exercise fix_quote
     scores = score_parseval(sum_counts(counts))
     for section, group in (("All", scores), ("len<=40", scores["len<=40"])):
         for name, value in _summary(group).items():

@@ -5,6 +5,12 @@ tree is paired with the system tree whose root has the same (whitespace-trimmed)
 span; a gold tree without one is scored as "no parse" (skipped, as EVALB does),
 and system trees without a gold partner are listed in the errors. Counts are
 split per gold tree (``units``) so significance tests can shuffle sentences.
+
+PARSEVAL's outer bracket: a tree read from a treebank file is scored as EVALB
+reads its line (``( (S ...) )``, ``(TOP ...)``, ``(ROOT ...)``, ``(S ...)``); a
+tree without a line (from a parser in the chain) as its partner's line is
+written, as a user would write a parser's output for EVALB in the gold file's
+convention; ``( (S ...) )`` when neither tree has a line.
 """
 
 from __future__ import annotations
@@ -110,8 +116,15 @@ class _TreeEvaluator(CasEvaluator[EvaluatorConfigT]):
         """The view's trees as this metric reads them."""
         return constituent_trees(view, require_tags=True)
 
+    def paired_trees(
+        self, gold: cassis.Cas, system: cassis.Cas, text: str
+    ) -> tuple[list[tuple[Span, Tree, Tree | None]], list[Span]]:
+        """``(gold span, gold tree, system tree or None)`` per gold tree, and the spans of
+        system trees without a gold partner."""
+        return pair_by_span(self.trees(gold), self.trees(system), text)
+
     def compare(self, gold: cassis.Cas, system: cassis.Cas, text: str) -> EvaluationResult:
-        pairs, unpaired = pair_by_span(self.trees(gold), self.trees(system), text)
+        pairs, unpaired = self.paired_trees(gold, system, text)
         units: list[Counts] = []
         errors: list[dict[str, Any]] = []
         for span, gold_tree, test_tree in pairs:
@@ -139,8 +152,9 @@ class ConstituentEvaluatorConfig(EvaluatorConfig):
         "count",
         description="The tree's outer bracket (the DKPro ROOT): 'count' scores it as EVALB "
         "scores the tree line it was read from ('( (S ...) )': one empty-label bracket; "
-        "'(TOP ...)': deleted by COLLINS.prm; '(S ...)': none), and trees from parsers as "
-        "'( (S ...) )'; 'drop' never counts it.",
+        "'(TOP ...)': deleted by COLLINS.prm; '(S ...)': none), a tree from a parser as "
+        "its partner's line is written ('( (S ...) )' if neither has a line); 'drop' never "
+        "counts it.",
     )
 
 
@@ -150,8 +164,10 @@ class ConstituentEvaluator(_TreeEvaluator[ConstituentEvaluatorConfig]):
     By default each tree is scored as EVALB scores the line it was read from (the
     ``PennTree`` the CRAFT reader and ``penn.import.v1`` keep): ``( (S ...) )``, how
     CRAFT and most treebanks are distributed, counts its outer bracket once with an
-    empty label. Trees without a line (from a parser in the chain) are scored as
-    ``penn.writer.v1`` writes them, ``( (S ...) )``.
+    empty label. A tree without a line (from a parser in the chain) is scored as its
+    partner's line is written: a parse identical to a ``(ROOT ...)`` or ``(TOP ...)``
+    gold tree scores 100, not one unmatched outer bracket short of it. When neither
+    tree has a line, both are scored as ``penn.writer.v1`` writes them, ``( (S ...) )``.
     """
 
     name = "eval.constituents.v1"
@@ -179,14 +195,35 @@ class ConstituentEvaluator(_TreeEvaluator[ConstituentEvaluatorConfig]):
             return [f"EVALB parameter file {path}: {exc}"]
         return []
 
-    def trees(self, view: cassis.Cas) -> list[tuple[Span, Tree]]:
-        trees = super().trees(view)
+    def paired_trees(
+        self, gold: cassis.Cas, system: cassis.Cas, text: str
+    ) -> tuple[list[tuple[Span, Tree, Tree | None]], list[Span]]:
         if self.config.outer_bracket == "drop":
-            return trees
-        # Trees read from treebank files are scored with the outer bracket their line
-        # has, as EVALB reads the file; trees without a PennTree as "( (S ...) )".
-        written = written_outer_brackets(view)
-        return [(span, as_written(tree, written.get(span, ""))) for span, tree in trees]
+            return super().paired_trees(gold, system, text)
+        # Each tree keeps the outer bracket of its line, as EVALB reads the file. A parser's
+        # tree has no line: it takes its partner's, since "( (S" against a "(ROOT" or "(TOP"
+        # gold would cost every sentence an unmatched bracket that no parse can avoid.
+        gold_written, system_written = written_outer_brackets(gold), written_outer_brackets(system)
+        system_trees = [(span, (span, tree)) for span, tree in self.trees(system)]
+        pairs, unpaired = pair_by_span(self.trees(gold), system_trees, text)
+        written: list[tuple[Span, Tree, Tree | None]] = []
+        for gold_span, gold_tree, partner in pairs:
+            if partner is None:
+                written.append(
+                    (gold_span, as_written(gold_tree, gold_written.get(gold_span, "")), None)
+                )
+                continue
+            system_span, system_tree = partner
+            gold_outer = gold_written.get(gold_span, system_written.get(system_span, ""))
+            system_outer = system_written.get(system_span, gold_outer)
+            written.append(
+                (
+                    gold_span,
+                    as_written(gold_tree, gold_outer),
+                    as_written(system_tree, system_outer),
+                )
+            )
+        return written, unpaired
 
     @functools.cached_property
     def params(self) -> EvalbParams:

@@ -26,8 +26,14 @@ default is COLLINS.prm:
 - Sentence length for the cutoff (EVALB's "len<=40") counts the gold words
   whose tag is not in ``DELETE_LABEL_FOR_LENGTH`` (punctuation included).
 
-Not implemented: QUOTE_LABEL (the 2006 re-insertion of quote tags; unused by
-COLLINS.prm) and MAX_ERROR. EQ_LABEL/EQ_WORD pairs are closed transitively
+- ``QUOTE_LABEL`` (EVALB 2006, set by its ``new.prm``, not by COLLINS.prm): when the
+  word counts differ, a ``'``, ``"`` or ``/`` tagged with a quote label that one
+  side deletes (``''``) and the other keeps (``POS``) at the same position is put
+  back into the side that deleted it, brackets widened around it, as evalb.c's
+  ``fix_quote`` does (its quirks included); the sentence is then scored if the
+  counts agree.
+
+Not implemented: MAX_ERROR. EQ_LABEL/EQ_WORD pairs are closed transitively
 (EVALB compares pair by pair; the same for disjoint pairs such as COLLINS').
 
 Per-sentence results become additive counts (``parseval/matched``,
@@ -42,6 +48,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from casflow.components.formats.penn.parse import Tree
 from casflow.pipeline.counts import Counts, safe_div
@@ -83,6 +90,7 @@ class EvalbParams:
     eq_words: tuple[tuple[str, str], ...] = ()
     labeled: bool = True
     cutoff_len: int | None = 40
+    quote_labels: frozenset[str] = frozenset()
 
 
 COLLINS_PARAMS = EvalbParams()
@@ -91,6 +99,7 @@ COLLINS_PARAMS = EvalbParams()
 def parse_evalb_params(text: str) -> EvalbParams:
     """Read the scoring settings of an EVALB .prm file (DEBUG/MAX_ERROR ignored)."""
     delete: set[str] = set()
+    quote: set[str] = set()
     delete_for_length: set[str] = set()
     eq_labels: list[tuple[str, str]] = []
     eq_words: list[tuple[str, str]] = []
@@ -115,7 +124,9 @@ def parse_evalb_params(text: str) -> EvalbParams:
             labeled = int(value) != 0
         elif key == "CUTOFF_LEN":
             cutoff = int(value)
-        elif key in ("DEBUG", "MAX_ERROR", "QUOTE_LABEL"):
+        elif key == "QUOTE_LABEL":
+            quote.add(value)
+        elif key in ("DEBUG", "MAX_ERROR"):
             continue
         else:
             raise ValueError(f".prm line {line_number}: unknown keyword {key!r}")
@@ -126,6 +137,7 @@ def parse_evalb_params(text: str) -> EvalbParams:
         eq_words=tuple(eq_words),
         labeled=labeled,
         cutoff_len=cutoff,
+        quote_labels=frozenset(quote),
     )
 
 
@@ -195,6 +207,107 @@ def _read_tree(
         stack.append((node, len(words)))
         stack.extend((child, None) for child in reversed(node.children))
     return _Yield(words, tags, length, brackets)
+
+
+# The words evalb.c's is_quote_term accepts under a QUOTE_LABEL tag.
+QUOTE_WORDS = frozenset({"'", '"', "/"})
+
+
+@dataclass
+class _QuoteTerm:
+    """A quote terminal as evalb.c's read_line records it (deleted or not)."""
+
+    word: str
+    label: str
+    index: int  # words kept before it: where it is, or would be put back
+    bracket: int  # brackets opened before it (pre-order number of the next one)
+    ends: tuple[int, ...]  # the brackets open around it
+
+
+@dataclass
+class _Arrays:
+    """One tree as evalb.c's arrays: kept words, pre-order brackets, quote terms."""
+
+    words: list[str]
+    tags: list[str]
+    brackets: list[list[Any]]  # [start, end, label as written], pre-order
+    quotes: list[_QuoteTerm]
+
+
+def _read_arrays(tree: Tree, params: EvalbParams) -> _Arrays:
+    words: list[str] = []
+    tags: list[str] = []
+    brackets: list[list[Any]] = []
+    quotes: list[_QuoteTerm] = []
+    open_brackets: list[int] = []
+    stack: list[tuple[Tree, bool]] = [(tree, False)]
+    while stack:
+        node, closing = stack.pop()
+        if closing:
+            brackets[open_brackets.pop()][1] = len(words)
+            continue
+        if node.word is not None:
+            if node.label in params.quote_labels and node.word in QUOTE_WORDS:
+                quote = _QuoteTerm(
+                    node.word, node.label, len(words), len(brackets), tuple(open_brackets)
+                )
+                quotes.append(quote)
+            if node.label not in params.delete_labels:
+                words.append(node.word)
+                tags.append(node.label)
+            continue
+        open_brackets.append(len(brackets))
+        brackets.append([len(words), len(words), node.label])
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(node.children))
+    return _Arrays(words, tags, brackets, quotes)
+
+
+def _reinsert(quote: _QuoteTerm, side: _Arrays) -> None:
+    """evalb.c's reinsert_term: the deleted quote word back at its index."""
+    side.words.insert(quote.index, quote.word)
+    side.tags.insert(quote.index, quote.label)
+    for number, bracket in enumerate(side.brackets):
+        if number >= quote.bracket:
+            bracket[0] += 1
+            bracket[1] += 1
+    for number in quote.ends:
+        side.brackets[number][1] += 1
+
+
+def _fix_quote(gold: _Arrays, test: _Arrays, deleted: frozenset[str]) -> None:
+    """evalb.c's fix_quote, step for step: a quote term at the same index with another
+    tag, deleted on one side only, is put back there; that side's later quote terms
+    (and itself) move one index on. Tags are compared as written (no EQ_LABEL)."""
+    for i, test_quote in enumerate(test.quotes):
+        index = test_quote.index
+        for j, gold_quote in enumerate(gold.quotes):
+            if gold_quote.index != index or gold_quote.label == test_quote.label:
+                continue
+            if gold_quote.label in deleted and test_quote.label not in deleted:
+                _reinsert(gold_quote, gold)
+                for later in gold.quotes[j:]:
+                    later.index += 1
+            elif test_quote.label in deleted and gold_quote.label not in deleted:
+                _reinsert(test_quote, test)
+                for later in test.quotes[i:]:
+                    later.index += 1
+
+
+def _counted_brackets(
+    arrays: _Arrays, params: EvalbParams, label_class: Mapping[str, str], outer_bracket: bool
+) -> Counter[Bracket]:
+    """The brackets EVALB scores (massage_data), as ``_read_tree`` counts them."""
+    deleted = {label_class.get(label, label) for label in params.delete_labels}
+    counted: Counter[Bracket] = Counter()
+    for number, (start, end, written) in enumerate(arrays.brackets):
+        if start == end or (number == 0 and not outer_bracket and not written):
+            continue
+        cut = evalb_label(written)
+        label = label_class.get(cut, cut)
+        if label not in deleted:
+            counted[(start, end, label if params.labeled else "")] += 1
+    return counted
 
 
 def _crosses(first: tuple[int, int], second: tuple[int, int]) -> bool:
@@ -287,7 +400,21 @@ def evaluate_parseval(
     if not test_yield.words:
         return SentenceResult(STATUS_EMPTY, gold_yield.length)
     if len(gold_yield.words) != len(test_yield.words):
-        return SentenceResult(STATUS_LENGTH, gold_yield.length)
+        if not params.quote_labels:
+            return SentenceResult(STATUS_LENGTH, gold_yield.length)
+        gold_arrays, test_arrays = _read_arrays(gold, params), _read_arrays(test, params)
+        _fix_quote(gold_arrays, test_arrays, params.delete_labels)
+        if len(gold_arrays.words) != len(test_arrays.words):
+            return SentenceResult(STATUS_LENGTH, gold_yield.length)
+        gold_yield, test_yield = (
+            _Yield(
+                arrays.words,
+                arrays.tags,
+                read.length,
+                _counted_brackets(arrays, params, label_class, outer_bracket),
+            )
+            for arrays, read in ((gold_arrays, gold_yield), (test_arrays, test_yield))
+        )
     word_class = _equivalence(params.eq_words)
     for gold_word, test_word in zip(gold_yield.words, test_yield.words, strict=True):
         if word_class.get(gold_word, gold_word) != word_class.get(test_word, test_word):

@@ -12,9 +12,12 @@ the text there. Per ``layers`` (default all):
 - ``pos``: ``POS`` with XPOS as ``PosValue`` and UPOS as ``coarseValue`` (``_`` is unset);
 - ``lemmas``: ``Lemma`` (``_`` is no lemma);
 - ``dependencies``: a basic ``Dependency`` per word with a HEAD (``_`` is none); the
-  root (HEAD 0) is a DKPro ``ROOT`` whose Governor is its Dependent, with
-  ``DependencyType`` ``root_label`` ("ROOT", as the CRAFT reader writes it, so
-  gold and system agree; none keeps the file's DEPREL).
+  root (HEAD 0) is a DKPro ``ROOT`` whose Governor is its Dependent. Its
+  ``DependencyType`` is ``root_label`` ("ROOT", as the CRAFT reader writes it, so
+  gold and system agree; none keeps the file's DEPREL) when its DEPREL is ``root``
+  in any case (``ROOT``, ``root:x``); any other DEPREL is kept, so a parser that
+  hangs the right word from 0 under another label (``0 punct``) loses LAS on it
+  as in conll18_ud_eval.py.
 
 Multiword tokens (a range line ``3-4`` over words 3 and 4), as ``stanza.pipeline.v1``
 writes them (:mod:`casflow.components.formats.multiword_tokens`): words whose forms
@@ -74,6 +77,15 @@ def _value(column: str) -> str | None:
     return None if column == "_" else column
 
 
+def _root_deprel(deprel: str, root_label: str | None) -> str | None:
+    """DependencyType of a word at HEAD 0: ``root_label`` only for a root DEPREL. Any
+    other label is kept: turning ``0 punct`` into ROOT would make a wrong label on the
+    right root word count as correct for LAS, where conll18_ud_eval.py counts it wrong."""
+    if not root_label:
+        return deprel
+    return root_label if deprel.split(":", 1)[0].lower() == "root" else _value(deprel)
+
+
 _HEAD = re.compile(r"0|[1-9][0-9]*")
 
 
@@ -121,7 +133,8 @@ class ConlluImportConfig(FileImportConfig):
     )
     root_label: str | None = Field(
         ROOT_LABEL,
-        description="DependencyType of the root relation (none: the file's DEPREL).",
+        description="DependencyType of a root relation (HEAD 0) whose DEPREL is root, in "
+        "any case (none: the file's DEPREL); other DEPRELs at HEAD 0 are kept.",
     )
 
 
@@ -241,7 +254,7 @@ class ConlluImport(FileImport[ConlluImportConfig]):
                             end=token.end,
                             Governor=token,
                             Dependent=token,
-                            DependencyType=self.config.root_label or word.deprel,
+                            DependencyType=_root_deprel(word.deprel, self.config.root_label),
                             flavor="basic",
                         )
                     )
