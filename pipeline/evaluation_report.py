@@ -31,7 +31,7 @@ from casflow.pipeline.chain import DocumentResult
 from casflow.pipeline.component import Evaluator, RunContext
 from casflow.pipeline.counts import add_counts
 from casflow.pipeline.files import atomic_write_text
-from casflow.pipeline.html_report import evaluated_systems, write_html_report
+from casflow.pipeline.html_report import UNDEFINED, evaluated_systems, write_html_report
 from casflow.pipeline.significance_report import markdown_escape as _md
 from casflow.pipeline.workflow import LoadedWorkflow
 
@@ -296,7 +296,10 @@ def _markdown_table(
     lines.append("| system | documents | " + " | ".join(map(_md, columns)) + " |")
     lines.append("|---|---:|" + "---:|" * len(columns))
     for name, row in rows.items():
-        cells = [_fmt(row[c], evaluator.summary_decimals) if c in row else "" for c in columns]
+        # An evaluated system without a column has no score there (nothing to score): a
+        # dash, as the page shows it; a system no document was evaluated for, blanks.
+        missing = UNDEFINED if name in evaluated else ""
+        cells = [_fmt(row[c], evaluator.summary_decimals) if c in row else missing for c in columns]
         lines.append(f"| {_md(name)} | {systems[name]['documents']} | " + " | ".join(cells) + " |")
     lines.append("")
     return lines

@@ -1,8 +1,8 @@
 """``evaluation.html``: the evaluation as a page to read, self-contained.
 
 Everything is in the one file (inline CSS, plots as inline SVG drawn by
-matplotlib), so it opens offline, in a mail attachment or years later. Per
-evaluator (layer) it shows:
+matplotlib, a few lines of script that unfold the lists for printing), so it opens
+offline, in a mail attachment or years later. Per evaluator (layer) it shows:
 
 - the table of ``evaluation.md`` (systems as rows, ``Evaluator.summary``
   columns), the best system per column in bold (``Evaluator.column_direction``),
@@ -25,7 +25,7 @@ import html
 import io
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,6 +62,12 @@ SYSTEM_COLOURS = (
 )
 #: Inches: a figure as wide as the page's text.
 MAX_PLOT_WIDTH = 10.0
+#: Resolution of the parts of a plot drawn as an image (sharp on a high-density screen).
+RASTER_DPI = 200
+#: Dots of the per-document plot drawn as SVG elements; more are drawn as one image.
+MAX_VECTOR_DOTS = 3000
+#: Inches per character of a 7.5 pt tick label (sans-serif, a little over the mean width).
+TICK_LABEL_INCHES_PER_CHAR = 0.065
 
 
 def _system_colour(index: int) -> str:
@@ -91,6 +97,9 @@ POINT_MARKERS = ("o", "s", "^", "D", "v", "P")
 PLOT_STYLE: dict[Any, Any] = {  # Any keys: matplotlib types them as a Literal of its rc names
     "svg.fonttype": "none",  # text stays text: searchable, selectable, small
     "svg.hashsalt": "casflow",  # the same run gives the same file
+    # View names are text, never TeX: "a$_1$" was drawn as a subscript and "x$\foo$"
+    # stopped the page with a mathtext error.
+    "text.parse_math": False,
     "font.family": "sans-serif",
     "font.sans-serif": ["Helvetica", "Arial", "Liberation Sans", "DejaVu Sans"],
     "font.size": 8.5,
@@ -132,7 +141,11 @@ class _Figures:
         self.count += 1
         buffer = io.StringIO()
         figure.savefig(
-            buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None}
+            buffer,
+            format="svg",
+            bbox_inches="tight",
+            metadata={"Date": None, "Creator": None},
+            dpi=RASTER_DPI,
         )
         plt.close(figure)
         svg = buffer.getvalue()
@@ -177,11 +190,22 @@ def _prf_bars(points: Mapping[str, Mapping[str, Mapping[str, float]]]) -> Figure
     columns = max(1, min(len(panels), int(MAX_PLOT_WIDTH // panel_width)))
     rows = -(-len(panels) // columns)
     width = min(MAX_PLOT_WIDTH, 0.6 + panel_width * columns)
+    # Labels wider than their group of bars are rotated (side by side they ran
+    # together). Rotated labels as long as view names often are ("m1-biobert-large-...")
+    # ran into the next row's panel under a fixed spacing: each row gets the labels'
+    # height on top of its axes, and the constrained layout places rows and legend by
+    # their drawn extents.
+    longest = max((len(g or "all") for g in panels[0][1]), default=0)
+    rotate = len(panels[0][1]) > 3 or TICK_LABEL_INCHES_PER_CHAR * longest > 0.55
+    label_height = TICK_LABEL_INCHES_PER_CHAR * longest * (0.6 if rotate else 0.0)
     figure, grid = plt.subplots(
-        rows, columns, figsize=(max(3.2, width), 2.5 * rows), sharey=True, squeeze=False
+        rows,
+        columns,
+        figsize=(max(3.2, width), (2.3 + label_height) * rows),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
     )
-    if rows > 1:  # room for the rotated labels above the next row's title
-        figure.subplots_adjust(hspace=0.65)
     for unused in grid.flat[len(panels) :]:
         unused.set_visible(False)
     axes = [list(grid.flat[: len(panels)])]
@@ -201,12 +225,11 @@ def _prf_bars(points: Mapping[str, Mapping[str, Mapping[str, float]]]) -> Figure
             )
             if key == "f1":
                 axis.bar_label(bars, fmt="%.1f", fontsize=6.5, padding=1.5)
-        many = len(groups) > 3
         axis.set_xticks(
             x,
             [g or "all" for g in groups],
-            rotation=35 if many else 0,
-            ha="right" if many else "center",
+            rotation=35 if rotate else 0,
+            ha="right" if rotate else "center",
         )
         axis.set_ylim(*limits)
         axis.grid(axis="x", visible=False)
@@ -312,6 +335,9 @@ def _document_spread(values: Mapping[str, Sequence[float]], metric: str) -> Figu
     systems = list(values)
     figure, axis = plt.subplots(figsize=(4.6, 0.5 + 0.45 * len(systems)))
     data = [[100 * v for v in values[s]] for s in systems]
+    # A corpus of sentences as documents (BC2GM: 5,000) drew one SVG element per dot and
+    # system, 5 MB of the page for 7 systems: past a few thousand, the dots are one image.
+    rasterized = sum(map(len, data)) > MAX_VECTOR_DOTS
     axis.boxplot(
         data,
         orientation="horizontal",
@@ -336,6 +362,7 @@ def _document_spread(values: Mapping[str, Sequence[float]], metric: str) -> Figu
             alpha=0.8,
             zorder=3,
             label=system,
+            rasterized=rasterized,
         )
     axis.set_yticks(range(1, len(systems) + 1), systems)
     axis.invert_yaxis()
@@ -386,6 +413,15 @@ def _band_plot(kind: str, bands: Mapping[str, Mapping[str, Mapping[str, float]]]
     return figure
 
 
+#: A score an evaluated system does not have: nothing to score (no gold and no system
+#: items), so P, R and F are undefined rather than 0.
+UNDEFINED = "–"
+_UNDEFINED_CELL = (
+    f'<td class="undefined" title="no score: nothing to score here (no gold and no system '
+    f'items)">{UNDEFINED}</td>'
+)
+
+
 def _cell(value: float, decimals: int | None, best: bool = False) -> str:
     css = ' class="best"' if best else ""
     text = _fmt(value, decimals)
@@ -423,8 +459,9 @@ def _score_table(label: str, evaluator: Evaluator, systems: Mapping[str, Any]) -
     head = "".join(f"<th>{_e(c)}</th>" for c in columns)
     body = []
     for name, row in rows.items():
+        missing = _UNDEFINED_CELL if name in evaluated else "<td></td>"
         cells = "".join(
-            _cell(row[c], evaluator.summary_decimals, name in best[c]) if c in row else "<td></td>"
+            _cell(row[c], evaluator.summary_decimals, name in best[c]) if c in row else missing
             for c in columns
         )
         body.append(
@@ -630,13 +667,14 @@ def _section(
     documents: Mapping[str, Mapping[str, Any]],
     examples: Mapping[str, tuple[list[tuple[str, ErrorExample]], int]],
     figures: _Figures,
+    anchor: str,
 ) -> str:
     import matplotlib.pyplot as plt
 
     systems = entry["systems"]
     evaluated = evaluated_systems(systems)
     parts = [
-        f'<section id="{_e(_anchor(label))}"><h2>{_e(label)} '
+        f'<section id="{_e(anchor)}"><h2>{_e(label)} '
         f'<span class="component">{_e(entry["component"])}</span></h2>',
         f'<p class="views">gold view <code>{_e(entry["gold_view"])}</code>; system views '
         + ", ".join(f"<code>{_e(s)}</code>" for s in systems)
@@ -737,8 +775,18 @@ def _wrap(table: str) -> str:
     return f'<div class="wrap">{table}</div>'
 
 
-def _anchor(label: str) -> str:
-    return "eval-" + re.sub(r"[^A-Za-z0-9_-]+", "-", label)
+def _anchors(labels: Iterable[str]) -> dict[str, str]:
+    """Each evaluator's section id. Labels that spell the same id ("genes b" and
+    "genes-b") get a number, so that every link goes to its own section."""
+    anchors: dict[str, str] = {}
+    for label in labels:
+        anchor = base = "eval-" + re.sub(r"[^A-Za-z0-9_-]+", "-", label)
+        number = 1
+        while anchor in anchors.values():
+            number += 1
+            anchor = f"{base}-{number}"
+        anchors[label] = anchor
+    return anchors
 
 
 def _overview(summary: Mapping[str, Any], evaluators: Mapping[str, Evaluator]) -> str:
@@ -746,6 +794,7 @@ def _overview(summary: Mapping[str, Any], evaluators: Mapping[str, Evaluator]) -
     system, as in the layers' own tables, one column per layer, the best per layer marked
     (a study compares many more systems than layers, which would not fit as columns)."""
     systems = list(dict.fromkeys(s for entry in summary.values() for s in entry["systems"]))
+    anchors = _anchors(summary)  # as the sections have them (same labels, same order)
     columns = []
     for label, entry in summary.items():
         evaluator = evaluators[label]
@@ -760,13 +809,15 @@ def _overview(summary: Mapping[str, Any], evaluators: Mapping[str, Evaluator]) -
         values = {s: p[headline]["f1"] for s, p in points.items() if headline in p}
         top = max(values.values()) if len(values) > 1 else None
         metric = f"{headline} F" if headline else "F"
-        columns.append((label, metric, values, top))
+        columns.append((label, metric, values, top, set(points)))
     if not columns:
         return ""
 
-    def cell(values: Mapping[str, float], top: float | None, system: str) -> str:
-        if system not in values:
-            return "<td></td>"
+    def cell(
+        values: Mapping[str, float], top: float | None, evaluated: set[str], system: str
+    ) -> str:
+        if system not in values:  # evaluated but nothing to score: as in the layer's table
+            return _UNDEFINED_CELL if system in evaluated else "<td></td>"
         value, best = values[system], values[system] == top
         return (
             f'<td data-value="{value!r}"'
@@ -777,13 +828,13 @@ def _overview(summary: Mapping[str, Any], evaluators: Mapping[str, Evaluator]) -
         )
 
     head = "".join(
-        f'<th data-evaluator="{_e(label)}"><a href="#{_e(_anchor(label))}">{_e(label)}</a>'
+        f'<th data-evaluator="{_e(label)}"><a href="#{_e(anchors[label])}">{_e(label)}</a>'
         f'<br><span class="metric">{_e(metric)}</span></th>'
-        for label, metric, _, _ in columns
+        for label, metric, _, _, _ in columns
     )
     rows = "".join(
         f'<tr data-system="{_e(s)}"><th scope="row">{_e(s)}</th>'
-        + "".join(cell(values, top, s) for _, _, values, top in columns)
+        + "".join(cell(values, top, evaluated, s) for _, _, values, top, evaluated in columns)
         + "</tr>"
         for s in systems
     )
@@ -819,6 +870,7 @@ div.wide { overflow-x: auto; }
 table.overview th .metric { color: var(--muted); font-weight: normal; font-size: 0.9em; }
 thead th { font-weight: 600; }
 td.best { background: #f3f6fb; }
+td.undefined { color: var(--muted); }
 tr.differ td:last-child { color: #08306b; font-weight: 600; }
 tr.same td:last-child { color: var(--muted); }
 .wrap { overflow-x: auto; max-width: 100%; }
@@ -842,7 +894,26 @@ mark.sys { background: #fde3cf; box-shadow: inset 0 -2px 0 var(--sys); }
 mark.both { background: #e6e1ef; box-shadow: inset 0 -2px 0 var(--gold), inset 0 2px 0 var(--sys); }
 p.legend mark { font-size: 0.85em; }
 .failed { color: #a50f15; }
-@media print { details { display: block; } body { max-width: none; } }
+@media print { body { max-width: none; } figure, tr { break-inside: avoid; } }
+"""
+
+#: Printing (or saving as PDF) unfolds the closed lists: the content of a closed
+#: ``<details>`` is not printed, whatever its CSS, so the PDF lacked every error list but
+#: the first and the per-document tables. A table of more than PRINTED_DOCUMENT_ROWS
+#: documents stays folded (a corpus of sentences would print as hundreds of pages).
+PRINTED_DOCUMENT_ROWS = 300
+PRINT_SCRIPT = f"""
+addEventListener("beforeprint", () => {{
+  for (const d of document.querySelectorAll("details:not([open])")) {{
+    if (d.querySelectorAll("tbody tr").length > {PRINTED_DOCUMENT_ROWS}) continue;
+    d.dataset.printOpened = ""; d.open = true;
+  }}
+}});
+addEventListener("afterprint", () => {{
+  for (const d of document.querySelectorAll("details[data-print-opened]")) {{
+    d.open = false; delete d.dataset.printOpened;
+  }}
+}});
 """
 
 
@@ -867,6 +938,7 @@ def write_html_report(
 
     matplotlib.use("Agg", force=False)  # no display: never open a window
     figures = _Figures()
+    anchors = _anchors(summary)
     examples = _collect_examples(errors_path, evaluators)
     sections = [
         _section(
@@ -876,10 +948,11 @@ def write_html_report(
             per_document.get(label, {}),
             examples.get(label, {}),
             figures,
+            anchors[label],
         )
         for label, entry in summary.items()
     ]
-    toc = "".join(f'<li><a href="#{_e(_anchor(label))}">{_e(label)}</a></li>' for label in summary)
+    toc = "".join(f'<li><a href="#{_e(anchors[label])}">{_e(label)}</a></li>' for label in summary)
     notes = (
         f'<p class="failed"><strong>{_e(PART_OF_THE_INPUT)}</strong> {_e(part)}</p>' if part else ""
     )
@@ -901,7 +974,8 @@ def write_html_report(
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Evaluation: {_e(title)}</title>
-<style>{CSS}</style></head>
+<style>{CSS}</style>
+<script>{PRINT_SCRIPT}</script></head>
 <body>
 <h1>Evaluation: {_e(title)}</h1>
 <p class="meta">Scores are computed once from counts summed over all documents (the figures of

@@ -623,3 +623,178 @@ def test_the_report_is_not_rebuilt_from_an_earlier_runs_evaluation(
     for fields in ({"evaluation": {"tokens": {}}}, {}):
         report.write_text(json.dumps({"workflow": "wf.yaml", **fields}))
         assert main(["report", str(out)]) == 0
+
+
+def _point(f1: float) -> dict[str, dict[str, float]]:
+    return {"strict": {"precision": f1, "recall": f1, "f1": f1},
+            "overlap": {"precision": f1, "recall": f1, "f1": f1}}  # fmt: skip
+
+
+def test_long_view_names_under_the_bars_stay_out_of_the_next_row() -> None:
+    # 14 systems do not fit two panels side by side: the second panel goes under the
+    # first, and the first's rotated labels ran into it under a fixed spacing.
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    from casflow.pipeline.html_report import PLOT_STYLE, _prf_bars
+
+    points = {
+        f"{name}-biobert-large-cased-v1.1-finetuned-anatem-seed{seed}": _point(0.7)
+        for seed in range(2)
+        for name in ("m1", "m2", "m3", "shipped", "majority", "union", "intersection")
+    }
+    with plt.rc_context(PLOT_STYLE):
+        figure = _prf_bars(points)
+        figure.canvas.draw()
+        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+        first, second = (a for a in figure.axes if a.get_visible())
+        assert first.get_position().y0 > second.get_position().y1  # one above the other
+        below = min(t.get_window_extent(renderer).y0 for t in first.get_xticklabels())
+        top_of_next = max(
+            second.get_window_extent(renderer).y1, second.title.get_window_extent(renderer).y1
+        )
+        assert below > top_of_next
+        labels = [t.get_window_extent(renderer) for t in second.get_xticklabels()]
+        assert min(box.y0 for box in labels) >= 0  # the last row's labels inside the figure
+        plt.close(figure)
+
+
+def test_view_names_are_drawn_as_text_not_tex() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    from casflow.pipeline.html_report import PLOT_STYLE, _Figures, _pr_scatter, _prf_bars
+
+    points = {"a$_1$": _point(0.5), "x$\\foo$": _point(0.6)}
+    with plt.rc_context(PLOT_STYLE):
+        figures = _Figures()
+        # "x$\foo$" stopped the whole page with a mathtext ParseFatalException.
+        svg = figures.add(_prf_bars(points), "bars") + figures.add(_pr_scatter(points), "pr")
+    texts = lxml_html.fromstring(f"<div>{svg}</div>").xpath("//text//text()")
+    assert "a$_1$" in texts and "x$\\foo$" in texts
+
+
+def test_nothing_to_score_is_a_dash_not_a_best_zero() -> None:
+    from casflow.pipeline.component import RunContext
+    from casflow.pipeline.evaluation_report import _markdown_table
+    from casflow.pipeline.html_report import _overview, _score_table
+    from casflow.pipeline.registry import registry
+
+    cls = registry().get("eval.mentions.v1")
+    config = cls.Config.model_validate(
+        {"system_views": ["empty", "spurious"], "criteria": ["strict", "overlap"]}
+    )
+    evaluator = cls(config, RunContext(Path(".")))
+    # Gold without mentions: "empty" finds none (nothing to score: P, R, F undefined),
+    # "spurious" finds one (precision 0 and F 0, by error). Both were 0.00 in bold.
+    spurious = {"strict/micro/fp": 1, "overlap/micro/fp": 1}
+    zeros = {f"{c}/micro/{k}": 0 for c in ("strict", "overlap") for k in ("tp", "fp", "fn")}
+    systems = {
+        "empty": {"documents": 2, "counts": zeros, "scores": evaluator.score(zeros)},
+        "spurious": {"documents": 2, "counts": spurious, "scores": evaluator.score(spurious)},
+    }
+    table = lxml_html.fromstring(_score_table("genes", evaluator, systems))
+    empty = table.xpath("//tr[@data-system='empty']/td")
+    assert empty[0].text_content() == "2"
+    assert {td.text_content() for td in empty[1:]} == {"–"}
+    assert all("undefined" in td.get("class") for td in empty[1:])
+    spurious_cells = table.xpath("//tr[@data-system='spurious']/td")[1:]
+    assert {td.text_content() for td in spurious_cells} == {"0.00"}
+    assert not table.xpath("//*[contains(@class, 'best')]")  # one score per column
+    markdown = "\n".join(_markdown_table("genes", cls.name, evaluator, systems))
+    assert "| empty | 2 | – | – | – | – |" in markdown
+    entry = {"component": cls.name, "systems": systems}
+    overview = lxml_html.fromstring(_overview({"genes": entry}, {"genes": evaluator}))
+    assert overview.xpath("//tr[@data-system='empty']/td")[0].text_content() == "–"
+    assert overview.xpath("//tr[@data-system='spurious']/td")[0].text_content() == "0.00"
+    tokens = registry().get("eval.tokens.v1")
+    evaluator = tokens(tokens.Config.model_validate({"system_views": ["a"]}), RunContext(Path(".")))
+    assert evaluator.summary(evaluator.score({"token/tp": 0, "token/fp": 0, "token/fn": 0})) == {}
+    assert evaluator.summary(evaluator.score({"token/fp": 1})) == {"P": 0.0, "R": 0.0, "F": 0.0}
+
+
+def test_an_agreement_band_without_mentions_has_no_f() -> None:
+    from casflow.components.metrics.agreement import SentenceCounts, band_counts
+    from casflow.pipeline.component import RunContext
+    from casflow.pipeline.registry import registry
+
+    cls = registry().get("eval.agreement.v1")
+    bounds = [0, 0.5, 0.9, 1]
+    config = cls.Config.model_validate({"system_views": ["combined"], "bands": bounds})
+    evaluator = cls(config, RunContext(Path(".")))
+    # No sentence in 0.5-0.9, and the one at 1 without tokens on either side (LAS).
+    sentences = [SentenceCounts(0.2, 1, 2, 2), SentenceCounts(1.0, 0, 0, 0)]
+    scores = evaluator.score(band_counts(sentences, bounds))
+    columns = evaluator.summary(scores)
+    assert columns["majority_share 0.5-0.9: sentences"] == 0
+    assert "majority_share 0.5-0.9: LAS" not in columns  # was 0.00, a score
+    assert columns["majority_share >=1: sentences"] == 1
+    assert "majority_share >=1: LAS" not in columns
+    assert columns["majority_share 0-0.5: LAS"] == 50.0
+    assert columns["all: LAS"] == 50.0
+
+
+def test_many_documents_draw_their_dots_as_one_image() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    from casflow.pipeline.html_report import (
+        MAX_VECTOR_DOTS,
+        PLOT_STYLE,
+        _document_spread,
+        _Figures,
+    )
+
+    def page(documents: int) -> str:
+        values = {s: [(i % 97) / 97 for i in range(documents)] for s in ("a", "b")}
+        with plt.rc_context(PLOT_STYLE):
+            return _Figures().add(_document_spread(values, "F"), "spread")
+
+    few, many = page(MAX_VECTOR_DOTS // 2), page(MAX_VECTOR_DOTS // 2 + 1)
+    assert "<image" not in few and "<image" in many
+    assert len(many) < len(few) / 5  # one element per dot made 5 MB pages
+
+
+def test_sections_have_distinct_ids_for_labels_alike() -> None:
+    from casflow.pipeline.html_report import _anchors
+
+    anchors = _anchors(["genes b", "genes-b", "genes?b", "anatomy"])
+    assert len(set(anchors.values())) == 4
+    assert anchors["genes b"] == "eval-genes-b" and anchors["anatomy"] == "eval-anatomy"
+
+
+def _pdf_pages(pdf: Path) -> int:
+    # The page tree's root counts every page: the largest /Count in the file.
+    counts = [int(n) for n in __import__("re").findall(rb"/Count (\d+)", pdf.read_bytes())]
+    return max(counts)
+
+
+@pytest.mark.slow
+def test_printing_unfolds_the_error_lists(report_run: Path, tmp_path: Path) -> None:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("headless Chromium not installed (Debian: apt-get install chromium)")
+    page = (report_run / "evaluation.html").read_text(encoding="utf-8")
+    assert "<details" in page and "<details open" not in page.replace(
+        '<details class="errors" data-system="g1" open', ""
+    )  # closed lists, which the content of a closed <details> is not printed
+    unfolded = tmp_path / "unfolded.html"
+    unfolded.write_text(page.replace("<details ", "<details open "), encoding="utf-8")
+    common = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+              "--no-pdf-header-footer"]  # fmt: skip
+    pages = []
+    for html_file, pdf in ((report_run / "evaluation.html", "as-is.pdf"), (unfolded, "open.pdf")):
+        subprocess.run(
+            [*common, f"--print-to-pdf={tmp_path / pdf}", html_file.resolve().as_uri()],
+            capture_output=True,
+            timeout=120,
+            check=True,
+        )
+        pages.append(_pdf_pages(tmp_path / pdf))
+    assert pages[0] == pages[1]

@@ -279,5 +279,7 @@ class AgreementEvaluator(CasEvaluator[AgreementEvaluatorConfig]):
                 continue
             name = "all" if band == "all" else f"{self.config.measure} {band}"
             columns[f"{name}: sentences"] = int(values["sentences"])
-            columns[f"{name}: {metric}"] = percent(values["f1"])
+            # A band with nothing on either side has no F: its 0 was shown as a score.
+            if values["gold"] or values["system"]:
+                columns[f"{name}: {metric}"] = percent(values["f1"])
         return columns

@@ -172,7 +172,8 @@ class MentionEvaluator(CasEvaluator[MentionEvaluatorConfig]):
         names = [*self.config.criteria, *([ALT_EVAL_KEY] if self.config.alt_eval else [])]
         for name in names:
             micro = scores.get(name, {}).get("micro")
-            if micro is None:
+            # No mention on either side: P, R and F are undefined, not 0 (nor the best).
+            if micro is None or nothing_scored(micro):
                 continue
             if name in FULL_COLUMNS:
                 columns[f"{name} P"] = percent(micro["precision"])

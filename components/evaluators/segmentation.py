@@ -26,7 +26,7 @@ from casflow.components.metrics.segmentation import (
     token_counts,
 )
 from casflow.pipeline.component import ErrorExample, EvaluatorConfig
-from casflow.pipeline.counts import Counts, EvaluationResult, prf
+from casflow.pipeline.counts import Counts, EvaluationResult, nothing_scored, prf
 from casflow.pipeline.significance import Metric
 from casflow.typesystem import SENTENCE, TOKEN
 
@@ -39,6 +39,8 @@ class _SpanEvaluator(CasEvaluator[EvaluatorConfig]):
         return score_segmentation(counts, keys=(self.key,)).get(self.key) or prf(0, 0, 0)
 
     def summary(self, scores: dict[str, Any]) -> dict[str, float]:
+        if nothing_scored(scores):  # no span on either side: no P, R or F to show
+            return {}
         return {
             "P": percent(scores["precision"]),
             "R": percent(scores["recall"]),
