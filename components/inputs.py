@@ -47,17 +47,32 @@ def read_document_bytes(path: str) -> bytes:
         raise InputUnreadableError(f"{path}: cannot read: {exc.strerror or exc}") from exc
 
 
+#: How a relative input is found, for messages about one that is not.
+RELATIVE_PATHS = (
+    "a relative path is taken from the working directory, else from the workflow "
+    "file's folder; environment variables such as $HOME are not expanded"
+)
+
+
 def resolve_input(input_spec: str, base_dir: Path | None = None) -> str:
     if input_spec.startswith("@"):  # a list file is found as any other path is
         return "@" + resolve_input(input_spec[1:], base_dir)
     path = Path(input_spec).expanduser()
     if not path.is_absolute() and base_dir is not None and not path.exists():
         # Relative inputs are taken from the working directory first, then from
-        # the workflow's folder, so a workflow can name files beside itself.
+        # the workflow's folder, so a workflow can name files beside itself; a glob
+        # too, when it matches nothing from the working directory.
+        if glob.has_magic(input_spec):
+            beside = str(Path(glob.escape(str(base_dir))) / path)
+            return beside if not _any_match(str(path)) and _any_match(beside) else str(path)
         candidate = base_dir / path
-        if candidate.exists() or glob.has_magic(str(input_spec)):
-            return str(candidate) if candidate.exists() else input_spec
+        if candidate.exists():
+            return str(candidate)
     return str(path)
+
+
+def _any_match(pattern: str) -> bool:
+    return any(os.path.isfile(p) for p in glob.iglob(pattern, recursive=True))
 
 
 def iter_input_files(
@@ -100,8 +115,8 @@ def iter_input_files(
             yield Path(name), root
         return
     raise InputNotFoundError(
-        f"input {input_spec!r} is not a file, folder, glob or @list file; "
-        "check the path (relative paths are taken from the working directory)"
+        f"input {input_spec!r} is not a file, folder, glob or @list file; check the path "
+        f"({RELATIVE_PATHS})"
     )
 
 
@@ -174,6 +189,9 @@ def input_problems(
             return _output_inside_input(input_spec, output_dir)
     except InputNotFoundError as exc:
         return [str(exc)]
+    if glob.has_magic(input_spec) and not Path(input_spec).exists():
+        # a glob names its files itself: the reader's pattern plays no part
+        return [f"input {input_spec!r} matches no files ({RELATIVE_PATHS})"]
     return [f"input {input_spec!r} matches no files (pattern {pattern!r})"]
 
 

@@ -37,6 +37,7 @@ from casflow.cas.metadata import set_document_metadata
 from casflow.cas.sofa import set_sofa_text
 from casflow.pipeline.component import (
     INITIAL_VIEW,
+    Component,
     DocumentError,
     DocumentRef,
     Evaluator,
@@ -85,6 +86,17 @@ class DocumentTimeout(Exception):
 
 class InputUnreadable(DocumentError):
     hint = "replace or re-download the input named in the error"
+
+
+class StepStartError(DocumentError):
+    """A step of the chain could not be built (its model or files did not load): each
+    document the chain was given fails with it, under every backend alike."""
+
+    hint = (
+        "the step failed while starting (loading its model or files), before it saw any "
+        "document: fix what the error names (the traceback shows where) and run the same "
+        "command again"
+    )
 
 
 # Exceptions that end one document, not the run: a component calling sys.exit()
@@ -266,7 +278,24 @@ class Chain:
             for step in steps:
                 used |= step.component_class.modules_used(step.config, context)
 
+        built: list[Component[Any]] = []
+
         def build(step: ResolvedStep, role: Any) -> Any:
+            try:
+                component = build_hiding_unused(step, role)
+            except _DOCUMENT_ERRORS as exc:
+                for earlier in built:  # a JVM or a model server must not outlive the attempt
+                    with contextlib.suppress(Exception):
+                        earlier.close()
+                where = " -> ".join(map(str, step.path))
+                raise StepStartError(
+                    f"{step.spec.label()} ({where}) could not be started: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+            built.append(component)
+            return component
+
+        def build_hiding_unused(step: ResolvedStep, role: Any) -> Any:
             if not hide_unused_modules:
                 return step.build(role, context)
             component = step.component_class
@@ -677,6 +706,22 @@ def _watch_parent(parent_pid: int) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def chain_or_failures(
+    resolved: Mapping[str, Any], context: Mapping[str, Any], refs: Sequence[DocumentRef]
+) -> Chain | list[DocumentResult]:
+    """The chain for ``refs``, or where it cannot be built (a step's model does not
+    load) their results as failed: in a worker and in-process alike, so that the run
+    report says which step and what to do, and the next batch tries again."""
+    try:
+        return get_chain(resolved, context)
+    except _DOCUMENT_ERRORS as exc:
+        error = _error_fields(exc)
+        return [
+            DocumentResult(r.doc_id, r.uri, "failed", stage="building the chain", **error)
+            for r in refs
+        ]
+
+
 def prepare_worker(resolved: Mapping[str, Any], context: Mapping[str, Any]) -> list[DocumentResult]:
     """Build this worker's chain (load the models) before its first document arrives,
     while the parent is still listing the input. A chain that cannot be built is
@@ -691,14 +736,9 @@ def process_documents(
     if context.get("parent_pid"):
         _watch_parent(int(context["parent_pid"]))
     timeout = (resolved.get("run") or {}).get("timeout")
-    try:
-        chain = get_chain(resolved, context)
-    except Exception as exc:
-        error = _error_fields(exc)
-        return [
-            DocumentResult(r.doc_id, r.uri, "failed", stage="building the chain", **error)
-            for r in refs
-        ]
+    chain = chain_or_failures(resolved, context, refs)
+    if isinstance(chain, list):
+        return chain
     log_path = Path(context["output_dir"]) / STATE_DIR / WATCHDOG_LOG
     if log_path not in _WATCHDOGS:
         _WATCHDOGS[log_path] = Watchdog(log_path)

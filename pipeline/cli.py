@@ -23,6 +23,7 @@ from casflow.pipeline.exit_status import (
     EXIT_TRAINING_FAILED,
     RUN_EXIT_STATUS,
     TRAIN_EXIT_STATUS,
+    VALIDATE_EXIT_STATUS,
 )
 
 if TYPE_CHECKING:
@@ -637,7 +638,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--scheduler", help="Dask scheduler address (with --backend dask)")
         p.add_argument("--timeout", type=float, help="per-document time limit in seconds")
 
-    p_validate = sub.add_parser("validate", help="check a workflow without reading any document")
+    p_validate = sub.add_parser(
+        "validate",
+        help="check a workflow without reading any document",
+        description="Check a whole workflow (structure, components, chain, inputs, models, "
+        "output folder) without reading any document.",
+        epilog=VALIDATE_EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     workflow_args(p_validate)
     p_validate.set_defaults(func=cmd_validate)
 

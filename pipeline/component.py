@@ -203,6 +203,13 @@ def _declared_config(cls: type) -> type[ComponentConfig] | None:
         for arg in get_args(base):
             if isinstance(arg, type) and issubclass(arg, ComponentConfig):
                 return arg
+            if isinstance(arg, type) and issubclass(arg, BaseModel):
+                # Passed over, it would leave the component with no options at all.
+                raise TypeError(
+                    f"{cls.__qualname__} names {arg.__name__} in its base, which is not a "
+                    "ComponentConfig: derive it from casflow.pipeline.component."
+                    "ComponentConfig (a typed config that refuses unknown keys)"
+                )
     return None
 
 

@@ -20,6 +20,12 @@ exit status:
        (after 130 or 143 finished documents are kept; the same command resumes)
 """
 
+VALIDATE_EXIT_STATUS = """\
+exit status:
+  0    the workflow is valid (nothing was read or written)
+  2    it is not: every problem is printed, each with its file, line and what to do
+"""
+
 TRAIN_EXIT_STATUS = """\
 exit status:
   0    the model was trained (with --fold K: that fold)

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
+import re
 from importlib.metadata import entry_points
+from typing import Any, get_args
 
-from casflow.pipeline.component import Component
+from casflow.pipeline.component import Component, Role
 
 ENTRY_POINT_GROUP = "casflow.components"
 
@@ -82,8 +85,8 @@ class Registry:
     def _clash(self, name: str) -> ComponentLoadError:
         origins = self._clashes[name]
         fix = (
-            "a plug-in cannot replace a built-in component: give the plug-in's a name of its "
-            "own (entry point key and class name)"
+            "a plug-in cannot replace a built-in component: uninstall the plug-in, or give "
+            "its component a name of its own (entry point key and class name)"
             if "built-in" in origins
             else "uninstall all but one of them, or give one a name of its own"
         )
@@ -122,10 +125,16 @@ class Registry:
         if name not in self._targets:
             raise UnknownComponentError(name, self.names())
         target = self._targets[name]
-        module_name, _, attr = target.partition(":")
+        module_name, colon, attr = target.partition(":")
+        if not (colon and module_name and attr):
+            raise ComponentLoadError(
+                f"component {name!r} ({self._origins[name]}) points at {target!r}, which "
+                "names no class: an entry point's value is 'module:Class' (e.g. "
+                "'my_plugin:MyTagger'); fix it in the plug-in's pyproject.toml and reinstall it"
+            )
         try:
             module = importlib.import_module(module_name)
-            cls = module
+            cls: Any = module  # a component class once contract_problem finds none
             for part in attr.split("."):
                 cls = getattr(cls, part)
         except Exception as exc:  # whatever a plug-in's import raises, not only ImportError
@@ -133,16 +142,64 @@ class Registry:
                 f"component {name!r} ({self._origins[name]}) cannot be loaded from {target!r}: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
-        if not (isinstance(cls, type) and issubclass(cls, Component)):
+        problem = contract_problem(name, cls)
+        if problem is not None:
             raise ComponentLoadError(
-                f"{target!r} registered as {name!r} is not a casflow Component"
-            )
-        if getattr(cls, "name", None) != name:
-            raise ComponentLoadError(
-                f"{target!r} is registered as {name!r} but declares name {getattr(cls, 'name', None)!r}"
+                f"component {name!r} ({self._origins[name]}, {target!r}) {problem}"
             )
         self._loaded[name] = cls
         return cls
+
+
+#: ``<tool>.<what>.v<N>``: lower-case dotted parts, the last a version.
+VERSIONED_NAME = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*\.v[0-9]+")
+ROLES: tuple[str, ...] = get_args(Role)
+
+
+def contract_problem(name: str, cls: Any) -> str | None:
+    """What keeps ``cls`` from serving as component ``name``, or None. Checked when a
+    name is first asked for, so that a plug-in's mistake is one message naming it and
+    what to do, before the workflow runs (not a traceback inside a worker, nor a
+    misspelled option silently accepted)."""
+    if not (isinstance(cls, type) and issubclass(cls, Component)):
+        return (
+            "is not a casflow component: derive the class from Reader, Processor, Writer, "
+            "Evaluator or Trainer (casflow.pipeline.component)"
+        )
+    declared = getattr(cls, "name", None)
+    if declared != name:
+        return (
+            f"declares name {declared!r}: the entry-point key and the class's 'name' must "
+            "be the same; change one of them and reinstall the plug-in"
+        )
+    if not VERSIONED_NAME.fullmatch(name):
+        return (
+            "has no version suffix: a component name is '<tool>.<what>.v<N>' (e.g. "
+            f"{name.lower().rstrip('.') + '.v1'!r}), the entry-point key and the class's "
+            "'name' alike"
+        )
+    if cls.role not in ROLES:
+        return (
+            f"declares role {cls.role!r}, not one of {', '.join(ROLES)}: derive the class "
+            "from the base of its role and do not set 'role'"
+        )
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(cls.__abstractmethods__))
+        return f"does not implement {missing}, which a {cls.role} must: define them"
+    if cls.Config.model_config.get("extra") != "forbid":
+        return (
+            f"has a config class {cls.Config.__name__} that accepts keys it does not "
+            "define (model_config extra is not 'forbid'), so a misspelled option would be "
+            "ignored: leave 'extra' as ComponentConfig sets it"
+        )
+    for attribute in ("requires", "produces"):
+        value = getattr(cls, attribute)
+        if not (isinstance(value, tuple | list) and all(isinstance(t, str) for t in value)):
+            return (
+                f"declares {attribute} = {value!r}, which is not a tuple of type names: "
+                "write e.g. (TOKEN,), with the comma"
+            )
+    return None
 
 
 _REGISTRY: Registry | None = None

@@ -47,7 +47,7 @@ from joblib import Parallel, delayed
 from casflow.pipeline.chain import (
     WATCHDOG_LOG,
     DocumentResult,
-    get_chain,
+    chain_or_failures,
     prepare_worker,
     process_documents,
     run_batch,
@@ -451,7 +451,13 @@ class Dispatcher:
         chain = None
         for batch in _batches(todo, self.run_spec.batch_size):
             if chain is None:  # build models only when there is work
-                chain = get_chain(self.runner.workflow.resolved, self.runner.context_dict)
+                built = chain_or_failures(
+                    self.runner.workflow.resolved, self.runner.context_dict, batch
+                )
+                if isinstance(built, list):  # as a worker reports it; the next batch retries
+                    yield built
+                    continue
+                chain = built
             yield run_batch(chain, batch, self.run_spec.timeout)
 
     def stop(self) -> None:

@@ -29,6 +29,7 @@ from casflow.typesystem import (
     TOKEN,
     TypeSystemPluginError,
     load_typesystem,
+    resolve_type_name,
     short_name,
 )
 
@@ -181,6 +182,16 @@ def _unknown_type_names(names: tuple[str, ...]) -> list[str]:
 # ----------------------------------------------------------------------------- the chain
 
 
+def registry_origin(name: str) -> str:
+    """Where a component comes from (built-in, or the plug-in's distribution)."""
+    from casflow.pipeline.registry import registry
+
+    try:
+        return registry().origin(name)
+    except KeyError:
+        return "registered at run time"
+
+
 class _Anything(set[str]):
     """The contents of a view written by a step with its own error: any type."""
 
@@ -211,18 +222,31 @@ class _ChainCheck:
         self.located = located
         self.issues = issues
         self.available: dict[str, set[str]] = {}
+        #: view -> the first processor that writes it: a step that reads the view
+        #: before it is told which step to move
+        self.writer_of: dict[str, ResolvedStep] = {}
 
     def declare(self, step: ResolvedStep) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The step's ``(requires, produces)``; type names the type system lacks are issues."""
         requires, produces = step.component_class.requirements(step.config)
         bad = _unknown_type_names(tuple(requires) + tuple(produces))
         if bad:
+            full = {name: resolve_type_name(name) for name in bad}
+            unknown = [name for name in bad if full[name] == name]
+            fixes = [f"write {full[name]} for {name}" for name in bad if full[name] != name]
+            if unknown:
+                what = ", ".join(unknown) if fixes else "them"
+                fixes.append(
+                    f"install the plug-in that adds {what}, or add them with a type-system "
+                    "plug-in (entry point group casflow.typesystems)"
+                )
             self.issues.append(
                 issue_at(
                     self.located,
                     step.path + ("component",),
-                    f"{step.spec.component!r} declares type names the type system does not "
-                    f"know: {', '.join(bad)}; install the plug-in that contributes them",
+                    f"{step.spec.component!r} ({registry_origin(step.spec.component)}) declares "
+                    f"type names the type system does not know: {', '.join(bad)}; "
+                    + "; ".join(fixes),
                 )
             )
         return tuple(requires), tuple(produces)
@@ -268,6 +292,27 @@ class _ChainCheck:
         )
         return False
 
+    def check_step_view_used(self, step: ResolvedStep) -> bool:
+        """A writer or evaluator that reads the views its config names (a format writer's
+        view, an evaluator's gold and system views) does not use the step's ``view:``:
+        one set there alone would be ignored, and the output or the scores would be
+        another view's, without a word."""
+        view = step.spec.view
+        named = step.component_class.views_read(step.config)
+        if view == INITIAL_VIEW or not named or view in named:
+            return True
+        name = step.spec.component
+        self.issues.append(
+            issue_at(
+                self.located,
+                step.path + ("view",),
+                f"{name!r} does not use the step's view {view!r}: it reads the views its "
+                f"config names ({', '.join(named)}); name {view!r} in its config instead "
+                f"('casflow components {name}' lists its options) and leave out 'view:'",
+            )
+        )
+        return False
+
     def check_views_read(self, step: ResolvedStep) -> None:
         """The views the step's config names (``views_read``) exist and hold what it needs."""
         before = "" if step.section == "evaluators" else "before it "
@@ -276,12 +321,21 @@ class _ChainCheck:
                 self.check(step, needs, view, "reads")
                 continue
             written = ", ".join(sorted(self.available)) or "none"
+            later = self.writer_of.get(view)
+            fix = (
+                f"; {' -> '.join(map(str, later.path))} (line "
+                f"{self.located.line_of(later.path + ('component',))}) writes it later: "
+                "move this step after that one"
+                if later is not None and step.section == "components"
+                else f".{did_you_mean(view, sorted(self.available))} Fix the view name, or "
+                "add a step that writes it"
+            )
             self.issues.append(
                 issue_at(
                     self.located,
                     step.path + ("config",),
                     f"{step.spec.component!r} reads view {view!r}, which nothing {before}"
-                    f"writes (views written: {written})",
+                    f"writes (views written: {written}){fix}",
                 )
             )
 
@@ -328,6 +382,8 @@ def check_requirements(
 ) -> None:
     """Every step finds what it requires, in its own view and in the views it reads."""
     chain = _ChainCheck(located, issues)
+    for step in processors:
+        chain.writer_of.setdefault(step.spec.view, step)
     if reader is not None:
         chain.declare(reader)
         reader_class = reader.component_as(Reader)
@@ -347,11 +403,12 @@ def check_requirements(
         chain.write(step.spec.view, produces)
     for step in writers:
         requires, _ = chain.declare(step)
-        if chain.check_view_written(step):
+        if chain.check_step_view_used(step) and chain.check_view_written(step):
             chain.check(step, requires, step.spec.view, "writes out")
         chain.check_views_read(step)
     for step in evaluators:
         chain.declare(step)
+        chain.check_step_view_used(step)
         chain.check_views_read(step)
 
 
@@ -404,8 +461,8 @@ def run_component_checks(
         except Exception as exc:
             problems = [
                 f"{step.spec.component!r}: its configuration check failed with "
-                f"{type(exc).__name__}: {exc} (a bug in the component's check; please "
-                "report it)"
+                f"{type(exc).__name__}: {exc} (a bug in the component's check: please "
+                f"report it to its authors, {registry_origin(step.spec.component)})"
             ]
         for problem in problems:
             if step.section == "reader" and input_overridden:

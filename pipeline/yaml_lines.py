@@ -106,7 +106,12 @@ class _Walker:
                     continue
                 key = _scalar(key_node)
                 if key in result:
-                    raise self.refuse(key_node, f"duplicate key {key!r}")
+                    first = self.out.key_lines[path + (key,)]
+                    raise self.refuse(
+                        key_node,
+                        f"duplicate key {key!r} (also at line {first}): a mapping holds each "
+                        "key once; keep one of them",
+                    )
                 self.out.key_lines[path + (key,)] = key_node.start_mark.line + 1
                 result[key] = self.walk(value_node, path + (key,))
             self.open.discard(id(node))
@@ -150,6 +155,23 @@ def _check_depth(text: str, source: str) -> None:
             depth -= 1
 
 
+def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
+    """PyYAML's problem, with where an unclosed bracket or quote opened (the problem's
+    line is where the parser gave up, often lines later) and what to do about tabs."""
+    problem = str(exc.problem or exc)
+    if "'\\t'" in problem:  # PyYAML shows the character as '\t'
+        return f"{problem}: YAML indents with spaces only; replace the tab with spaces"
+    opened = exc.context_mark
+    if (
+        exc.context
+        and opened is not None
+        and exc.problem_mark is not None
+        and opened.line != exc.problem_mark.line
+    ):
+        return f"{problem} ({exc.context} that starts at line {opened.line + 1}: is it closed?)"
+    return problem
+
+
 def load_located_yaml(text: str, source: str = "<string>") -> LocatedYaml:
     """Parse YAML text, keeping line numbers of keys and values."""
     out = LocatedYaml(data=None, source=source)
@@ -159,7 +181,7 @@ def load_located_yaml(text: str, source: str = "<string>") -> LocatedYaml:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
-        raise YamlLoadError(source, line, f"not valid YAML: {exc.problem or exc}") from exc
+        raise YamlLoadError(source, line, f"not valid YAML: {_yaml_problem(exc)}") from exc
     except yaml.YAMLError as exc:
         raise YamlLoadError(source, None, f"not valid YAML: {exc}") from exc
     except RecursionError:

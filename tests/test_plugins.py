@@ -125,7 +125,10 @@ def test_a_component_name_registered_twice_is_broken_and_names_both_origins(
         line = next(x for x in listing.splitlines() if x.startswith(f"{name}  "))
         assert "BROKEN, cannot be used: " in line and "registered twice (" in line, line
         assert all(origin in line for origin in origins), line
-    assert "a plug-in cannot replace a built-in component" in listing
+    assert (
+        "a plug-in cannot replace a built-in component: uninstall the plug-in, or give its "
+        "component a name of its own" in listing
+    )
 
     (tmp_path / "a.txt").write_text("BRCA1 binds BARD1.", encoding="utf-8")
     reader = f'reader: {{component: text.reader.v1, config: {{input: "{tmp_path / "a.txt"}"}}}}\n'

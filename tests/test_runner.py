@@ -637,3 +637,43 @@ def test_a_process_closes_its_cached_chain_at_exit(tmp_path: Path) -> None:
     )
     subprocess.run([sys.executable, "-c", code], check=True)
     assert marker.read_text() == "closed"
+
+
+def test_a_step_that_cannot_start_fails_each_document_in_process_naming_it(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With jobs: 1 (the default) a component whose __init__ raised (a model file
+    # missing) ended the command with a traceback, exit 1 and a report still saying
+    # "running": workers reported it as failed documents; now both do.
+    from casflow.pipeline import registry as registry_module
+    from casflow.pipeline.component import Processor
+
+    class ModelMissing(Processor):
+        name = "test.model_missing.v1"
+
+        def __init__(self, config: object, context: object = None) -> None:
+            raise FileNotFoundError("no model at model.bin")
+
+        def process(self, view: cassis.Cas) -> None:
+            pass
+
+    monkeypatch.setattr(registry_module, "_REGISTRY", None)
+    registry_module.registry().register(ModelMissing.name, ModelMissing, origin="tests")
+    out = tmp_path / "out"
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(
+        f'reader: {{component: text.reader.v1, config: {{input: "{corpus}"}}}}\n'
+        "components: [{component: test.model_missing.v1}]\n"
+        f'run: {{output: "{out}", batch_size: 3, progress: false}}\n',
+        encoding="utf-8",
+    )
+    assert main(["run", str(wf), "--quiet"]) == 1
+    report = json.loads((out / "run-report.json").read_text("utf-8"))
+    assert report["counts"]["failed"] == 7 and "running" not in report
+    failure = report["failures"][0]
+    assert failure["stage"] == "building the chain"
+    assert failure["error"] == (
+        "StepStartError: test.model_missing.v1 (components -> 0) could not be started: "
+        "FileNotFoundError: no model at model.bin"
+    )
+    assert failure["what_to_do"].startswith("the step failed while starting")

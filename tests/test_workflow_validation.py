@@ -459,3 +459,165 @@ def test_a_combiner_writing_into_one_of_its_members_is_refused(inputs: Path) -> 
         e.startswith("wf.yaml:8: components -> 2 -> view:") and "also one of its members" in e
         for e in errors
     ), errors
+
+
+def test_a_writers_step_view_it_does_not_write_is_refused(inputs: Path) -> None:
+    # conllu.writer.v1 writes the view its config names: the step's view alone was
+    # ignored, and the initial view (empty) written out without a word.
+    base = """\
+        reader: {component: text.reader.v1, config: {input: INPUT}}
+        components:
+          - {component: sentences.rules.v1, view: system}
+          - {component: tokens.fine.v1, view: system}
+        writers:
+        """
+    errors = _errors(base + "  - {component: conllu.writer.v1, view: system}\n", inputs)
+    assert errors == [
+        "wf.yaml:6: writers -> 0 -> view: 'conllu.writer.v1' does not use the step's view "
+        "'system': it reads the views its config names (_InitialView); name 'system' in its "
+        "config instead ('casflow components conllu.writer.v1' lists its options) and leave "
+        "out 'view:'"
+    ], errors
+    text = base + "  - {component: conllu.writer.v1, view: system, config: {view: system}}\n"
+    load_workflow_text(textwrap.dedent(text).replace("INPUT", str(inputs)), source="wf.yaml")
+
+
+def test_an_evaluators_step_view_it_does_not_score_is_refused(inputs: Path) -> None:
+    errors = _errors(
+        """\
+        reader: {component: text.reader.v1, view: gold, config: {input: INPUT}}
+        components:
+          - {component: sentences.rules.v1, view: gold}
+          - {component: sentences.rules.v1, view: system}
+        evaluators:
+          - component: eval.sentences.v1
+            view: sytem
+            config: {gold_view: gold, system_views: [system]}
+        """,
+        inputs,
+    )
+    assert len(errors) == 1, errors
+    assert errors[0].startswith(
+        "wf.yaml:7: evaluators -> 0 -> view: 'eval.sentences.v1' does not use the step's "
+        "view 'sytem': it reads the views its config names (gold, system)"
+    ), errors
+
+
+def test_a_view_read_before_the_step_that_writes_it_names_that_step(inputs: Path) -> None:
+    errors = _errors(
+        """\
+        reader: {component: text.reader.v1, config: {input: INPUT}}
+        components:
+          - {component: view.copy.v1, view: copy, config: {from_view: system}}
+          - {component: sentences.rules.v1, view: system}
+        """,
+        inputs,
+    )
+    assert len(errors) == 1, errors
+    assert errors[0].endswith(
+        "'view.copy.v1' reads view 'system', which nothing before it writes (views written: "
+        "_InitialView); components -> 1 (line 4) writes it later: move this step after that one"
+    ), errors
+
+
+def test_type_names_a_plugin_declares_wrongly_say_what_to_write(
+    inputs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from casflow.pipeline import registry as registry_module
+    from casflow.pipeline.component import Processor
+
+    class ShortNames(Processor):
+        name = "audit.short_names.v1"
+        requires = ("Token",)
+        produces = ("org.example.Acronym",)
+
+        def process(self, view: cassis.Cas) -> None:
+            pass
+
+    monkeypatch.setattr(registry_module, "_REGISTRY", None)
+    registry_module.registry().register(ShortNames.name, ShortNames, origin="tests")
+    errors = _errors(
+        """\
+        reader: {component: text.reader.v1, config: {input: INPUT}}
+        components:
+          - {component: tokens.fine.v1}
+          - {component: audit.short_names.v1}
+        """,
+        inputs,
+    )
+    assert errors == [
+        "wf.yaml:4: components -> 1 -> component: 'audit.short_names.v1' (tests) declares type "
+        "names the type system does not know: Token, org.example.Acronym; write "
+        "de.tudarmstadt.ukp.dkpro.core.api.segmentation.type.Token for Token; install the "
+        "plug-in that adds org.example.Acronym, or add them with a type-system plug-in "
+        "(entry point group casflow.typesystems)"
+    ], errors
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "reader:\n\tcomponent: text.reader.v1\n",
+            "wf.yaml:2: not valid YAML: found character '\\t' that cannot start any token: "
+            "YAML indents with spaces only; replace the tab with spaces",
+        ),
+        (
+            "reader:\n  component: text.reader.v1\n  config: {input: a.txt\nwriters: []\n",
+            "wf.yaml:4: not valid YAML: expected ',' or '}', but got ':' (while parsing a flow "
+            "mapping that starts at line 3: is it closed?)",
+        ),
+        (
+            "reader:\n  component: text.reader.v1\n  view: gold\n  component: xmi.reader.v1\n",
+            "wf.yaml:4: duplicate key 'component' (also at line 2): a mapping holds each key "
+            "once; keep one of them",
+        ),
+    ],
+)
+def test_yaml_mistakes_say_where_and_what_to_do(text: str, expected: str) -> None:
+    with pytest.raises(WorkflowValidationError) as info:
+        load_workflow_text(text, source="wf.yaml")
+    assert [issue.format("wf.yaml") for issue in info.value.issues] == [expected]
+
+
+def test_a_relative_glob_is_found_beside_the_workflow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As a relative file or folder is: from the working directory, else the workflow's
+    # folder (it was taken from the working directory only, and matched nothing).
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (project / "data" / "a.txt").write_text("A text.\n", encoding="utf-8")
+    workflow = project / "wf.yaml"
+    workflow.write_text(
+        'reader: {component: text.reader.v1, config: {input: "data/*.txt"}}\n'
+        'writers: [{component: xmi.writer.v1}]\nrun: {output: "../out"}\n',
+        encoding="utf-8",
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    from casflow.pipeline.runner import RunOptions, run_workflow
+
+    report = run_workflow(load_workflow(workflow), RunOptions(show_progress=False))
+    assert report.counts["ok"] == 1
+    assert (elsewhere.parent / "out" / "xmi" / "a.xmi").is_file()
+
+    workflow.write_text(
+        'reader: {component: text.reader.v1, config: {input: "data/*.nxml"}}\n', encoding="utf-8"
+    )
+    with pytest.raises(WorkflowValidationError) as info:
+        load_workflow(workflow)
+    # a glob names its files itself: the reader's folder pattern is not the reason
+    assert [issue.message for issue in info.value.issues] == [
+        "input 'data/*.nxml' matches no files (a relative path is taken from the working "
+        "directory, else from the workflow file's folder; environment variables such as "
+        "$HOME are not expanded)"
+    ]
+
+
+def test_validate_help_lists_its_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["validate", "--help"])
+    out = capsys.readouterr().out
+    assert "exit status:\n  0    the workflow is valid" in out and "\n  2    it is not" in out
