@@ -17,6 +17,17 @@ from casflow.cas import cassis_version
 
 # Characters beyond the Basic Multilingual Plane: two UTF-16 code units each.
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+# In a Python str every surrogate is alone (a pair is one character beyond the BMP).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> int | None:
+    """Offset of the first lone UTF-16 surrogate in ``text`` (what ``errors=
+    "surrogateescape"`` makes of a byte that did not decode), or None.
+
+    Such a code point is no character: UTF-8, XML and the native tools refuse it."""
+    found = _LONE_SURROGATE.search(text)
+    return found.start() if found else None
 
 
 def code_points_of_utf16(text: str) -> Mapping[int, int]:

@@ -34,7 +34,7 @@ from typing import Any, TypedDict
 import cassis
 
 from casflow.cas.metadata import set_document_metadata
-from casflow.cas.sofa import set_sofa_text
+from casflow.cas.sofa import lone_surrogate, set_sofa_text
 from casflow.pipeline.component import (
     INITIAL_VIEW,
     Component,
@@ -86,6 +86,14 @@ class DocumentTimeout(Exception):
 
 class InputUnreadable(DocumentError):
     hint = "replace or re-download the input named in the error"
+
+
+class TextNotUnicode(DocumentError):
+    hint = (
+        "the reader gave text with bytes it could not decode kept as lone surrogates (as "
+        "Python's errors='surrogateescape' keeps them): read the file in its real encoding "
+        "(text.reader.v1: encoding), or fix or replace those bytes in the file"
+    )
 
 
 class StepStartError(DocumentError):
@@ -358,8 +366,34 @@ def read_document(
         cas = replacement
     elif view_name != INITIAL_VIEW:
         set_sofa_text(cas, view.sofa_string or "")
+    _check_text(cas, ref)
     _ensure_metadata(cas, ref)
     return cas
+
+
+def _check_text(cas: cassis.Cas, ref: DocumentRef) -> None:
+    """Fail the document at the reader when a view's text holds a lone surrogate: every
+    tool, writer and XMI would fail on it later, each with an error that names neither
+    the document nor the character (UnicodeEncodeError, SWIG's TypeError, SystemError)."""
+    for sofa in cas.sofas:
+        text = cas.get_view(sofa.sofaID).sofa_string or ""
+        offset = lone_surrogate(text)
+        if offset is None:
+            continue
+        code = ord(text[offset])
+        escaped = (
+            f" (the byte 0x{code - 0xDC00:02X} that did not decode, as errors='surrogateescape' "
+            "keeps it)"
+            if 0xDC80 <= code <= 0xDCFF
+            else ""
+        )
+        line = text.count("\n", 0, offset) + 1
+        column = offset - text.rfind("\n", 0, offset)
+        raise TextNotUnicode(
+            f"{ref.uri}: view {sofa.sofaID}, line {line}, column {column} (character "
+            f"{offset}): U+{code:04X} is a lone surrogate{escaped}, not a character; no "
+            "tool, writer or XMI can take the text"
+        )
 
 
 def _ensure_metadata(cas: cassis.Cas, ref: DocumentRef) -> None:

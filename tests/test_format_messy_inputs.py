@@ -16,6 +16,8 @@ from typing import Any
 import cassis
 import pytest
 
+from casflow.cas.metadata import set_document_metadata
+from casflow.cas.sofa import set_sofa_text
 from casflow.components.formats.bio.parse import parse_bio
 from casflow.components.formats.common import FormatWarning
 from casflow.components.formats.document_files import (
@@ -23,6 +25,7 @@ from casflow.components.formats.document_files import (
     ImportFileMalformed,
     ImportFormatError,
 )
+from casflow.components.formats.text.reader import TextReader
 from casflow.pipeline.component import DocumentRef, RunContext
 from casflow.pipeline.registry import registry
 from casflow.pipeline.runner import RunOptions, run_workflow
@@ -318,3 +321,55 @@ def test_missing_empty_warns_so_a_wrong_pattern_is_seen(tmp_path: Path) -> None:
         ]
         * 2
     )
+
+
+# ------------------------------------------------------------------ lone surrogates from a reader
+
+
+class SurrogateescapeTextReader(TextReader):
+    """A plug-in reader with a lenient decoder: bytes that are not UTF-8 become lone
+    surrogates (errors="surrogateescape") instead of failing the document."""
+
+    name = "test.surrogateescape_text_reader.v1"
+
+    def load(self, ref: DocumentRef, cas: cassis.Cas) -> None:
+        # set as casflow's readers set it (cassis's own setter refuses the text itself)
+        set_sofa_text(cas, Path(ref.uri).read_bytes().decode("utf-8", "surrogateescape"))
+        set_document_metadata(cas, ref.doc_id, ref.uri)
+
+
+def test_a_lone_surrogate_fails_its_document_at_the_reader_naming_the_byte(
+    tmp_path: Path,
+) -> None:
+    """Each tool failed on such a text in its own words, naming neither the document nor
+    the character (UnicodeEncodeError from spaCy and the writers, SystemError from
+    python-crfsuite, TypeError from UDPipe's SWIG binding)."""
+    reg = registry()
+    if SurrogateescapeTextReader.name not in reg.names():
+        reg.register(SurrogateescapeTextReader.name, SurrogateescapeTextReader, origin="tests")
+    texts = tmp_path / "txt"
+    texts.mkdir()
+    (texts / "good.txt").write_text("Caf\u00e9 cells grow.", encoding="utf-8")
+    (texts / "latin1.txt").write_bytes("Cells grow.\nCaf\u00e9 cells grow.".encode("latin-1"))
+    workflow = textwrap.dedent(
+        f"""
+        reader: {{component: {SurrogateescapeTextReader.name}, config: {{input: {texts}}}}}
+        components:
+          - {{component: tokens.spacy.english.v1}}
+        writers:
+          - {{component: conllu.writer.v1}}
+        run: {{jobs: 1, output: {tmp_path / "out"}}}
+        """
+    )
+    run_workflow(
+        load_workflow_text(workflow, source=str(tmp_path / "wf.yaml")),
+        RunOptions(show_progress=False),
+    )
+    report = json.loads((tmp_path / "out" / "run-report.json").read_text())
+    assert report["counts"]["ok"] == 1 and report["counts"]["failed"] == 1
+    (failure,) = report["failures"]
+    assert failure["document"] == "latin1" and failure["stage"].startswith("reader ")
+    assert "latin1.txt: view _InitialView, line 2, column 4 (character 15)" in failure["error"]
+    assert "U+DCE9 is a lone surrogate (the byte 0xE9 that did not decode" in failure["error"]
+    assert "real encoding" in failure["what_to_do"]
+    assert (tmp_path / "out" / "conllu" / "good.conllu").is_file()

@@ -9,6 +9,7 @@ from pathlib import Path
 import cassis
 import pytest
 
+from casflow.components.udpipe.model import UdpipeModel, Word, model_file
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
 from casflow.typesystem import (
@@ -173,6 +174,23 @@ def test_separators_udpipe_takes_for_letters_are_trimmed(
         covered = [s.get_covered_text() for s in view.select(SENTENCE)]
         assert covered and all(c and c == c.strip() for c in covered)
     assert_trees(view)
+
+
+@pytest.mark.slow
+def test_text_after_a_nul_character_is_analysed(tiny_udpipe_model: Path) -> None:
+    """UDPipe's binding takes C strings, which end at a NUL: the rest of the document got
+    no token, and an existing token with a NUL inside was tagged as cut there."""
+    first, second = (sentence_text(rows) for rows, _ in SENTENCES[:2])
+    words = [r[0] for rows, _ in SENTENCES[:2] for r in rows]
+    text = f"{first}\x00{second}"
+    view = run("udpipe.v1", plain_view(text), model=str(tiny_udpipe_model))
+    assert [t.get_covered_text() for t in view.select(TOKEN)] == words
+    assert_trees(view)
+
+    # a given token with a NUL inside: UDPipe tags the whole word, not what comes before
+    model = UdpipeModel(model_file(str(tiny_udpipe_model)))
+    (word,) = model.analyse([Word(0, 9, "RAD\x0051-x")], tag=True, parse=False)
+    assert (word.begin, word.end, word.form) == (0, 9, "RAD 51-x")
 
 
 @pytest.mark.slow

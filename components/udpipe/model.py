@@ -83,6 +83,13 @@ def load_model(path: str) -> Any:
     return model
 
 
+def c_string(text: str) -> str:
+    """``text`` as UDPipe may be given it: its binding passes C strings, which end at the
+    first NUL, so the rest of a document after one was never tokenized (and a word was cut
+    there). A space in its place keeps every offset."""
+    return text.replace("\x00", " ")
+
+
 class Word(NamedTuple):
     """A word to tag and parse: the span of its surface token and its own form. The
     words of a multiword token share their token's span, each with its form, which is
@@ -164,6 +171,7 @@ class UdpipeModel:
         # TokenRange counts from the start of the document: without a reset, offsets
         # would go on from the previous text.
         self._tokenizer.resetDocument()
+        text = c_string(text)
         self._tokenizer.setText(text)
         error = udpipe.ProcessingError()
         sentences: list[list[Word]] = []
@@ -218,7 +226,7 @@ class UdpipeModel:
         udpipe = self.udpipe
         sentence = udpipe.Sentence()
         for word in words:
-            sentence.addWord(word.form)
+            sentence.addWord(c_string(word.form))
         # UDPipe reports a failure (a model without a tagger or parser) in its error and
         # leaves the words as they were: untagged, every head the root.
         error = udpipe.ProcessingError()
