@@ -73,3 +73,53 @@ def test_no_module_spells_the_default_itself() -> None:
             if 'environ.get("CASFLOW_CORPORA"' in joined or '"shared" / "corpora"' in joined:
                 offenders.append(str(path.relative_to(root)))
     assert offenders == []
+
+
+READERS = {
+    "bc2gm": "bc2gm.reader.v1",
+    "genetag": "genetag.reader.v1",
+    "anatem": "anatem.reader.v1",
+    "craft": "craft.reader.v1",
+}
+
+
+def _reader_problems(name: str, config: dict[str, str], workflow_dir: Path) -> list[str]:
+    from casflow.pipeline.component import RunContext
+    from casflow.pipeline.registry import registry
+
+    cls = registry().get(READERS[name])
+    context = RunContext(output_dir=workflow_dir / "out", workflow_dir=workflow_dir)
+    return cls.check_config(cls.Config.model_validate(config), context)
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_a_missing_default_corpus_says_where_the_default_came_from(
+    name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Run from another folder with CASFLOW_CORPORA unset: one problem, not one per file,
+    # naming the absolute folder, the working directory it came from and what to set.
+    elsewhere = tmp_path / "work" / "elsewhere"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.delenv("CASFLOW_CORPORA", raising=False)
+    monkeypatch.chdir(elsewhere)
+    (problem,) = _reader_problems(name, {}, elsewhere)
+    assert f"{tmp_path / 'work' / 'shared' / 'corpora' / name} does not exist" in problem
+    assert "CASFLOW_CORPORA is not set, so ../shared/corpora from the working directory " in (
+        problem
+    )
+    assert str(elsewhere) in problem and "set CASFLOW_CORPORA to the folder holding" in problem
+    monkeypatch.setenv("CASFLOW_CORPORA", str(tmp_path / "nowhere"))
+    (problem,) = _reader_problems(name, {}, elsewhere)
+    assert f"{tmp_path / 'nowhere' / name} does not exist ($CASFLOW_CORPORA is " in problem
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_a_given_corpus_folder_missing_or_the_corpora_folder(name: str, tmp_path: Path) -> None:
+    (problem,) = _reader_problems(name, {"corpus": str(tmp_path / "typo")}, tmp_path)
+    assert f"{tmp_path / 'typo'} does not exist; set 'corpus' to the folder holding" in problem
+    assert "CASFLOW_CORPORA" not in problem  # the user gave the path
+    # 'corpus' naming the folder that holds the corpora, a likely slip
+    (tmp_path / "corpora" / name).mkdir(parents=True)
+    (problem,) = _reader_problems(name, {"corpus": str(tmp_path / "corpora")}, tmp_path)
+    assert "is the folder holding the corpora" in problem
+    assert f"set 'corpus' to {tmp_path / 'corpora' / name}" in problem

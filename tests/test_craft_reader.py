@@ -316,6 +316,14 @@ def test_conllu_with_a_missing_word_is_an_error(corpus_copy: Path) -> None:
         load(corpus_copy, layers=["lemmas"])
 
 
+def test_a_truncated_conllu_file_is_a_craft_data_error(corpus_copy: Path) -> None:
+    conllu = corpus_copy / "structural-annotation" / "dependency" / "conllu" / f"{PMID}.conllu"
+    data = conllu.read_text("utf-8")
+    conllu.write_text(data[: data.index("\tRad51\t") + 3], "utf-8")  # cut inside a line
+    with pytest.raises(CraftDataError, match=rf"article {PMID}: .*{PMID}.conllu:\d+: .*columns"):
+        load(corpus_copy, layers=["dependencies"])
+
+
 def test_concept_offsets_outside_the_text_fail(corpus_copy: Path) -> None:
     xml = corpus_copy / "concept-annotation" / "UBERON" / "UBERON" / "knowtator"
     replace_in(xml / f"{PMID}.txt.knowtator.xml", 'end="186"', 'end="9186"')

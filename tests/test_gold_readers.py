@@ -186,8 +186,12 @@ def test_bc2gm_limit_and_explicit_files(bc2_corpus: Path, tmp_path: Path) -> Non
 
 
 def test_bc2gm_missing_files_are_reported_before_the_run(tmp_path: Path) -> None:
-    found = problems("bc2gm.reader.v1", {"corpus": str(tmp_path / "nowhere")}, tmp_path)
+    (tmp_path / "empty").mkdir()
+    found = problems("bc2gm.reader.v1", {"corpus": str(tmp_path / "empty")}, tmp_path)
     assert len(found) == 3 and "devel.in" in found[0] and "does not exist" in found[0]
+    # no corpus folder at all: one problem naming it (see test_corpus_locations.py)
+    (found,) = problems("bc2gm.reader.v1", {"corpus": str(tmp_path / "nowhere")}, tmp_path)
+    assert f"BC2GM folder {tmp_path / 'nowhere'} does not exist" in found
 
 
 def test_bc2gm_text_mismatch_warns_by_default_and_fails_on_request(
@@ -359,8 +363,11 @@ def test_genetag_a_folder_as_distributed_and_ids(genetag_corpus: Path, tmp_path:
     assert problems("genetag.reader.v1", {"folder": str(tokenized)}, tmp_path) == []
     first, _ = load_all(build("genetag.reader.v1", {"folder": str(tokenized)}, tmp_path))
     assert covered(first, TOKEN) == ["Large", "T", "antigen", "binds", "TBP", "."]
-    (problem,) = problems("genetag.reader.v1", {"folder": str(tmp_path / "none")}, tmp_path)
+    (tmp_path / "bare").mkdir()
+    (problem,) = problems("genetag.reader.v1", {"folder": str(tmp_path / "bare")}, tmp_path)
     assert "TAGGED_GENE_CORPUS does not exist" in problem
+    (problem,) = problems("genetag.reader.v1", {"folder": str(tmp_path / "none")}, tmp_path)
+    assert f"the folder {tmp_path / 'none'} ('folder') does not exist" in problem
 
 
 def test_genetag_pos_only_where_the_tag_is_a_part_of_speech(
@@ -379,6 +386,25 @@ def test_genetag_pos_only_where_the_tag_is_a_part_of_speech(
         (".", "."),
     ]
     assert [p.PosValue for p in second.select(POS)] == ["DT", "CC", "."]
+
+
+def test_genetag_pos_leaves_out_entity_tags_and_untagged_sentences(tmp_path: Path) -> None:
+    # TAGGED_GENE_CORPUS tags a few tokens CELL, CHEM or ORG instead of a part of speech;
+    # TOKENIZED_CORPUS tags every token TAG except the final period ("./.").
+    tagged = write_files(
+        tmp_path / "tagged",
+        {"TAGGED_GENE_CORPUS": "@@1 HeLa/CELL and/CC Albendazole/CHEM in/IN Schistosoma/ORG ./.\n"},
+    )
+    (first,) = load_all(build("genetag.reader.v1", {"folder": str(tagged), "pos": True}, tmp_path))
+    assert [p.PosValue for p in first.select(POS)] == ["CC", "IN", "."]
+    tokenized = write_files(
+        tmp_path / "round1", {"TOKENIZED_CORPUS": "@@1 Cells/TAG in/TAG p53/TAG ./.\n"}
+    )
+    (only,) = load_all(
+        build("genetag.reader.v1", {"folder": str(tokenized), "pos": True}, tmp_path)
+    )
+    assert covered(only, TOKEN) == ["Cells", "in", "p53", "."]
+    assert covered(only, POS) == []
 
 
 # ----------------------------------------------------------------------------- AnatEM
@@ -519,10 +545,16 @@ def test_anatem_test_split_without_a_document_list_and_an_ids_file(
         "anatem.reader.v1", {"corpus": str(anatem_corpus), "ids_file": "ids.txt"}, tmp_path
     )
     assert [r.doc_id for r in reader.iter_documents()] == ["PMID-2", "PMID-1"]
+    (tmp_path / "bare").mkdir()
+    (problem,) = problems(
+        "anatem.reader.v1", {"corpus": str(tmp_path / "bare"), "split": "test"}, tmp_path
+    )
+    assert "cannot read the test document list" in problem and "give 'input'" in problem
     (problem,) = problems(
         "anatem.reader.v1", {"corpus": str(tmp_path / "none"), "split": "test"}, tmp_path
     )
-    assert "cannot read the test document list" in problem and "give 'input'" in problem
+    assert f"AnatEM folder {tmp_path / 'none'} does not exist" in problem
+    assert "give 'input'" in problem
 
 
 # ----------------------------------------------------------------------------- importers

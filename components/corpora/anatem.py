@@ -127,6 +127,9 @@ def documents(config: AnatemReaderConfig, context: RunContext) -> list[tuple[str
         origin = "the 'input' files"
     else:
         root = corpus_root(config, context)
+        problem = locations.missing_corpus("anatem", root, given=config.corpus is not None)
+        if problem:
+            raise AnatemDataError(f"{problem}; or give 'input'")
         folder = root / "nersuite" / config.split
         if (root / "splits" / f"{config.split}-documents.list").is_file() or not folder.is_dir():
             try:

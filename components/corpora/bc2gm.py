@@ -29,6 +29,7 @@ validation errors. A byte-order mark at the start of a file is skipped.
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -187,6 +188,24 @@ def gold_files(
         path or folder / name for path, name in zip(explicit, names, strict=True)
     )
     return sentences, genes, alternatives
+
+
+def corpus_problem(config: GoldFileOptions, context: RunContext, name: str) -> str | None:
+    """The corpus folder (``name``'s default, or 'corpus') or the 'folder' that the
+    configuration reads its files from, when it does not exist: one problem naming it
+    and what to set, rather than one per file inside it."""
+    if config.sentences is not None:
+        return None
+    if config.folder is not None:
+        folder = _resolve(config.folder, context)
+        if folder.is_dir():
+            return None
+        return (
+            f"the folder {os.path.abspath(folder)} ('folder') does not exist; give the folder "
+            "holding one portion of the corpus as distributed"
+        )
+    folder = _resolve(config.corpus or corpus_folder(name), context)
+    return locations.missing_corpus(name, folder, given=config.corpus is not None)
 
 
 def _one_match(folder: Path, globs: Sequence[str], error: type[DocumentError]) -> Path:
@@ -396,6 +415,9 @@ class Bc2gmReader(Reader[Bc2gmReaderConfig]):
 
     @classmethod
     def check_config(cls, config: Bc2gmReaderConfig, context: RunContext) -> list[str]:
+        problem = corpus_problem(config, context, "bc2gm")
+        if problem:
+            return [problem]
         try:
             files = bc2gm_files(config, context)
         except Bc2DataError as exc:
@@ -441,6 +463,7 @@ __all__ = [
     "add_sentence",
     "bc2gm_files",
     "corpus_folder",
+    "corpus_problem",
     "decode_sentence",
     "default_corpus",
     "encode_sentence",

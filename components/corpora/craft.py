@@ -99,7 +99,11 @@ import cassis
 from pydantic import Field, field_validator, model_validator
 
 from casflow.cas.metadata import set_document_metadata
-from casflow.components.corpora.locations import craft_ontology, describe_default
+from casflow.components.corpora.locations import (
+    craft_ontology,
+    describe_default,
+    missing_corpus,
+)
 from casflow.components.corpora.locations import default_corpus as _default_corpus
 from casflow.components.corpora.selection import (
     IdSelectionError,
@@ -885,11 +889,10 @@ class CraftReader(Reader[CraftReaderConfig]):
     def check_config(cls, config: CraftReaderConfig, context: RunContext) -> list[str]:
         locations = _Locations.of(config, context)
         root = locations.paths_for(None).root
-        if config.input is None and root is not None and not root.is_dir():
-            return [
-                f"CRAFT folder {root} does not exist; set 'corpus' or CASFLOW_CORPORA "
-                "(the folder holding craft/), or give 'input'"
-            ]
+        if config.input is None and root is not None:
+            problem = missing_corpus("craft", root, given=config.corpus is not None)
+            if problem:
+                return [f"{problem}; or give 'input'"]
         try:
             articles = locations.articles()
         except (CraftDataError, InputNotFoundError) as exc:
@@ -978,7 +981,11 @@ class CraftReader(Reader[CraftReaderConfig]):
         tokens = build_tree_layers(trees, layers, types, out)
         if "tokens" in layers and layers & _CONLLU_LAYERS:
             conllu_path = paths.conllu(pmid)
-            document = parse_conllu(_read_text(conllu_path, pmid), str(conllu_path))
+            try:
+                document = parse_conllu(_read_text(conllu_path, pmid), str(conllu_path))
+            except FormatError as exc:
+                # a CRAFT file of the article, like the others: the report gives the hint
+                raise CraftDataError(f"article {pmid}: {exc}") from exc
             _build_conllu_layers(document, conllu_path, pmid, text, tokens, layers, types, out)
         if "structure" in layers:
             path = paths.sections(pmid)

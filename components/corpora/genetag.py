@@ -11,9 +11,11 @@ by single spaces (the form the mention lines use; see
   every gene whose tokens they overlap (the ``alt_eval.perl`` rule); alternatives
   overlapping no gene are indexed but listed by none;
 - with ``pos: true``, ``POS`` (``PosValue``) from ``TAGGED_GENE_CORPUS`` for every
-  token that is not a gene token: gene tokens are tagged ``NEWGENE``/``NEWGENE1``
-  there instead of a part of speech, so they get a Token without POS (a POS
-  evaluator must not score them). Off by default since the POS layer is partial.
+  token whose tag is a part of speech: gene tokens are tagged ``NEWGENE``/``NEWGENE1``
+  there instead, and a few tokens ``CELL``, ``CHEM`` or ``ORG``, so they get a Token
+  without POS (a POS evaluator must not score them); a sentence read from
+  ``TOKENIZED_CORPUS`` (every tag ``TAG``) gets none. Off by default since the POS
+  layer is partial.
 
 As for BC2GM, the files are parsed once in the parent and each reference carries
 its sentence as compact JSON. Two kinds of damage in the distributed mention files
@@ -37,6 +39,7 @@ from pydantic import Field, model_validator
 from casflow.components.corpora.bc2gm import (
     GENE_VALUE,
     corpus_folder,
+    corpus_problem,
     file_problems,
     gold_files,
     load_sentence,
@@ -57,8 +60,13 @@ from casflow.pipeline.component import (
 )
 from casflow.typesystem import ALTERNATIVE, GENE_MENTION, POS, SENTENCE, TOKEN
 
-#: Tags that are not parts of speech: gene tokens, and the placeholder of TOKENIZED_CORPUS.
-NOT_POS_TAGS = frozenset({*genetag.GENE_TAGS, "TAG"})
+#: TAGGED_GENE_CORPUS tags that are not parts of speech: gene tokens, and the 78 tokens
+#: of train and devtest marked as a cell line, chemical or organism instead of a POS
+#: (``HeLa/CELL``, ``Albendazole/CHEM``): no tagger outputs these, so as gold POS they
+#: would count against every one.
+NOT_POS_TAGS = frozenset({*genetag.GENE_TAGS, "CELL", "CHEM", "ORG"})
+#: The tag of every token of TOKENIZED_CORPUS (whose sentence-final period alone keeps ".").
+UNTAGGED = "TAG"
 
 
 class GenetagDataError(DocumentError, ValueError):
@@ -98,8 +106,8 @@ class GenetagReaderConfig(ComponentConfig):
     value: str = Field(GENE_VALUE, description="GeneMention value (class label).")
     pos: bool = Field(
         False,
-        description="Add POS (PosValue) from TAGGED_GENE_CORPUS to the tokens that are not "
-        "gene tokens (gene tokens have no POS there).",
+        description="Add POS (PosValue) from TAGGED_GENE_CORPUS to the tokens whose tag is a "
+        "part of speech (not gene tokens, nor the few tagged CELL, CHEM or ORG).",
     )
     on_mismatch: Literal["warn", "raise"] = Field(
         "warn",
@@ -129,9 +137,14 @@ def genetag_files(
 
 
 def _token_payload(sentence: genetag.GenetagSentence) -> dict[str, Any]:
-    # [begin, end, Penn tag or None]: gene tokens and TOKENIZED_CORPUS have no POS
+    # [begin, end, Penn tag or None]. A sentence of TOKENIZED_CORPUS has no POS at all:
+    # its final "./." would otherwise be the only gold POS, scored as if tagged.
+    untagged = any(t.tag == UNTAGGED for t in sentence.tokens)
     return {
-        "k": [[t.begin, t.end, None if t.tag in NOT_POS_TAGS else t.tag] for t in sentence.tokens]
+        "k": [
+            [t.begin, t.end, None if untagged or t.tag in NOT_POS_TAGS else t.tag]
+            for t in sentence.tokens
+        ]
     }
 
 
@@ -150,6 +163,9 @@ class GenetagReader(Reader[GenetagReaderConfig]):
 
     @classmethod
     def check_config(cls, config: GenetagReaderConfig, context: RunContext) -> list[str]:
+        problem = corpus_problem(config, context, "genetag")
+        if problem:
+            return [problem]
         try:
             files = genetag_files(config, context)
         except GenetagDataError as exc:

@@ -43,6 +43,55 @@ def describe_default(name: str) -> str:
     return f"${ENV}/{name}, else {(DEFAULT / name).as_posix()}"
 
 
+#: How messages name each corpus, and the subfolders that tell its folder from another.
+_CORPORA = {
+    "craft": ("CRAFT", ("articles", "structural-annotation")),
+    "bc2gm": ("BC2GM", ("bc2-format",)),
+    "genetag": ("GENETAG", ("train", "devtest")),
+    "anatem": ("AnatEM", ("nersuite", "splits")),
+}
+
+
+def missing_corpus(name: str, folder: str | Path, *, given: bool) -> str | None:
+    """Why the folder of corpus ``name`` cannot be read (None when it can): its absolute
+    path and what to set. For the default folder (``given`` False) it says where the
+    default came from, since a relative default depends on the working directory. A
+    'corpus' naming the corpora folder itself (holding ``name/``) is said to be that."""
+    path = Path(folder)
+    label, subfolders = _CORPORA.get(name, (name, ()))
+    holding = " and ".join(f"{part}/" for part in subfolders) or f"{name}'s files"
+    shown = os.path.abspath(path)
+    if path.is_dir():
+        if (
+            given
+            and subfolders
+            and (path / name).is_dir()
+            and not any((path / part).is_dir() for part in subfolders)
+        ):
+            return (
+                f"'corpus' {shown} is the folder holding the corpora, not the {label} "
+                f"folder; set 'corpus' to {os.path.join(shown, name)} (or leave it out: "
+                f"the default is {describe_default(name)})"
+            )
+        return None
+    if given:
+        return (
+            f"the {label} folder {shown} does not exist; set 'corpus' to the folder holding "
+            f"{holding}"
+        )
+    value = os.environ.get(ENV)
+    source = (
+        f"${ENV} is {value}"
+        if value
+        else f"{ENV} is not set, so {DEFAULT.as_posix()} from the working directory {os.getcwd()}"
+    )
+    return (
+        f"the {label} folder {shown} does not exist ({source}); set {ENV} to the folder "
+        f"holding craft/, bc2gm/, genetag/ and anatem/, or 'corpus' to the folder holding "
+        f"{holding}"
+    )
+
+
 def ontology_file(folder: str | Path, ontology: str) -> Path:
     """The OBO file of ``ontology`` in a folder laid out as CRAFT's ``concept-annotation``:
     ``<ONT>/<ONT>/<ONT>.obo.zip``, or the unzipped ``.obo`` where only that exists."""
