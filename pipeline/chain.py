@@ -441,7 +441,6 @@ def run_batch(
 ) -> list[DocumentResult]:
     results: dict[str, DocumentResult] = {}
     live: list[tuple[DocumentRef, cassis.Cas]] = []
-    started = {ref.doc_id: time.perf_counter() for ref in refs}
     said: dict[str, list[dict[str, Any]]] = {ref.doc_id: [] for ref in refs}
 
     def batch_said(
@@ -457,8 +456,15 @@ def run_batch(
 
     def fail(ref: DocumentRef, stage: str, exc: BaseException) -> None:
         status = "timeout" if isinstance(exc, DocumentTimeout) else "failed"
+        before = results.get(ref.doc_id)
         results[ref.doc_id] = DocumentResult(
-            ref.doc_id, ref.uri, status, stage=stage, **_error_fields(exc)
+            ref.doc_id,
+            ref.uri,
+            status,
+            stage=stage,
+            # the steps it got through still count in its time
+            stage_seconds=before.stage_seconds if before is not None else {},
+            **_error_fields(exc),
         )
 
     def stage_time(ref: DocumentRef, stage: str, seconds: float) -> None:
@@ -500,18 +506,22 @@ def run_batch(
                 collected_warnings(f"component {label}", step_said),
                 _time_limit(timeout * len(live) if timeout else None, watchdog),
             ):
+                each_took: list[float] = []
                 if one_by_one:
                     for (ref, _), view in zip(live, views, strict=True):
+                        t1 = time.perf_counter()
                         with collected_warnings(f"component {label}", each_said[ref.doc_id]):
                             processor.process(view)
+                        each_took.append(time.perf_counter() - t1)
                 else:
                     processor.process_batch(views)
             for doc_id, items in each_said.items():
                 said[doc_id].extend(items)
             batch_said(f"component {label}", [ref for ref, _ in live], step_said)
-            per_doc = (time.perf_counter() - t0) / len(live)
-            for ref, _ in live:
-                stage_time(ref, label, per_doc)
+            if not each_took:  # one call for the batch: each document its share
+                each_took = [(time.perf_counter() - t0) / len(live)] * len(live)
+            for (ref, _), took in zip(live, each_took, strict=True):
+                stage_time(ref, label, took)
         except _DOCUMENT_ERRORS as exc:
             if len(live) == 1:
                 said[live[0][0].doc_id].extend(each_said[live[0][0].doc_id] + step_said)
@@ -530,7 +540,7 @@ def run_batch(
         for ref, _ in live:
             (results[ref.doc_id],) = run_batch(chain, [ref], timeout, watchdog)
             said[ref.doc_id] = results[ref.doc_id].warnings  # its run alone said them again
-        return _in_order(refs, results, started, said)
+        return _in_order(refs, results, said)
 
     for _, writer in chain.writers:
         writer.start_batch([ref.doc_id for ref, _ in live])
@@ -576,7 +586,7 @@ def run_batch(
                     writer.discard(ref.doc_id)
 
     _end_batch(chain, [ref for ref, _ in live], results, fail, stage_time, batch_said)
-    return _in_order(refs, results, started, said)
+    return _in_order(refs, results, said)
 
 
 @contextmanager
@@ -598,15 +608,19 @@ def _no_collections_of_the_cas() -> Iterator[None]:
 def _in_order(
     refs: Sequence[DocumentRef],
     results: dict[str, DocumentResult],
-    started: dict[str, float],
     said: dict[str, list[dict[str, Any]]],
 ) -> list[DocumentResult]:
     """The batch's results in the order of ``refs``, with each document's time and
-    the warnings raised about it."""
+    the warnings raised about it.
+
+    A document's time is its own: its reading, writing and evaluating, each step it
+    went through alone, and its share of a step run on the whole batch (for a failed
+    document, the steps before the failure). It was once the time from the batch's
+    start to its end, the same for every document of the batch."""
     out = []
     for ref in refs:
         res = results.get(ref.doc_id) or DocumentResult(ref.doc_id, ref.uri, "failed", error="lost")
-        res.seconds = time.perf_counter() - started[ref.doc_id]
+        res.seconds = sum(res.stage_seconds.values())
         res.warnings = distinct_warnings(said[ref.doc_id])
         out.append(res)
     return out

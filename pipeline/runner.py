@@ -12,7 +12,9 @@ writes ``run-report.json`` and the evaluation reports.
 A loky worker that dies (out of memory, segfault, stopped by its watchdog)
 breaks the whole process pool, so its batch cannot be known: the unfinished
 documents are retried one per task. A dead Dask worker names its batches; their
-documents are retried one per task once the running batches are done. A
+documents are retried one per task once the running batches are done. Both
+backends retry alike (:meth:`Dispatcher._retry`): many such documents on every
+worker at once, few alone one after another. A
 document that brings down a worker on its own is recorded as failed (or timed
 out, when the watchdog or the task timeout stopped it). Each replacement of
 workers is recorded in the run report.
@@ -466,6 +468,45 @@ class Dispatcher:
     def close(self) -> None:
         """Release the workers (a cluster); called once, after the last result."""
 
+    @property
+    def _few(self) -> int:
+        # Suspects run alone, one after another, at most this many: a round on every
+        # worker costs a document that crashes a further worker start (seconds), and
+        # pays where it spares many documents a run alone while the other workers idle.
+        return 4 * self._workers()
+
+    def _workers(self) -> int:
+        return self.run_spec.jobs
+
+    def _retry(self, suspects: list[DocumentRef]) -> Iterator[list[DocumentResult]]:
+        """Run the documents that were in flight when workers died again, each in a
+        task of its own, so that a document that takes its worker down alone is named.
+
+        Many go to every worker at once (run alone, one after another, 64 documents in
+        flight of two workers with batches of 16 kept one worker idle for their whole
+        retry); those running when a worker dies again are run alone and the round goes
+        on with those not yet handed out. Few are run alone at once.
+        """
+        queue = collections.deque(suspects)
+        while len(queue) > self._few:
+            crashed_with = yield from self._retry_round(queue)
+            for ref in crashed_with:
+                yield self._run_alone(ref)
+        while queue:
+            yield self._run_alone(queue.popleft())
+
+    def _retry_round(
+        self, queue: collections.deque[DocumentRef]
+    ) -> Generator[list[DocumentResult], None, list[DocumentRef]]:
+        """Hand the documents of ``queue`` out one per task on every worker, yielding
+        results; return those a worker's death took down (each recorded as a
+        replacement), leaving in ``queue`` those not yet handed out."""
+        raise NotImplementedError
+
+    def _run_alone(self, ref: DocumentRef) -> list[DocumentResult]:
+        """One document with no other task running: a worker lost now is its doing."""
+        raise NotImplementedError
+
     def _replaced(
         self,
         cause: str,
@@ -631,59 +672,40 @@ class LokyDispatcher(Dispatcher):
             self._replaced(cause, suspects, retried=True, alone=len(suspects) <= self._few)
             yield from self._retry(suspects)
 
-    @property
-    def _few(self) -> int:
-        # Suspects run alone, one after another, at most this many: a round on every
-        # worker costs a document that crashes a further worker start (seconds), and
-        # pays where it spares many documents a run alone while the other workers idle.
-        return 4 * self.run_spec.jobs
-
-    def _retry(self, suspects: list[DocumentRef]) -> Iterator[list[DocumentResult]]:
-        """Run the documents that were in flight when the pool died again, each in a
-        task of its own, so that a document that takes its worker down alone is named.
-
-        Many go to every worker at once (run alone, one after another, 64 documents in
-        flight of two workers with batches of 16 kept one worker idle for their whole
-        retry); when a worker dies again, the documents then running are run alone and
-        the round goes on with those not yet handed out. Few are run alone at once.
-        """
+    def _retry_round(
+        self, queue: collections.deque[DocumentRef]
+    ) -> Generator[list[DocumentResult], None, list[DocumentRef]]:
+        # A dead worker breaks the whole pool: every document then running is a suspect.
         resolved, context = self.runner.workflow.resolved, self.runner.context_dict
         timeout = self.runner.task_timeout(1)
+        running: dict[str, DocumentRef] = {}
 
-        def tasks(
-            queue: collections.deque[DocumentRef], running: dict[str, DocumentRef]
-        ) -> Iterator[Any]:
+        def tasks() -> Iterator[Any]:
             while queue:
                 ref = queue.popleft()
                 running[ref.doc_id] = ref
                 yield delayed(process_documents)(resolved, context, [ref])
 
-        queue = collections.deque(suspects)
-        while len(queue) > self._few:
-            running: dict[str, DocumentRef] = {}
-            parallel = Parallel(
-                return_as="generator_unordered",
-                timeout=timeout,
-                batch_size=1,
-                n_jobs=self.run_spec.jobs,
-                backend="loky",
-            )
-            try:
-                for results in parallel(tasks(queue, running)):
-                    for res in results:
-                        running.pop(res.doc_id, None)
-                    yield results
-                return
-            except Exception as exc:
-                if not _is_pool_failure(exc):
-                    raise
-                failure = exc
-            crashed_with = list(running.values())
-            self._replaced(replacement_cause(failure, timeout), crashed_with, retried=True)
-            for ref in crashed_with:
-                yield self._run_alone(ref)
-        for ref in queue:
-            yield self._run_alone(ref)
+        parallel = Parallel(
+            return_as="generator_unordered",
+            timeout=timeout,
+            batch_size=1,
+            n_jobs=self.run_spec.jobs,
+            backend="loky",
+        )
+        try:
+            for results in parallel(tasks()):
+                for res in results:
+                    running.pop(res.doc_id, None)
+                yield results
+            return []
+        except Exception as exc:
+            if not _is_pool_failure(exc):
+                raise
+            failure = exc
+        crashed_with = list(running.values())
+        self._replaced(replacement_cause(failure, timeout), crashed_with, retried=True)
+        return crashed_with
 
     def _run_alone(self, ref: DocumentRef) -> list[DocumentResult]:
         timeout = self.runner.task_timeout(1)
@@ -741,61 +763,90 @@ class DaskDispatcher(Dispatcher):
         # One future per batch, through the distributed client: joblib's Dask
         # backend never reports a task whose worker died (KilledWorker), and
         # Parallel would wait for it forever. A future names the batch it ran.
-        from dask.distributed import wait
-
-        client = self.client
         run = self.run_spec
         timeout = self.runner.task_timeout(run.batch_size)
         batches = _LargestFirst(todo, run.batch_size, _window(run))
-        in_flight = max(2 * sum(client.nthreads().values()), 2)
+        in_flight = self._in_flight()
         pending = self.pending
-        suspects: list[DocumentRef] = []
+        lost: list[tuple[str, list[DocumentRef]]] = []  # (cause, batch)
         more = True
         while True:
-            # After a worker death, drain what is running, then run each
-            # document of the dead workers' batches alone to find the culprit.
-            while more and not suspects and len(pending) < in_flight:
+            # After a worker death, drain what is running, then retry the documents
+            # of the batches lost as the loky pool's are retried.
+            while more and not lost and len(pending) < in_flight:
                 batch = next(batches, None)
                 if batch is None:
                     more = False
                 else:
                     pending[self._submit(batch)] = batch
             if not pending:
-                if not suspects:
+                if not lost:
                     return
-                for ref in suspects:
-                    yield [self._run_alone(ref)]
-                suspects = []
+                suspects = [ref for _, batch in lost for ref in batch]
+                for cause, batch in lost:
+                    self._replaced(cause, batch, retried=True, alone=len(suspects) <= self._few)
+                lost = []
+                yield from self._retry(suspects)
                 continue
-            try:
-                done, _ = wait(list(pending), timeout=timeout, return_when="FIRST_COMPLETED")
-            except TimeoutError as exc:  # no batch finished in time: their workers are stuck
-                _restart_workers_running(client, list(pending))
-                for future in pending:
-                    future.cancel()
-                stuck = [ref for batch in pending.values() for ref in batch]
-                self._replaced(replacement_cause(exc, timeout), stuck, retried=True)
-                suspects.extend(stuck)
-                pending.clear()
-                continue
-            for future in done:
-                batch = pending.pop(future)
-                outcome = _batch_outcome(future)
-                if outcome == "finished":
-                    yield future.result()
-                elif outcome == "recomputing":
-                    pending[future] = batch
-                elif outcome == "cancelled":
-                    self._replaced(
-                        "a Dask worker was lost (its task was cancelled)", batch, retried=True
-                    )
-                    suspects.extend(batch)
-                else:
-                    error = future.exception()
-                    if not _is_pool_failure(error):
-                        raise error
-                    self._replaced(replacement_cause(error, timeout), batch, retried=True)
-                    suspects.extend(batch)
+            lost += yield from self._wait_for_some(timeout)
+
+    def _workers(self) -> int:
+        # a remote cluster has as many as it has, whatever jobs says
+        return max(sum(self.client.nthreads().values()), 1)
+
+    def _in_flight(self) -> int:
+        return max(2 * self._workers(), 2)
+
+    def _wait_for_some(
+        self, timeout: float | None
+    ) -> Generator[list[DocumentResult], None, list[tuple[str, list[DocumentRef]]]]:
+        """Wait for the first of the pending futures to end; yield the results of those
+        finished and return the batches lost with their workers, with the cause."""
+        from dask.distributed import wait
+
+        pending = self.pending
+        lost: list[tuple[str, list[DocumentRef]]] = []
+        try:
+            done, _ = wait(list(pending), timeout=timeout, return_when="FIRST_COMPLETED")
+        except TimeoutError as exc:  # no batch finished in time: their workers are stuck
+            _restart_workers_running(self.client, list(pending))
+            for future in pending:
+                future.cancel()
+            stuck = [ref for batch in pending.values() for ref in batch]
+            pending.clear()
+            return [(replacement_cause(exc, timeout), stuck)]
+        for future in done:
+            batch = pending.pop(future)
+            outcome = _batch_outcome(future)
+            if outcome == "finished":
+                yield future.result()
+            elif outcome == "recomputing":
+                pending[future] = batch
+            elif outcome == "cancelled":
+                lost.append(("a Dask worker was lost (its task was cancelled)", batch))
+            else:
+                error = future.exception()
+                if not _is_pool_failure(error):
+                    raise error
+                lost.append((replacement_cause(error, timeout), batch))
+        return lost
+
+    def _retry_round(
+        self, queue: collections.deque[DocumentRef]
+    ) -> Generator[list[DocumentResult], None, list[DocumentRef]]:
+        # Unlike loky's pool, a dead worker takes down only its own futures (the one
+        # running and any queued on it): the others' documents carry on.
+        crashed_with: list[DocumentRef] = []
+        timeout = self.runner.task_timeout(1)
+        in_flight = self._in_flight()
+        while queue or self.pending:
+            while queue and len(self.pending) < in_flight:
+                ref = queue.popleft()
+                self.pending[self._submit([ref])] = [ref]
+            for cause, refs in (yield from self._wait_for_some(timeout)):
+                self._replaced(cause, refs, retried=True)
+                crashed_with.extend(refs)
+        return crashed_with
 
     def _submit(self, refs: list[DocumentRef]) -> Any:
         # pure=False: a batch submitted again must run again, not reuse the failed key.
@@ -807,14 +858,14 @@ class DaskDispatcher(Dispatcher):
             pure=False,
         )
 
-    def _run_alone(self, ref: DocumentRef) -> DocumentResult:
+    def _run_alone(self, ref: DocumentRef) -> list[DocumentResult]:
         log_size = _size(self.runner.watchdog_log)
         timeout = self.runner.task_timeout(1)
         future = self._submit([ref])
         self.pending[future] = [ref]
         try:
-            (result,) = future.result(timeout=timeout)
-            return result
+            results: list[DocumentResult] = future.result(timeout=timeout)
+            return results
         except Exception as exc:
             if type(exc).__name__ == "TimeoutError":
                 _restart_workers_running(self.client, [future])
@@ -823,7 +874,7 @@ class DaskDispatcher(Dispatcher):
                 raise
             lost = self.runner.lost(ref, exc, log_size)
             self._replaced(replacement_cause(exc, timeout), [ref], retried=False, as_=lost.status)
-            return lost
+            return [lost]
         finally:
             self.pending.pop(future, None)
 

@@ -178,6 +178,60 @@ def test_dead_and_stuck_dask_workers_cost_one_document_each(
     assert "workers replaced" in err
 
 
+@pytest.mark.slow
+def test_documents_of_a_dead_workers_batches_are_retried_on_every_worker(
+    tmp_path: Path, test_components: None
+) -> None:
+    # They were run alone one after another, the other worker idle, for the whole retry.
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in range(32):
+        crash = " CRASH" if i == 9 else ""
+        (folder / f"doc{i:02d}.txt").write_text(f"doc{i:02d} text{crash}\n", encoding="utf-8")
+    runs, out = tmp_path / "runs.txt", tmp_path / "out"
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(
+        textwrap.dedent(
+            f"""\
+            reader: {{component: text.reader.v1, config: {{input: "{folder}"}}}}
+            components:
+              - component: test.whitespace_tokenizer.v1
+                view: system
+                config: {{crash_on: CRASH, sleep: 0.2, record_runs: "{runs}"}}
+            writers: [{{component: xmi.writer.v1}}]
+            run: {{jobs: 2, batch_size: 8, output: "{out}", progress: false, backend: dask}}
+            """
+        ),
+        "utf-8",
+    )
+    code, err = _run(str(wf))
+    assert code == 1, err
+    report = _report(out)
+    assert (report["counts"]["ok"], report["counts"]["failed"]) == (31, 1)
+    assert _failures(report) == {("doc09", "failed", "worker")}
+    first = report["worker_replacements"][0]
+    assert "KilledWorker" in first["cause"]
+    assert "in a task of its own, on every worker" in first["what_happened"]
+    retried = {d for r in report["worker_replacements"] for d in r["documents"]} - {"doc09"}
+    assert len(retried) >= 8
+    # Nothing lost or written twice: one journal line and one XMI per document.
+    journal = (out / ".casflow" / "journal.jsonl").read_text("utf-8").splitlines()
+    ids = [json.loads(line)["doc_id"] for line in journal if line.strip()]
+    assert sorted(ids) == sorted(f"doc{i:02d}" for i in range(32))
+    assert len(list((out / "xmi").glob("doc*.xmi"))) == 31
+    # Each retried document's last run, the one recorded: on both workers at once.
+    last = {}
+    for line in runs.read_text("utf-8").splitlines():
+        doc, pid, start, end = line.split()
+        if doc in retried:
+            last[doc] = (pid, float(start), float(end))
+    assert set(last) == retried
+    spans = list(last.values())
+    assert any(
+        a[0] != b[0] and a[1] < b[2] and b[1] < a[2] for a in spans for b in spans if a is not b
+    )
+
+
 class _FakeFuture:
     """A Dask future whose status is scripted: one status per read of ``status``."""
 

@@ -677,3 +677,20 @@ def test_a_step_that_cannot_start_fails_each_document_in_process_naming_it(
         "FileNotFoundError: no model at model.bin"
     )
     assert failure["what_to_do"].startswith("the step failed while starting")
+
+
+def test_each_document_is_journaled_with_its_own_time(tmp_path: Path, test_components) -> None:
+    # It was the batch's time from its start to its end, the same for all four.
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in range(4):
+        (folder / f"doc{i}.txt").write_text(f"doc{i} text\n", encoding="utf-8")
+    out = tmp_path / "out"
+    text = _workflow(folder, out, tokenizer="sleep: 0.25").replace("batch_size: 2", "batch_size: 4")
+    assert _run(text).counts["ok"] == 4
+    lines = (out / ".casflow" / "journal.jsonl").read_text("utf-8").splitlines()
+    entries = [json.loads(line) for line in lines if line.strip()]
+    assert len(entries) == 4
+    for entry in entries:
+        assert 0.25 <= entry["seconds"] < 0.75, entry["seconds"]
+        assert entry["seconds"] == pytest.approx(sum(entry["stage_seconds"].values()))

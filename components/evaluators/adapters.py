@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import cassis
@@ -313,14 +313,54 @@ class _TreeBuilder:
 
     def tree(self, root: Any) -> Tree:
         label = self._label(root)
-        node = self._node(root, set())
+        node = self._node(root)
         if label.upper() in ROOT_CONSTITUENT_LABELS:
             node.label = ""
             return node
         # A root carrying a real category (S, NP) sits under the treebank's outer bracket.
         return Tree("", [node])
 
-    def _node(self, fs: Any, seen: set[int]) -> Tree:
+    def _node(self, top: Any) -> Tree:
+        # Depth first with a stack of its own, children in order, so a tree thousands of
+        # levels deep (a right-branching parse of a long sentence) is no RecursionError.
+        # Each frame: a constituent, its children left to visit, the subtrees made so far.
+        frames: list[tuple[Any, Iterator[Any], list[Tree]]] = []
+        on_path: set[int] = set()
+        fs = top
+        while True:
+            made = self._leaf(fs)
+            if made is None:  # a constituent: visit its children first
+                if id(fs) in on_path:
+                    raise CasInputError(
+                        f"document {self.doc}: the constituent at ({fs.begin}, {fs.end}) is "
+                        "its own ancestor; the children arrays form a cycle"
+                    )
+                on_path.add(id(fs))
+                frames.append((fs, iter(_feature_fs(fs, "children")), []))
+            else:
+                if not frames:
+                    return made
+                frames[-1][2].append(made)
+            while True:  # climb until a constituent has a child left to visit
+                constituent, pending, children = frames[-1]
+                following = next(pending, _NO_CHILD_LEFT)
+                if following is not _NO_CHILD_LEFT:
+                    fs = following
+                    break
+                frames.pop()
+                on_path.discard(id(constituent))
+                if not children:
+                    raise CasInputError(
+                        f"document {self.doc}: constituent {self._label(constituent)!r} "
+                        f"at ({constituent.begin}, {constituent.end}) has no children"
+                    )
+                made = Tree(self._label(constituent), children)
+                if not frames:
+                    return made
+                frames[-1][2].append(made)
+
+    def _leaf(self, fs: Any) -> Tree | None:
+        """The preterminal for a Token, EmptyCategory or POS; None for a constituent."""
         if self._is(fs, TOKEN):
             return Tree(self._tag(fs), word=fs.get_covered_text())
         if self._is(fs, EMPTY_CATEGORY):
@@ -333,20 +373,10 @@ class _TreeBuilder:
                 f"{short_name(fs.type.name)}; children must be Constituents, Tokens or "
                 "EmptyCategories"
             )
-        if id(fs) in seen:
-            raise CasInputError(
-                f"document {self.doc}: the constituent at ({fs.begin}, {fs.end}) is its own "
-                "ancestor; the children arrays form a cycle"
-            )
-        seen.add(id(fs))
-        children = [self._node(child, seen) for child in _feature_fs(fs, "children")]
-        seen.discard(id(fs))
-        if not children:
-            raise CasInputError(
-                f"document {self.doc}: constituent {self._label(fs)!r} "
-                f"at ({fs.begin}, {fs.end}) has no children"
-            )
-        return Tree(self._label(fs), children)
+        return None
+
+
+_NO_CHILD_LEFT = object()
 
 
 def _tree_roots(view: cassis.Cas) -> list[Any]:

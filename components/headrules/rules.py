@@ -162,16 +162,13 @@ def prepared(tree: Tree) -> Tree | None:
     """The tree as the rules see it: no empty elements, categories without function
     tags or indices, an unlabelled root named ROOT (as treebank files and casflow's
     parsers give it)."""
-    pruned = prune(tree, {"-NONE-"})
-    if pruned is None:
+    root = prune(tree, {"-NONE-"})
+    if root is None:
         return None
-
-    def relabel(node: Tree) -> Tree:
-        if node.word is not None:
-            return Tree(node.label, word=node.word)
-        return Tree(category(node.label), [relabel(child) for child in node.children])
-
-    root = relabel(pruned)
+    # prune's copy is ours to relabel in place
+    for node in root.subtrees():
+        if node.word is None:
+            node.label = category(node.label)
     if not root.label:
         root.label = "ROOT"
     return root
@@ -189,35 +186,40 @@ class ArcContext:
 
 
 def _walk(
-    node: Tree,
-    grandparent: str,
+    tree: Tree,
     rules: HeadRules,
     index: dict[int, int],
     heads: list[int],
     contexts: list[ArcContext | None],
 ) -> int:
-    """Attach the words under ``node``; return its head word (0-based; ``index`` maps
+    """Attach the words under ``tree``; return its head word (0-based; ``index`` maps
     each preterminal to its word's position)."""
-    if node.word is not None:
-        return index[id(node)]
-    head_words = [
-        _walk(child, node.label, rules, index, heads, contexts) for child in node.children
-    ]
-    labels = [child.label for child in node.children]
-    head = rules.head_child(node.label, labels)
-    chained = coordination_head(labels) is not None
-    previous_conjunct = head
-    for i, word in enumerate(head_words):
-        if i == head:
+    # the label above each node, which its arcs' contexts name as the grandparent
+    parent_label = {id(child): node.label for node in tree.subtrees() for child in node.children}
+    parent_label[id(tree)] = "TOP"
+    head_word: dict[int, int] = {}
+    for node in tree.post_order():
+        if node.word is not None:
+            head_word[id(node)] = index[id(node)]
             continue
-        target = previous_conjunct if chained and i > head else head
-        heads[word] = head_words[target] + 1
-        contexts[word] = ArcContext(
-            node.label, labels[i], labels[target], LEFT if i < target else RIGHT, grandparent
-        )
-        if chained and i > head and labels[i] not in PUNCTUATION | CONJUNCTIONS:
-            previous_conjunct = i
-    return head_words[head]
+        grandparent = parent_label[id(node)]
+        head_words = [head_word.pop(id(child)) for child in node.children]
+        labels = [child.label for child in node.children]
+        head = rules.head_child(node.label, labels)
+        chained = coordination_head(labels) is not None
+        previous_conjunct = head
+        for i, word in enumerate(head_words):
+            if i == head:
+                continue
+            target = previous_conjunct if chained and i > head else head
+            heads[word] = head_words[target] + 1
+            contexts[word] = ArcContext(
+                node.label, labels[i], labels[target], LEFT if i < target else RIGHT, grandparent
+            )
+            if chained and i > head and labels[i] not in PUNCTUATION | CONJUNCTIONS:
+                previous_conjunct = i
+        head_word[id(node)] = head_words[head]
+    return head_word[id(tree)]
 
 
 def attach(
@@ -228,7 +230,7 @@ def attach(
     index = {id(node): i for i, node in enumerate(tree.preterminals())}
     heads = [ROOT] * len(index)
     contexts: list[ArcContext | None] = [None] * len(index)
-    top = _walk(tree, "TOP", rules, index, heads, contexts)
+    top = _walk(tree, rules, index, heads, contexts)
     heads[top] = ROOT
     contexts[top] = None
     return heads, contexts, leaves(tree)

@@ -640,8 +640,20 @@ def penn_tree(node: Any) -> Tree:
 
     A round bracket inside a word is escaped too (``Ca(2`` -> ``Ca-LRB-2``): written
     raw, the ``PennTree`` line could not be read back."""
-    children = node.children
-    if len(children) == 1 and not children[0].children:
-        word = escape_brackets(escape_token(children[0].label), ROUND_BRACKETS)
-        return Tree(label=node.label, word=word)
-    return Tree(label=node.label, children=[penn_tree(child) for child in children])
+    # Children before parents with a stack of its own: a parse of a long sentence
+    # may be thousands of levels deep.
+    made: dict[int, Tree] = {}
+    stack: list[tuple[Any, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        children = current.children
+        if len(children) == 1 and not children[0].children:
+            word = escape_brackets(escape_token(children[0].label), ROUND_BRACKETS)
+            made[id(current)] = Tree(label=current.label, word=word)
+        elif expanded:
+            subtrees = [made.pop(id(child)) for child in children]
+            made[id(current)] = Tree(label=current.label, children=subtrees)
+        else:
+            stack.append((current, True))
+            stack.extend((child, False) for child in reversed(children))
+    return made[id(node)]

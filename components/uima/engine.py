@@ -35,7 +35,7 @@ import socket
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -443,13 +443,45 @@ def _copy(
     with an xmi:id in ``existing`` are not copied but replaced by what it holds.
     ``memo`` maps id(structure) -> (structure, copy); holding the structure keeps its id
     from being reused while the copy runs."""
-    if fs.xmiID is not None and fs.xmiID in existing:
-        return existing[fs.xmiID]
-    if id(fs) in memo:
-        return memo[id(fs)][1]
-    target_type, renames = mapped(fs.type.name)
-    copy = target_type()
-    memo[id(fs)] = (fs, copy)
+
+    def begin(source: Any) -> tuple[Any, Generator[Any, Any, None] | None]:
+        # the copy, and what fills its features unless it was made before
+        if source.xmiID is not None and source.xmiID in existing:
+            return existing[source.xmiID], None
+        if id(source) in memo:
+            return memo[id(source)][1], None
+        target_type, renames = mapped(source.type.name)
+        made = target_type()
+        memo[id(source)] = (source, made)
+        return made, _fill(source, made, target_type, renames)
+
+    # Depth first as a recursive copy would go, with a stack of its own: references
+    # reach as deep as a tree is (constituents' children and parent), thousands of
+    # levels for a parse of a long sentence. Each filler yields the structures it
+    # needs copied and is sent their copies.
+    result, filler = begin(fs)
+    stack = [] if filler is None else [(filler, result)]
+    reply: Any = None
+    while stack:
+        filler, made = stack[-1]
+        try:
+            wanted = filler.send(reply)
+        except StopIteration:
+            stack.pop()
+            reply = made
+            continue
+        reply, child_filler = begin(wanted)
+        if child_filler is not None:
+            stack.append((child_filler, reply))
+            reply = None
+    return result
+
+
+def _fill(
+    fs: Any, copy: Any, target_type: Any, renames: dict[str, str | None]
+) -> Generator[Any, Any, None]:
+    """Set the features of ``copy`` from ``fs``; yields each referenced structure and is
+    sent its copy."""
     target_features = {f.name for f in target_type.all_features}
     for feature in fs.type.all_features:
         if feature.name in SKIPPED_FEATURES:
@@ -467,14 +499,13 @@ def _copy(
                 "it with null"
             )
         if isinstance(value, FeatureStructure):
-            value = _copy(value, memo, mapped, existing)
+            value = yield value
         elif isinstance(value, list):
-            value = [
-                _copy(v, memo, mapped, existing) if isinstance(v, FeatureStructure) else v
-                for v in value
-            ]
+            copied = []
+            for v in value:
+                copied.append((yield v) if isinstance(v, FeatureStructure) else v)
+            value = copied
         copy.set(name, value)
-    return copy
 
 
 _SCRATCH_PREFIX = "casflow-uima-"

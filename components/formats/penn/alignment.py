@@ -338,7 +338,18 @@ def build_constituents(
 
     def visit(node: Tree) -> tuple[Any, tuple[int, int] | None, int]:
         # Returns the annotation, the span of its tokens (None if it has none) and,
-        # for an all-empty subtree, the position of its first empty element.
+        # for an all-empty subtree, the position of its first empty element. Children
+        # come first, in the order a recursive walk would meet them, without its depth limit.
+        done: dict[int, tuple[Any, tuple[int, int] | None, int]] = {}
+        for current in node.post_order():
+            done[id(current)] = annotate(
+                current, [done.pop(id(child)) for child in current.children]
+            )
+        return done[id(node)]
+
+    def annotate(
+        node: Tree, visited: list[tuple[Any, tuple[int, int] | None, int]]
+    ) -> tuple[Any, tuple[int, int] | None, int]:
         if node.word is not None:
             span, empty = next(leaves)
             if empty:
@@ -346,7 +357,6 @@ def build_constituents(
                 out.append(element)
                 return element, None, span[0]
             return next(token_iter), span, span[0]
-        visited = [visit(child) for child in node.children]
         token_spans = [span for _, span, _ in visited if span is not None]
         if token_spans:
             begin, end = token_spans[0][0], token_spans[-1][1]

@@ -62,6 +62,19 @@ class Tree:
             yield node
             stack.extend(reversed(node.children))
 
+    def post_order(self) -> Iterator[Tree]:
+        """All nodes, each after its children, children left to right (the order of a
+        recursive walk's returns, without its depth limit: a parser's right-branching
+        tree of a long sentence is thousands of levels deep)."""
+        stack: list[tuple[Tree, bool]] = [(self, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded or not node.children:
+                yield node
+                continue
+            stack.append((node, True))
+            stack.extend((child, False) for child in reversed(node.children))
+
     def preterminals(self) -> Iterator[Tree]:
         """Preterminal nodes from left to right."""
         return (node for node in self.subtrees() if node.is_preterminal)

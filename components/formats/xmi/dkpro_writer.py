@@ -65,7 +65,7 @@ any other type.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -239,6 +239,19 @@ class _Plan:
     constituent: bool = False
 
 
+_NO_CHILD_LEFT = object()
+
+
+@dataclass
+class _KeptFrame:
+    """A constituent whose children :meth:`kept` is asking about."""
+
+    constituent: Any
+    pending: Iterator[Any]
+    keep: bool = False
+    child: Any = None
+
+
 class _Conversion:
     """One view turned into a CAS of DKPro types (see the module docstring)."""
 
@@ -302,28 +315,52 @@ class _Conversion:
         """Whether ``fs`` is written: it has a DKPro type, and a constituent some child
         that is written (empty categories are not; a constituent without a children array
         is kept as it is)."""
+        answer = self._kept_without_walk(fs)
+        if answer is not None:
+            return answer
+        # Depth first with a stack of its own: a parse of a long sentence may be
+        # thousands of levels deep.
+        frames: list[_KeptFrame] = []
+        answer = self._open(fs, frames)
+        while frames:
+            frame = frames[-1]
+            if answer is not None:  # for the child last asked about
+                if answer:
+                    frame.keep = True
+                    self.parents[id(frame.child)] = frame.constituent
+                answer = None
+            child = next(frame.pending, _NO_CHILD_LEFT)
+            if child is _NO_CHILD_LEFT:
+                frames.pop()
+                answer = self.kept_constituents[id(frame.constituent)] = frame.keep
+                continue
+            frame.child = child
+            answer = self._kept_without_walk(child)
+            if answer is None:
+                answer = self._open(child, frames)
+        assert answer is not None
+        return answer
+
+    def _kept_without_walk(self, fs: Any) -> bool | None:
+        """Whether ``fs`` is written, when that needs no walk of its children."""
         plan = self.plan(fs.type)
         if plan is None:
             return False
         if not plan.constituent:
             return True
-        key = id(fs)
-        known = self.kept_constituents.get(key)
-        if known is not None:
-            return known
-        self.kept_constituents[key] = False  # a malformed tree with a cycle ends here
-        children = getattr(fs, "children", None)
+        return self.kept_constituents.get(id(fs))
+
+    def _open(self, constituent: Any, frames: list[_KeptFrame]) -> bool | None:
+        """Start on a constituent: kept when it has no children array; else None, its
+        children to walk in a new frame."""
+        self.kept_constituents[id(constituent)] = False  # a malformed tree with a cycle ends here
+        children = getattr(constituent, "children", None)
         if children is None:
-            keep = True
-        else:
-            elements = [child for child in children.elements or () if child is not None]
-            keep = False
-            for child in elements:
-                if self.kept(child):
-                    keep = True
-                    self.parents[id(child)] = fs
-        self.kept_constituents[key] = keep
-        return keep
+            self.kept_constituents[id(constituent)] = True
+            return True
+        elements = [child for child in children.elements or () if child is not None]
+        frames.append(_KeptFrame(constituent, iter(elements)))
+        return None
 
     # ------------------------------------------------------------------ copies
 
