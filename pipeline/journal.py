@@ -221,10 +221,14 @@ class Journal:
         if self._handle is None:
             self.dir.mkdir(parents=True, exist_ok=True)
             self._repair_tail()
-            self._handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open for the run
-        for entry in entries:
-            self._handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        self._handle.flush()
+            # Unbuffered: after a write that failed (disk full) no buffer holds the rest,
+            # which closing the file would write again and fail on a second time.
+            self._handle = open(self.path, "ab", buffering=0)  # noqa: SIM115 - kept open for the run
+        data = memoryview(
+            "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in entries).encode()
+        )
+        while data:
+            data = data[self._handle.write(data) :]
         os.fsync(self._handle.fileno())
 
     def _repair_tail(self) -> None:

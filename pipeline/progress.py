@@ -16,6 +16,10 @@ import sys
 import time
 from typing import Any
 
+#: Failed documents named as they come; the rest are counted (all are in the run report),
+#: so a run whose documents all fail the same way does not fill a log with them.
+FAILURES_SHOWN = 20
+
 
 class Progress:
     def __init__(
@@ -127,8 +131,13 @@ class Progress:
         self.tokens += result.tokens
         if result.status != "ok":
             self.failed += 1
-            if self.enabled:
+            if self.failed <= FAILURES_SHOWN:
                 self.note(f"{result.status}: {result.doc_id} ({result.stage}): {result.error}")
+            elif self.failed == FAILURES_SHOWN + 1:
+                self.note(
+                    f"more than {FAILURES_SHOWN} documents failed: the others are counted in "
+                    "the progress lines, and each is in run-report.json when the run ends"
+                )
         if not self.enabled:
             return
         if self._bar is not None:

@@ -142,7 +142,8 @@ class RunReport:
     first_document_seconds: float | None = None
     # Each time workers were lost and replaced: cause, documents, what was done.
     worker_replacements: list[dict[str, Any]] = field(default_factory=list)
-    # SIGTERM/SIGINT: the signal, the exit status, the documents handed out but not finished.
+    # SIGTERM/SIGINT: the signal, the exit status, the documents handed out but not finished
+    # ("during": "final files" when every document was done: the evaluation was cut).
     interrupted: dict[str, Any] | None = None
     stopped_by: str | None = None  # the run could not go on (the journal could not be written)
     final_files_error: str | None = None  # this report (or others) could not be written
@@ -263,7 +264,13 @@ class RunReport:
                 lines.append(f"casflow:   {item['cause']}; {item['what_happened']}: {shown}")
             if n > 10:
                 lines.append(f"casflow:   ... and {n - 10} more (see {RUN_REPORT_NAME})")
-        if self.interrupted:
+        if self.interrupted and self.interrupted.get("during") == "final files":
+            lines.append(
+                f"casflow: stopped by {self.interrupted['signal']} while writing the run's "
+                "final files (writers' run-level files, the evaluation); every document is "
+                "done: run the same command again to write them"
+            )
+        elif self.interrupted:
             pending = self.interrupted["documents_not_finished"]
             lines.append(
                 f"casflow: stopped by {self.interrupted['signal']}: {len(pending)} documents "
@@ -343,6 +350,11 @@ def write_run_outputs(
         report.evaluation = write_evaluation_reports(
             workflow, results, output_dir, context, run_report=report.to_json()
         )
+    finish_run_report(report, output_dir, final_files_started)
+
+
+def finish_run_report(report: RunReport, output_dir: Path, final_files_started: float) -> None:
+    """Write ``run-report.json``, its end time and final files' time taken now."""
     finished = time.time()
     report.final_files_seconds = round(finished - final_files_started, 3)
     report.finished_at = _iso(finished)

@@ -78,6 +78,7 @@ from casflow.pipeline.run_report import (
     RUN_REPORT_NAME,
     RunReport,
     RunTally,
+    finish_run_report,
     write_run_outputs,
     write_running_report,
 )
@@ -130,7 +131,8 @@ class RunInterrupted(BaseException):
 def _signals_interrupt_the_run() -> Iterator[list[int]]:
     """SIGTERM and SIGINT raise RunInterrupted once in the main thread; later ones
     are ignored while the run shuts down (a second Ctrl-C must not cut the report).
-    Appending to the yielded list ignores them from then on."""
+    Appending to the yielded list ignores them from then on (a signal ignored is
+    appended too); clearing it lets the next one raise again."""
     fired: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield fired
@@ -138,6 +140,7 @@ def _signals_interrupt_the_run() -> Iterator[list[int]]:
 
     def handler(signum: int, frame: Any) -> None:
         if fired:
+            fired.append(signum)
             return
         fired.append(signum)
         raise RunInterrupted(signum)
@@ -1168,7 +1171,7 @@ class Runner:
                 "documents_not_finished": sorted(listing.pending),
                 "listing_finished": listing.finished,
             }
-        self._write_final_files(report, listing, outcome)
+        self._write_final_files(report, listing, outcome, signals_fired)
         return report
 
     def _dispatch(
@@ -1269,25 +1272,51 @@ class Runner:
                 results.close()
         return outcome
 
-    def _write_final_files(self, report: RunReport, listing: _Listing, outcome: _Outcome) -> None:
+    def _write_final_files(
+        self, report: RunReport, listing: _Listing, outcome: _Outcome, signals_fired: list[int]
+    ) -> None:
         """Writers' run-level files, evaluation and the run report. The journal is
-        already closed, so a failure here (disk full) costs no finished document."""
+        already closed, so a failure here (disk full) costs no finished document.
+
+        After a run that was not interrupted, SIGTERM and SIGINT stop these files too
+        (the evaluation's significance tests can take minutes): every document is in
+        the journal, so the same command skips them all and writes the files."""
         started = time.time()  # the report's final_files_seconds
         ordered = [outcome.evaluated[i] for i in listing.order if i in outcome.evaluated]
         try:
-            # Writers' run-level files (the type system XML beside XMI, ...).
-            for step in self.workflow.writers:
-                writer = step.build(Writer, self.context)
-                report.run_files.extend(str(p) for p in writer.finish())
-            write_run_outputs(
-                report,
-                self.workflow,
-                ordered,
-                self.output_dir,
-                self.context,
-                evaluate=outcome.interrupted is None and outcome.storage_error is None,
-                final_files_started=started,
-            )
+            try:
+                if outcome.interrupted is None:
+                    late = [signum for signum in signals_fired if signum]
+                    signals_fired.clear()
+                    if late:  # it came while the run was closing its workers
+                        raise RunInterrupted(late[0])
+                # Writers' run-level files (the type system XML beside XMI, ...).
+                for step in self.workflow.writers:
+                    writer = step.build(Writer, self.context)
+                    report.run_files.extend(str(p) for p in writer.finish())
+                write_run_outputs(
+                    report,
+                    self.workflow,
+                    ordered,
+                    self.output_dir,
+                    self.context,
+                    evaluate=outcome.interrupted is None and outcome.storage_error is None,
+                    final_files_started=started,
+                )
+            finally:
+                signals_fired.append(0)  # what follows writes the report whole
+        except RunInterrupted as exc:
+            report.interrupted = {
+                "signal": exc.signal_name,
+                "exit_status": 128 + exc.signum,
+                "documents_not_finished": [],
+                "listing_finished": listing.finished,
+                "during": "final files",
+            }
+            # Files of the evaluation may be this run's or an earlier one's: none is named.
+            report.evaluation = None
+            with contextlib.suppress(OSError):  # else the report says the run is running
+                finish_run_report(report, self.output_dir, started)
         except OSError as exc:
             report.final_files_error = (
                 f"could not write the run's final files in {self.output_dir}: "

@@ -207,3 +207,83 @@ def test_sigterm_stops_cleanly_and_the_next_run_resumes(
     assert sorted(p.name for p in (out / "xmi").glob("*.xmi")) == [
         f"d{i:02d}.xmi" for i in range(n)
     ]
+
+
+@pytest.mark.slow
+def test_a_signal_during_the_evaluation_stops_it_and_the_next_run_writes_it(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C or SIGTERM once every document was done (the evaluation, its significance
+    tests: minutes on a large corpus) was ignored: the run went on to the end and exited
+    0, as if no signal had come."""
+    (tmp_path / "in").mkdir()
+    n = 30
+    for i in range(n):
+        (tmp_path / "in" / f"d{i:02d}.txt").write_text(f"Text {i}: the gene Pax{i}, in mice.\n")
+    out = tmp_path / "out"
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(
+        textwrap.dedent(
+            f"""\
+            reader: {{component: text.reader.v1, view: gold, config: {{input: "{tmp_path / "in"}"}}}}
+            components:
+              - {{component: test.whitespace_tokenizer.v1, view: gold}}
+              - {{component: test.whitespace_tokenizer.v1, view: system}}
+              - {{component: tokens.fine.v1, view: system2}}
+            writers: [{{component: xmi.writer.v1}}]
+            evaluators:
+              - component: eval.tokens.v1
+                config:
+                  system_views: [system, system2]
+                  # minutes of shuffles: the signal comes while they run
+                  significance: {{metric: f1, iterations: 100000000}}
+            run: {{output: "{out}", jobs: 1, batch_size: 5}}
+            """
+        )
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, "run", str(wf)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert proc.stderr is not None
+    said = b""
+    deadline = time.time() + 60
+    # The progress display's last line: every document is done, the final files begin.
+    while f"{n} of {n} processed".encode() not in said and time.time() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        said += line
+    assert f"{n} of {n} processed".encode() in said, said.decode()
+    time.sleep(1)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise AssertionError("the run went on with its evaluation for 10 s after Ctrl-C") from None
+    err = said.decode() + proc.stderr.read().decode()
+    assert proc.returncode == 130, err
+    assert "stopped by SIGINT while writing the run's final files" in err, err
+    report = json.loads((out / "run-report.json").read_text())
+    assert report["interrupted"]["during"] == "final files"
+    assert report["interrupted"]["documents_not_finished"] == []
+    assert report["evaluation"] is None and report["counts"]["ok"] == n
+
+    # The same command writes them: every document is skipped, nothing is run again.
+    wf.write_text(wf.read_text().replace("iterations: 100000000", "iterations: 1000"))
+    final = subprocess.run(
+        [sys.executable, "-c", RUNNER, "run", str(wf), "--quiet", "--allow-changed-workflow"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert final.returncode == 0, final.stderr
+    report = json.loads((out / "run-report.json").read_text())
+    assert report["counts"]["skipped"] == n and report["counts"]["ok"] == 0
+    assert report["interrupted"] is None and report["evaluation"] is not None
+    assert (out / "evaluation.md").is_file()

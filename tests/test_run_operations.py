@@ -7,14 +7,22 @@ from __future__ import annotations
 import errno
 import json
 import os
+import resource
+import signal
+import subprocess
+import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from casflow.pipeline import files
 from casflow.pipeline.cli import main
+from casflow.pipeline.journal import Journal
 from casflow.pipeline.locks import OutputLock
+
+CASFLOW = "import sys; from casflow.pipeline.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
 @pytest.fixture()
@@ -397,6 +405,82 @@ def test_a_journal_that_cannot_be_appended_stops_the_run_and_the_next_resumes(
     assert main(["run", str(wf), "--quiet"]) == 0
     report = json.loads((out / "run-report.json").read_text("utf-8"))
     assert report["counts"]["skipped"] == 1 and report["counts"]["ok"] == 2
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    """A child process's ``preexec_fn``: writes past ``limit`` bytes fail with EFBIG, as
+    they fail with ENOSPC on a full disk (SIGXFSZ ignored: the write fails instead)."""
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return limited
+
+
+def test_a_journal_whose_append_failed_closes_without_an_error(tmp_path: Path) -> None:
+    """After an append failed (disk full), closing the journal wrote what was left in its
+    buffer again and raised: the run ended in a traceback instead of its report."""
+    code = textwrap.dedent(
+        f"""\
+        from casflow.pipeline.journal import Journal
+        journal = Journal(__import__("pathlib").Path({str(tmp_path / "out")!r}))
+        entries = [{{"doc_id": f"d{{i}}", "status": "ok", "pad": "x" * 300}} for i in range(10)]
+        try:
+            journal.append(entries)
+        except OSError as exc:
+            print("append:", exc.errno)
+        journal.close()
+        print("closed")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        preexec_fn=_file_size_limit(1000),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"append: {errno.EFBIG}", "closed"]
+    # the torn last line is cut by the next run's first append
+    Journal(tmp_path / "out").append([{"doc_id": "d9", "status": "ok"}])
+    lines = (tmp_path / "out" / ".casflow" / "journal.jsonl").read_text().splitlines()
+    assert [json.loads(line)["doc_id"] for line in lines] == ["d0", "d1", "d9"]
+
+
+def test_a_disk_that_fills_up_ends_the_run_with_its_report_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in range(60):
+        (folder / f"d{i:02d}.txt").write_text(f"Document {i} mentions p53.\n", encoding="utf-8")
+    out = tmp_path / "out"
+    wf = tmp_path / "wf.yaml"
+    wf.write_text(
+        textwrap.dedent(
+            f"""\
+            reader: {{component: text.reader.v1, config: {{input: "{folder}"}}}}
+            components: [{{component: tokens.fine.v1}}]
+            writers: [{{component: xmi.writer.v1}}]
+            run: {{output: "{out}", batch_size: 4}}
+            """
+        )
+    )
+    command = [sys.executable, "-c", CASFLOW, "run", str(wf), "--quiet"]
+    full = subprocess.run(
+        command, preexec_fn=_file_size_limit(5000), capture_output=True, text=True
+    )
+    assert full.returncode == 1, full.stderr
+    assert "Traceback" not in full.stderr, full.stderr
+    assert "cannot append to the journal" in full.stderr
+    report = json.loads((out / "run-report.json").read_text("utf-8"))
+    assert "cannot append to the journal" in report["stopped_by"]
+    again = subprocess.run(command, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    report = json.loads((out / "run-report.json").read_text("utf-8"))
+    assert report["counts"]["skipped"] > 0
+    assert report["counts"]["ok"] + report["counts"]["skipped"] == 60
 
 
 def test_run_help_lists_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:

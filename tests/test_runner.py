@@ -467,6 +467,37 @@ def test_progress_estimates_documents_not_listed_yet_less_those_done_before() ->
     assert progress.to_process() == (70, True)
 
 
+def test_a_log_names_the_first_failures_then_counts_the_rest(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every failed document was a line of its own as it came: 10,000 lines in a CI log
+    when a run's documents all fail the same way."""
+    from types import SimpleNamespace
+
+    from casflow.pipeline.progress import FAILURES_SHOWN, Progress
+
+    progress = Progress(total=None, log_every=3600.0)
+    n = 1000
+    for i in range(n):
+        progress.add_total()
+        progress.update(
+            SimpleNamespace(
+                tokens=1, status="failed", doc_id=f"d{i}", stage="component x", error="boom"
+            )
+        )
+    progress.listing_done()
+    progress.close()
+    lines = capsys.readouterr().err.splitlines()
+    named = [line for line in lines if line.startswith("casflow: failed: ")]
+    assert named == [f"casflow: failed: d{i} (component x): boom" for i in range(FAILURES_SHOWN)]
+    assert len(lines) == FAILURES_SHOWN + 2, lines
+    assert lines[FAILURES_SHOWN] == (
+        f"casflow: more than {FAILURES_SHOWN} documents failed: the others are counted in "
+        "the progress lines, and each is in run-report.json when the run ends"
+    )
+    assert lines[-1].startswith(f"casflow: {n} of {n} processed ({n} failed)")
+
+
 def test_ids_differing_in_case_fail_on_a_file_system_that_ignores_case(
     tmp_path: Path, test_components: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
