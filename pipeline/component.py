@@ -557,6 +557,10 @@ class Trainer(Component[ConfigT]):
     #: Why the trainer cannot train without development documents (it selects its
     #: checkpoints on them); empty: it can. Validation then requires ``gold.dev``.
     needs_dev: ClassVar[str] = ""
+    #: Layers learned from the text alone (Punkt learns sentence boundaries from raw
+    #: text): only the development documents, which score them, must hold their gold.
+    #: Every other layer's gold must be in the training documents.
+    unsupervised_layers: ClassVar[tuple[str, ...]] = ()
 
     context: TrainingContext
 

@@ -692,6 +692,9 @@ class TrainingStopped(KeyboardInterrupt):
         self.signum = signum
 
 
+#: The key of ``read_gold_examples``' counts that counts documents with text.
+_TEXT = "text"
+
 #: Warnings about the gold data kept in the training report (and logged).
 MAX_GOLD_WARNINGS = 500
 
@@ -703,12 +706,14 @@ def read_gold_examples(
     log: Callable[[str], None],
     what: str,
     said: list[dict[str, Any]] | None = None,
+    found: dict[str, int] | None = None,
 ) -> list[tuple[str, Any]]:
     """(doc id, training example) of every document the reader lists, in its order.
 
     What the reader and the trainer warn about (gold it repaired or skipped) is
     logged and, with ``said``, appended there with its ``document`` (none for the
-    listing) for the training report."""
+    listing) for the training report. ``found``: type name -> how many annotations of
+    that type the documents' gold views hold, for each type name given as a key."""
     reader = step.build(Reader, context)
     typesystem = load_typesystem()
     view_name = step.spec.view
@@ -730,6 +735,7 @@ def read_gold_examples(
         with collected_warnings(f"reader {step.spec.component}", listing):
             refs = list(reader.iter_documents())
         tell(listing, None)
+        _refuse_repeated_ids(refs, what)
         for n, ref in enumerate(refs, start=1):
             if ref.error:
                 raise TrainingDataError(f"{what} document {ref.doc_id} ({ref.uri}): {ref.error}")
@@ -740,6 +746,10 @@ def read_gold_examples(
                 with collected_warnings(f"trainer {trainer.name}", collected):
                     view = cas.get_view(view_name)
                     examples.append((ref.doc_id, trainer.example(view, ref.doc_id)))
+                if found is not None:
+                    found[_TEXT] = found.get(_TEXT, 0) + bool((view.sofa_string or "").strip())
+                    for type_name in found.keys() - {_TEXT}:
+                        found[type_name] += len(view.select(type_name))
                 tell(collected, ref.doc_id)
             except TrainingDataError:
                 raise
@@ -755,6 +765,26 @@ def read_gold_examples(
     if not examples:
         raise TrainingDataError(f"the reader lists no {what} documents; check gold.{what}")
     return examples
+
+
+def _refuse_repeated_ids(refs: Sequence[Any], what: str) -> None:
+    """Folds, the held-out check against the dev set and the report go by document id:
+    two documents under one id (two folders with the same file names) would land in two
+    folds at once, or be scored in place of each other."""
+    first: dict[str, str] = {}
+    repeated: list[tuple[str, str, str]] = []
+    for ref in refs:
+        if ref.doc_id in first:
+            repeated.append((ref.doc_id, first[ref.doc_id], ref.uri))
+        else:
+            first[ref.doc_id] = ref.uri
+    if repeated:
+        doc_id, one, other = repeated[0]
+        raise TrainingDataError(
+            f"{len(repeated)} {what} document(s) repeat the id of another (e.g. {doc_id}: "
+            f"{one} and {other}); folds and the held-out check go by document id: leave out "
+            f"the copies or give them other names (gold.{what} settings of the reader)"
+        )
 
 
 def _mean_scores(per_fold: Sequence[Mapping[str, float]]) -> dict[str, dict[str, float]]:
@@ -827,11 +857,21 @@ def _read_data(
     """Training and development examples; a document in both is an error."""
     say(f"reading training documents with {loaded.train_reader.spec.component}")
     said: list[dict[str, Any]] = []
-    train = read_gold_examples(loaded.train_reader, trainer, context, say, "train", said)
+    needed = {
+        layer: type(trainer).layer_requirements(trainer.config, layer)
+        for layer in loaded.spec.layers
+    }
+    types = {type_name for names in needed.values() for type_name in names}
+    found = dict.fromkeys(types, 0)
+    train = read_gold_examples(loaded.train_reader, trainer, context, say, "train", said, found)
+    learned = {k: v for k, v in needed.items() if k not in type(trainer).unsupervised_layers}
+    _refuse_missing_gold(loaded.train_reader, "train", len(train), learned, found)
     dev: list[tuple[str, Any]] = []
     if loaded.dev_reader is not None:
         say("reading development documents")
-        dev = read_gold_examples(loaded.dev_reader, trainer, context, say, "dev", said)
+        found = dict.fromkeys(types, 0)
+        dev = read_gold_examples(loaded.dev_reader, trainer, context, say, "dev", said, found)
+        _refuse_missing_gold(loaded.dev_reader, "dev", len(dev), needed, found)
     overlap = {d for d, _ in train} & {d for d, _ in dev}
     if overlap:
         raise TrainingDataError(
@@ -839,6 +879,47 @@ def _read_data(
             f"(e.g. {sorted(overlap)[0]}); the dev set must be held out"
         )
     return _GoldData(train, dev, said)
+
+
+def _refuse_missing_gold(
+    reader: ResolvedStep,
+    what: str,
+    documents: int,
+    needed: Mapping[str, Sequence[str]],
+    found: Mapping[str, int],
+) -> None:
+    """Each layer's gold is somewhere in the ``what`` documents: a layer without any
+    (the reader's config leaves it out, the gold is in another view) trains a model
+    that never outputs it, or scores it as 0, after the whole training."""
+    where = (
+        f"in view {reader.spec.view!r} (read by {reader.spec.component} with the "
+        f"gold.{what} settings)"
+    )
+    kind = "training" if what == "train" else "development"
+    if not found.get(_TEXT):
+        raise TrainingDataError(
+            f"the {documents} {kind} documents hold no text {where}: check that the reader "
+            f"reads the gold view, with its text, and that gold.{what} selects the documents"
+        )
+    layers_of: dict[str, list[str]] = {}
+    for layer, names in needed.items():
+        for type_name in names:
+            if not found.get(type_name):
+                layers_of.setdefault(type_name, []).append(layer)
+    scored = "" if what == "train" else ", scored on them"
+    missing = [
+        f"no {short_name(type_name)} (the {', '.join(layers)} layer"
+        + ("s" if len(layers) > 1 else "")
+        + scored
+        + ")"
+        for type_name, layers in layers_of.items()
+    ]
+    if missing:
+        raise TrainingDataError(
+            f"the {documents} {kind} documents hold {', '.join(missing)} {where}: check "
+            "that the reader's config loads those annotations into that view and that "
+            f"gold.{what} selects annotated documents"
+        )
 
 
 #: Per step (a fold, the final model): the training time across the runs that trained it.
@@ -1314,6 +1395,16 @@ def _time_table(report: Mapping[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _reader_settings(reader: Mapping[str, Any] | None) -> str:
+    """The reader config that selected a gold set, for the card: which corpus, split,
+    ids or files the model learned from (the ids alone do not say)."""
+    config = (reader or {}).get("config") or {}
+    given = {key: value for key, value in config.items() if value is not None}
+    if not given:
+        return ""
+    return f", read with `{json.dumps(given, sort_keys=True, ensure_ascii=False)}`"
+
+
 def model_card(report: Mapping[str, Any], trainer: Trainer) -> str:
     """The model card: data, settings, seed, time and scores, from the report."""
     workflow = report["workflow"]
@@ -1328,8 +1419,15 @@ def model_card(report: Mapping[str, Any], trainer: Trainer) -> str:
         "",
         f"- gold view `{data['gold_view']}` read by `{workflow['gold']['train']['component']}`",
         f"- training documents: {data['train_documents']}"
-        f" ({', '.join(data['train_ids'][:3])}{' ...' if data['train_documents'] > 3 else ''})",
-        f"- development documents: {data['dev_documents']}",
+        f" ({', '.join(data['train_ids'][:3])}{' ...' if data['train_documents'] > 3 else ''})"
+        + _reader_settings(workflow["gold"]["train"]),
+        f"- development documents: {data['dev_documents']}"
+        + (
+            f" ({', '.join(data['dev_ids'][:3])}{' ...' if data['dev_documents'] > 3 else ''})"
+            if data.get("dev_ids")
+            else ""
+        )
+        + _reader_settings(workflow["gold"].get("dev")),
         f"- layers: {', '.join(workflow['layers'])}",
         *(
             [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -309,8 +311,15 @@ def test_existing_tokens_are_read_once_per_document(tiny_model: Path, tmp_path: 
 
 
 def test_component_writes_anatomy_mentions_as_configured(tiny_model: Path, tmp_path: Path) -> None:
+    # the fixture's meta.json says it learned genes, which an anatomy tagger refuses
+    model = tmp_path / "anatomy_model"
+    shutil.copytree(tiny_model, model)
+    meta = json.loads((model / "meta.json").read_text(encoding="utf-8"))
+    (model / "meta.json").write_text(
+        json.dumps({**meta, "mention_type": ANATOMY_MENTION}), encoding="utf-8"
+    )
     view = new_view("We measured p53 in cells .")
-    config = AnatomyNerConfig(model=str(tiny_model))
+    config = AnatomyNerConfig(model=str(model))
     AnatomyNer(config, context(tmp_path)).process(view)
     assert [(m.begin, m.end) for m in view.select(ANATOMY_MENTION)] == [(12, 15)]
     assert not list(view.select(GENE_MENTION))

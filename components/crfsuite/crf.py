@@ -29,6 +29,9 @@ from casflow.components.dictionary.features import CandidateFeatures
 
 MODEL_FILE = "model.crfsuite"
 META_FILE = "meta.json"
+#: meta.json's record of the mention type a model learned (models of casflow train;
+#: the shipped ones and older folders have none)
+MENTION_TYPE_KEY = "mention_type"
 LEXICON_FILE = "lexicon.tsv"
 CLUSTERS_FILE = "clusters.tsv"
 EMBEDDING_CLUSTERS_FILE = "embedding_clusters.tsv"

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import cassis
 from pydantic import Field, ValidationError, field_validator
 
-from casflow.components.crfsuite.crf import META_FILE, MODEL_FILE
+from casflow.components.crfsuite.crf import MENTION_TYPE_KEY, META_FILE, MODEL_FILE
 from casflow.components.crfsuite.ensemble import document_steps, load_tagger
 from casflow.components.crfsuite.tokenize import Span, refine, tokenize
 from casflow.components.dictionary.entries import ontology_problem
@@ -91,6 +91,22 @@ def check_model(path: Path) -> None:
     check_dictionary(path)
 
 
+def mention_type_problem(path: Path, mention_type: str, model: str) -> str | None:
+    """Why a tagger writing ``mention_type`` must not run the model at ``path``: it learned
+    another type (its meta.json says which; a model that does not say is not judged)."""
+    try:
+        learned = read_meta(path).get(MENTION_TYPE_KEY)
+    except (OSError, ValueError):
+        return None  # check_model reports an unreadable model
+    if not isinstance(learned, str) or learned == mention_type:
+        return None
+    return (
+        f"model {model} learned {short_name(learned)} mentions (its {META_FILE}), but this "
+        f"component writes {short_name(mention_type)}: set mention_type: "
+        f"{short_name(learned)}, or give a model trained on {short_name(mention_type)}"
+    )
+
+
 def check_dictionary(path: Path) -> None:
     """FileNotFoundError when the ontologies of a stacking model's dictionary features
     are missing, ValueError when its settings or those files cannot be used."""
@@ -160,6 +176,9 @@ class CrfNer(Processor[CrfNerConfig]):
         super().__init__(config, context)
         path = resolve_model(config.model, self.context.workflow_dir)
         check_model(path)
+        problem = mention_type_problem(path, config.mention_type, config.model)
+        if problem:
+            raise ValueError(problem)
         self.tagger = load_tagger(path)
         self.document_steps = document_steps(path)
 
@@ -175,7 +194,10 @@ class CrfNer(Processor[CrfNerConfig]):
             known = ", ".join(f"{short_name(t)} ({t})" for t in MENTION_TYPES)
             problems.append(f"mention_type {config.mention_type!r} is not one of {known}")
         try:
-            problem = model_problem(resolve_model(config.model, context.workflow_dir))
+            path = resolve_model(config.model, context.workflow_dir)
+            problem = model_problem(path)
+            if problem is None and config.mention_type in MENTION_TYPES:
+                problem = mention_type_problem(path, config.mention_type, config.model)
         except ImportError as exc:
             problem = f"cannot find shipped models: {exc}"
         if problem:

@@ -30,6 +30,7 @@ import cassis
 
 from casflow.cas.sofa import set_sofa_text
 from casflow.components.crfsuite.crf import (
+    MENTION_TYPE_KEY,
     META_FILE,
     DocumentContext,
     TrainingParams,
@@ -72,7 +73,7 @@ from casflow.pipeline.fingerprints import Fingerprint, forget, mark_done, step_s
 from casflow.pipeline.gold_sources import check_source, read_source
 from casflow.pipeline.locks import built_once
 from casflow.pipeline.training import LogLines
-from casflow.typesystem import SENTENCE, load_typesystem
+from casflow.typesystem import SENTENCE, load_typesystem, short_name
 
 Log = Callable[[str], None]
 MODEL_DIR = "model"
@@ -434,6 +435,7 @@ class CrfMentionTrainer(Trainer[CrfMentionTrainerConfig]):
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
             # not part of the CRF's fingerprint: it runs after tagging, so it is (re)set here
             meta.pop("document_postprocess", None)
+            meta.pop(MENTION_TYPE_KEY, None)
             meta.update(self._document_meta())
             # rewritten on every run, after the model is marked done: a kill while writing
             # must leave the whole old file, which the next run reads and rewrites
@@ -450,9 +452,14 @@ class CrfMentionTrainer(Trainer[CrfMentionTrainerConfig]):
         atomic_write_text(model_dir / META_FILE, json.dumps(meta, indent=2) + "\n")
         return model_dir
 
-    def _document_meta(self) -> dict[str, list[str]]:
+    def _document_meta(self) -> dict[str, Any]:
         steps = list(self.config.document_postprocess)
-        return {"document_postprocess": steps} if steps else {}
+        # ner.crf.v1 writes GeneMention unless told otherwise: the model says what it
+        # learned, so a tagger set to write another type is refused before the run
+        return {
+            MENTION_TYPE_KEY: self.mention_type,
+            **({"document_postprocess": steps} if steps else {}),
+        }
 
     def _train_one(
         self, examples: list[Example], options: CrfOptions, folder: Path, done: Path, log: Log
@@ -570,8 +577,9 @@ class CrfMentionTrainer(Trainer[CrfMentionTrainerConfig]):
         )
         return (
             f"{kind} (python-crfsuite, L-BFGS) over casflow's tokens, trained from the gold "
-            f"{self.mention_type.rsplit('.', 1)[-1]} annotations{steps}; load the model folder with "
-            "`ner.crf.v1` (`model: <folder>`). Scores run that component on each document's "
+            f"{short_name(self.mention_type)} annotations{steps}; load the model folder with "
+            f"`ner.crf.v1` (`model: <folder>`, `mention_type: {short_name(self.mention_type)}`). "
+            "Scores run that component on each document's "
             f"raw text ({sentences}) and count {criterion}. p, r and f are micro-averaged "
             "percentages; macro_f (with several classes) is the mean F over the gold classes."
         )

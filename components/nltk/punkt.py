@@ -183,6 +183,8 @@ class PunktSentenceTrainer(Trainer[PunktTrainerConfig]):
     )
     libraries = ("nltk",)
     layers: ClassVar[dict[str, tuple[str, ...]]] = {"sentences": (SENTENCE,)}
+    # the training documents' sentences are not used (their text is): dev scores them
+    unsupervised_layers: ClassVar[tuple[str, ...]] = ("sentences",)
 
     @classmethod
     def check_config(cls, config: PunktTrainerConfig, context: RunContext) -> list[str]:

@@ -89,6 +89,16 @@ from casflow.typesystem import (
 )
 
 Span = tuple[int, int]
+#: What OpenNLP's "Training data must contain more than one outcome" means for a layer's
+#: training file: all its events share one label.
+ONE_OUTCOME = {
+    "sentences": "each '.', '?' or '!' in the text ends a sentence, or none does; the "
+    "detector also needs ones inside sentences, as after abbreviations",
+    "tokens": "no token touches another without whitespace between them, or all do; the "
+    "tokenizer learns where to split inside whitespace-free strings such as 'IL-2'",
+    "pos": "every token has the same POS tag",
+    "chunks": "every token has the same chunk tag",
+}
 _SPACES = re.compile(r"\s+")
 _LAYER_ORDER = ("sentences", "tokens", "pos", "chunks", "constituents")
 
@@ -307,13 +317,21 @@ class OpenNlpTrainer(Trainer[OpenNlpTrainerConfig]):
             partial.unlink(missing_ok=True)
             params = self._params(layer)
             settings = ", ".join(f"{k} {params[k]}" for k in ("Algorithm", "Iterations", "Cutoff"))
-            advice = (
+            if "more than one outcome" in str(exc):
+                # every event has the same label: no cutoff helps, only other data
+                advice = (
+                    f"Every decision the {TOOL_NAMES[layer]} learns has the same answer in "
+                    f"this data ({ONE_OUTCOME.get(layer, 'one label only')}): give training "
+                    "documents with both kinds"
+                )
+            elif "InsufficientTrainingData" in str(exc):
                 # OpenNLP's words for a cutoff that leaves no feature, or too little data
-                "Its settings leave nothing to learn from this data: lower cutoff (or "
-                "parser_cutoff), or give more training documents"
-                if "InsufficientTrainingData" in str(exc)
-                else "Check the training data and the settings"
-            )
+                advice = (
+                    "Its settings leave nothing to learn from this data: lower cutoff (or "
+                    "parser_cutoff), or give more training documents"
+                )
+            else:
+                advice = "Check the training data and the settings"
             raise TrainingDataError(
                 f"OpenNLP could not train the {TOOL_NAMES[layer]} model ({layer}) from "
                 f"{data}: {str(exc).rstrip('.')}. {advice} (the settings of {self.name}, "
