@@ -201,3 +201,22 @@ def test_the_shipped_crf_models_say_what_they_learned() -> None:
     ):
         meta = json.loads((model_path(model) / META_FILE).read_text(encoding="utf-8"))
         assert meta["mention_type"] == mention_type
+
+
+def test_reading_the_gold_logs_a_line_every_few_seconds_not_every_ten_documents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line every ten documents made 1,500 lines of a CI log for BC2GM's sentences:
+    read quickly, the documents of a gold set get one line, at the end."""
+    pytest.importorskip("nltk", reason="NLTK is the tools extra")
+    from casflow.pipeline import training
+
+    write_gold_splits(tmp_path, {"train": range(25)}, marked)
+    write_gold_splits(tmp_path, {"dev": [0]}, marked)
+    _, lines = train(punkt_workflow(tmp_path, tmp_path / "out"))
+    read = [line.split("] ", 1)[1] for line in lines if "] read " in line]
+    assert [line.split(" documents")[0] for line in read] == ["read 25/25 train", "read 1/1 dev"]
+
+    monkeypatch.setattr(training, "READ_LOG_SECONDS", 0.0)
+    _, lines = train(punkt_workflow(tmp_path, tmp_path / "out2"))
+    assert len([line for line in lines if "] read " in line]) == 25 + 1
