@@ -21,7 +21,9 @@ from casflow.pipeline.exit_status import (
     EXIT_NOT_STARTED,
     EXIT_OK,
     EXIT_TRAINING_FAILED,
+    REPORT_EXIT_STATUS,
     RUN_EXIT_STATUS,
+    SIGNIFICANCE_EXIT_STATUS,
     TRAIN_EXIT_STATUS,
     VALIDATE_EXIT_STATUS,
 )
@@ -718,7 +720,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_check.set_defaults(func=cmd_check_xmi)
 
     p_sig = sub.add_parser(
-        "significance", help="paired approximate randomization test between two system views"
+        "significance",
+        help="paired approximate randomization test between two system views",
+        epilog=SIGNIFICANCE_EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p_sig.add_argument("output_dir", help="output folder of a finished run with evaluators")
     p_sig.add_argument("--evaluator", required=True, help="evaluator label (id or component name)")
@@ -740,7 +745,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_sig.set_defaults(func=cmd_significance)
     p_report = sub.add_parser(
-        "report", help="write evaluation.html again from a finished run's evaluation files"
+        "report",
+        help="write evaluation.html again from a finished run's evaluation files",
+        epilog=REPORT_EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p_report.add_argument("output_dir", help="output folder of a finished run with evaluators")
     p_report.set_defaults(func=cmd_report)

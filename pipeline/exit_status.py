@@ -40,3 +40,17 @@ exit status:
   143  stopped by SIGTERM (Slurm, systemd, docker stop)
        (after 130 or 143 the part trained is kept; the same command resumes)
 """
+
+SIGNIFICANCE_EXIT_STATUS = """\
+exit status:
+  0    the test ran: the p-value is printed and written beside the evaluation
+  2    it did not: bad arguments, a run that was interrupted or wrote no evaluation,
+       an unknown evaluator, metric or system (the message says what to do)
+"""
+
+REPORT_EXIT_STATUS = """\
+exit status:
+  0    evaluation.html was written again
+  2    it was not: a run that was interrupted or wrote no evaluation, or a folder
+       that cannot be read or written (the message says what to do)
+"""

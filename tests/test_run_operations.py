@@ -535,3 +535,17 @@ def test_progress_prints_the_last_line_once(capsys: pytest.CaptureFixture[str]) 
     progress.close()
     lines = capsys.readouterr().err.splitlines()
     assert [line for line in lines if "3 of 3 processed" in line] == [lines[-1]]
+
+
+@pytest.mark.parametrize("command", ["significance", "report"])
+def test_significance_and_report_help_list_exit_statuses(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Scripts chaining casflow's commands read the statuses in --help, as for run,
+    # validate, train and check-xmi.
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = capsys.readouterr().out
+    assert "exit status:" in text
+    for code in ("0 ", "2 "):
+        assert f"\n  {code}" in text, code
