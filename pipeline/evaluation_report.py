@@ -91,6 +91,13 @@ def _error_line(where: dict[str, Any], error: dict[str, Any]) -> dict[str, Any]:
     return line
 
 
+def _sorted_counts(counts: Mapping[str, float]) -> dict[str, float]:
+    """``counts`` by key: the order an evaluator built them in carries no meaning, and one
+    built from a set (eval.pos.v1's per-tag counts) changes with PYTHONHASHSEED, which
+    made evaluation.json and evaluation-counts.jsonl differ between runs of one workflow."""
+    return dict(sorted(counts.items()))
+
+
 def _collect(
     label: str, evaluator: Evaluator[Any], evaluated: list[DocumentResult]
 ) -> _EvaluatorResults:
@@ -105,14 +112,17 @@ def _collect(
             if entry is None:
                 continue
             n_docs += 1
-            add_counts(total, entry["counts"])
-            out.per_document[system][res.doc_id] = evaluator.score(entry["counts"])
+            counts = _sorted_counts(entry["counts"])
+            units = entry.get("units")
+            if units is not None:
+                units = [_sorted_counts(unit) for unit in units]
+            add_counts(total, counts)
+            out.per_document[system][res.doc_id] = evaluator.score(counts)
             where = {"evaluator": label, "system": system, "document": res.doc_id}
-            out.count_lines.append(
-                json.dumps({**where, "counts": entry["counts"], "units": entry.get("units")})
-            )
+            out.count_lines.append(json.dumps({**where, "counts": counts, "units": units}))
             for error in entry.get("errors") or []:
                 out.error_lines.append(json.dumps(_error_line(where, error), ensure_ascii=False))
+        total = _sorted_counts(total)
         scores = evaluator.score(total)
         out.systems[system] = {"documents": n_docs, "counts": total, "scores": scores}
     return out
