@@ -307,16 +307,17 @@ def test_torch_threads_while_analysing_then_restored(
     seen = []
     bulk_process = component.nlp.bulk_process
 
-    def recording(documents):  # type: ignore[no-untyped-def]
+    def recording(documents, **options):  # type: ignore[no-untyped-def]
         seen.append(torch.get_num_threads())
-        return bulk_process(documents)
+        return bulk_process(documents, **options)
 
     component.nlp.bulk_process = recording
     before = torch.get_num_threads()
     torch.set_num_threads(3)
     try:
         component.process(_cas("The protein binds DNA."))
-        assert seen == [threads or 1]
+        # the tokenizer, then the processors after it (on sentences cut to the cap)
+        assert seen == [threads or 1] * 2
         assert torch.get_num_threads() == 3
     finally:
         torch.set_num_threads(before)
@@ -383,6 +384,129 @@ def test_a_sentence_longer_than_the_cap_is_analysed_in_pieces(
         governor = tokens.index(relation.Governor)
         assert any(lo <= dependent < hi and lo <= governor < hi for lo, hi in pieces)
     assert len(list(cas.select(DEPENDENCY))) == 7
+
+
+def _recorded_sentence_lengths(component) -> dict[str, list[int]]:  # type: ignore[no-untyped-def]
+    """Per processor after the tokenizer, the words of each sentence it is given."""
+    seen: dict[str, list[int]] = {}
+    for name in ("pos", "lemma", "depparse"):
+        processor = component.nlp.processors[name]
+        lengths = seen.setdefault(name, [])
+
+        def recording(documents, processor=processor, lengths=lengths):  # type: ignore[no-untyped-def]
+            lengths.extend(len(s.words) for d in documents for s in d.sentences)
+            return type(processor).bulk_process(processor, documents)
+
+        processor.bulk_process = recording
+    return seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("given_sentence", [False, True])
+def test_a_long_sentence_of_stanzas_tokenizer_reaches_the_parser_in_pieces(
+    tiny_models: dict[str, Path], given_sentence: bool
+) -> None:
+    # A 100 KB line without a sentence end was one sentence of some 20,000 words to the
+    # parser: the process took all the memory and was killed. Stanza's tokenizer makes
+    # one sentence of it here too (and of a given Sentence in tokenize_no_ssplit mode).
+    words = ["The", "protein", "binds", "DNA", "and", "cells", "grow", "in", "culture"] * 4
+    text = "Cells grow.\n\n" + " ".join(words)
+    long_begin = text.index("The")
+    cas = _cas(text)
+    if given_sentence:
+        for begin, end in ((0, long_begin - 2), (long_begin, len(text))):
+            cas.add(cas.typesystem.get_type(SENTENCE)(begin=begin, end=end))
+    component = _component(
+        _config(tiny_models, max_sentence_words=4, use_existing_sentences=given_sentence)
+    )
+    seen = _recorded_sentence_lengths(component)
+    with pytest.warns(LongSentenceWarning, match=r"max_sentence_words \(4\)") as caught:
+        component.process(cas)
+    for name, lengths in seen.items():
+        assert lengths and max(lengths) <= 4, (name, lengths)
+    assert sum(seen["depparse"]) == len(list(cas.select(TOKEN)))
+    long = [w for w in caught if issubclass(w.category, LongSentenceWarning)]
+    assert len(long) == 1 and f"at ({long_begin}, {len(text)})" in str(long[0].message)
+    assert len(list(cas.select(DEPENDENCY_ROOT))) == len(seen["depparse"])  # one per piece
+    if given_sentence:
+        assert len(list(cas.select(SENTENCE))) == 2  # the view's, none written
+        for token in cas.select(TOKEN):
+            covered = text[token.begin : token.end]
+            assert covered and covered == covered.strip() and token.pos is not None
+    else:
+        _check_view(cas, lemmas=False)  # exact offsets, one root in each Sentence
+        sentences = sorted(cas.select(SENTENCE), key=lambda s: s.begin)
+        assert len(sentences) == len(seen["depparse"])  # each piece a Sentence
+        assert all(len(cas.select_covered(TOKEN, s)) <= 4 for s in sentences)
+        assert sentences[-1].end == len(text)
+
+
+@pytest.mark.slow
+def test_no_sentence_over_the_cap_as_one_call_of_the_whole_pipeline(
+    tiny_models: dict[str, Path],
+) -> None:
+    # The tokenizer runs apart from the processors after it; under the cap the result is
+    # what Stanza's whole pipeline gives in one call.
+    texts = ["The protein binds DNA.  Cells grow in culture.\n\nMice lack the receptor.", "DNA."]
+    config = _config(tiny_models, max_sentence_words=40)
+    config["processors"]["ner"] = "tiny"
+    config["model_files"]["ner"] = {
+        "model": str(tiny_models["ner"]),
+        "pretrain": str(tiny_models["pretrain"]),
+    }
+    split, whole = _component(config), _component(config)
+    whole._analyse = lambda views, units: list(  # type: ignore[method-assign]
+        whole.nlp.bulk_process(whole._documents(units))
+    )
+    ours, theirs = [_cas(t) for t in texts], [_cas(t) for t in texts]
+    split.process_batch(ours)
+    whole.process_batch(theirs)
+    assert [c.to_xmi() for c in ours] == [c.to_xmi() for c in theirs]
+    assert list(ours[0].select(DEPENDENCY_ROOT))
+
+
+def test_cutting_keeps_multiword_tokens_whole_and_offsets() -> None:
+    from stanza.models.common.doc import END_CHAR, ID, START_CHAR, TEXT, Document
+
+    from casflow.components.stanza.pipeline import cut_long_sentences
+
+    text = "xx It cannot bind liver cells. Mice grow."
+    first = [
+        {ID: (1,), TEXT: "It", START_CHAR: 3, END_CHAR: 5},
+        {ID: (2, 3), TEXT: "cannot", START_CHAR: 6, END_CHAR: 12},
+        {ID: (2,), TEXT: "can"},
+        {ID: (3,), TEXT: "not"},
+        {ID: (4,), TEXT: "bind", START_CHAR: 13, END_CHAR: 17},
+        {ID: (5,), TEXT: "liver", START_CHAR: 18, END_CHAR: 23},
+        {ID: (6,), TEXT: "cells", START_CHAR: 24, END_CHAR: 29},
+        {ID: (7,), TEXT: ".", START_CHAR: 29, END_CHAR: 30},
+    ]
+    second = [
+        {ID: (1,), TEXT: "Mice", START_CHAR: 31, END_CHAR: 35},
+        {ID: (2,), TEXT: "grow", START_CHAR: 36, END_CHAR: 40},
+        {ID: (3,), TEXT: ".", START_CHAR: 40, END_CHAR: 41},
+    ]
+    # the document as Stanza's tokenizer gives a block that starts at 3 in the view
+    for entry in first + second:
+        if START_CHAR in entry:
+            entry[START_CHAR] -= 3
+            entry[END_CHAR] -= 3
+    document = Document([first, second], text=text[3:])
+    view = _cas(text)
+    assert cut_long_sentences(view, 3, document, 7) is document  # none too long
+    with pytest.warns(LongSentenceWarning, match=r"\(3, 30\) has 7 words"):
+        cut = cut_long_sentences(view, 3, document, 3)
+    pieces = [[[w.text for w in t.words] for t in s.tokens] for s in cut.sentences]
+    assert pieces == [
+        [["It"], ["can", "not"]],  # the multi-word token is never cut
+        [["bind"], ["liver"], ["cells"]],
+        [["."]],
+        [["Mice"], ["grow"], ["."]],
+    ]
+    for sentence in cut.sentences:
+        assert [w.id for w in sentence.words] == list(range(1, len(sentence.words) + 1))
+        for token in sentence.tokens:
+            assert text[3 + token.start_char : 3 + token.end_char] == token.text
 
 
 @pytest.mark.slow

@@ -9,7 +9,9 @@ from pathlib import Path
 import cassis
 import pytest
 
+from casflow.components.layers import LongSentenceWarning
 from casflow.components.udpipe.model import UdpipeModel, Word, model_file
+from casflow.components.udpipe.pipeline import sentence_pieces
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.registry import registry
 from casflow.typesystem import (
@@ -224,6 +226,78 @@ def test_other_tools_tokens_and_sentences_tagged_and_parsed(tiny_udpipe_model: P
     assert [(s.begin, s.end) for s in view.select(SENTENCE)] == sentences
     assert all(t.pos is not None and t.lemma is not None for t in view.select(TOKEN))
     assert_trees(view)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("given", ["sentences", "sentences and tokens", "none"])
+def test_a_long_sentence_is_tagged_and_parsed_in_pieces(
+    tiny_udpipe_model: Path, given: str
+) -> None:
+    # One given Sentence of 20,000 words (a splitter that found no sentence end in a
+    # 100 KB line) took UDPipe's parser 558 s: its time grows with the square.
+    words = " ".join(r[0] for r in SENTENCES[0][0][:-1])
+    text = "Cells grow.\n\n" + " and ".join([words] * 3)
+    long_begin = text.index(words)
+    view = plain_view(text)
+    if given != "none":
+        for begin, end in ((0, long_begin - 2), (long_begin, len(text))):
+            view.add(view.typesystem.get_type(SENTENCE)(begin=begin, end=end))
+    if given == "sentences and tokens":
+        run("tokens.syntok.v1", view, use_existing_sentences=True)
+    tokens_before = sorted((t.begin, t.end) for t in view.select(TOKEN))
+    cls = registry().get("udpipe.v1")
+    config = cls.Config(
+        model=str(tiny_udpipe_model),
+        max_sentence_words=4,
+        use_existing_sentences=given != "none",
+        use_existing_tokens=given == "sentences and tokens",
+    )
+    component = cls(config, RunContext(output_dir=Path(".")))
+    seen: list[int] = []
+    analyse = component.model.analyse
+
+    def recording(words, **options):  # type: ignore[no-untyped-def]
+        seen.append(len(words))
+        return analyse(words, **options)
+
+    component.model.analyse = recording  # type: ignore[method-assign]
+    with pytest.warns(LongSentenceWarning, match=r"max_sentence_words \(4\)") as caught:
+        component.process(view)
+    assert seen and max(seen) <= 4
+    long = [w for w in caught if issubclass(w.category, LongSentenceWarning)]
+    assert len(long) == 1 and f"at ({long_begin}, {len(text)})" in str(long[0].message)
+    tokens = sorted(view.select(TOKEN), key=lambda t: t.begin)
+    assert sum(seen) == len(tokens)
+    if given == "sentences and tokens":
+        assert [(t.begin, t.end) for t in tokens] == tokens_before
+    for token in tokens:
+        covered = token.get_covered_text()
+        assert covered and covered == covered.strip() and token.pos is not None
+    assert len(list(view.select(DEPENDENCY_ROOT))) == len(seen)  # one root per piece
+    if given == "none":
+        sentences = list(view.select(SENTENCE))
+        assert len(sentences) == len(seen)  # each piece a Sentence
+        assert_trees(view)
+    else:
+        assert len(list(view.select(SENTENCE))) == 2  # the view's, none written
+
+
+def test_a_multiword_token_is_never_cut() -> None:
+    view = plain_view("I dunno what it is")
+    # "dunno" = do + n't + know: three words sharing the token's span
+    words = [Word(0, 1, "I")] + [Word(2, 7, w) for w in ("do", "n't", "know")]
+    words += [Word(8, 12, "what"), Word(13, 15, "it"), Word(16, 18, "is")]
+    tokens = list(range(len(words)))  # stands for the view's tokens, cut alike
+    with pytest.warns(LongSentenceWarning, match=r"\(0, 18\) has 7 words"):
+        pieces = sentence_pieces(view, words, tokens, 2, "root")
+    assert [[w.form for w in piece] for piece, _ in pieces] == [
+        ["I"],
+        ["do", "n't", "know"],  # longer than the cap, but one token
+        ["what", "it"],
+        ["is"],
+    ]
+    assert [given for _, given in pieces] == [[0], [1, 2, 3], [4, 5], [6]]
+    assert sentence_pieces(view, words, None, 7, "root") == [(words, None)]
 
 
 @pytest.mark.slow

@@ -35,12 +35,17 @@ are the words, which then have no Token each). ``conllu.import.v1`` does the sam
 - ``threads``: PyTorch's threads while the step runs (default 1, as the run already
   parallelises over documents; PyTorch's own default, one per core, made a step 35 times
   slower beside one busy core).
-- ``max_sentence_words`` (with existing tokens): a sentence of more words (a table
-  flattened to text is one "sentence" of thousands) goes to Stanza in consecutive
-  pieces of at most that many words, each analysed as a sentence of its own (its own
-  root and tree), with a ``LongSentenceWarning``: the dependency parser's memory grows
-  with the square of a sentence's length (a tiny model took 21 GB and 140 s for one
-  sentence of 2,000 words). CRAFT's longest sentence has 376 words.
+- ``max_sentence_words``: a sentence of more words (a table flattened to text is one
+  "sentence" of thousands) goes to Stanza's taggers and parsers in consecutive pieces
+  of at most that many words, each analysed as a sentence of its own (its own root and
+  tree), with a ``LongSentenceWarning``: the dependency parser's memory grows with the
+  square of a sentence's length (a tiny model took 21 GB and 140 s for one sentence of
+  2,000 words; a 100 KB line without a sentence end got the process killed). With
+  existing tokens the view's sentences are cut; otherwise Stanza's tokenizer (and mwt)
+  run first, its sentences are cut at token boundaries (a multi-word token stays
+  whole), each piece is a Sentence (unless the view's are used), and the processors
+  after it run on the cut Documents (nothing changes when no sentence is that long).
+  CRAFT's longest sentence has 376 words.
 - ``use_existing_sentences`` alone: each Sentence is tokenized on its own with Stanza's
   ``tokenize_no_ssplit`` (one Stanza sentence, split only at a blank line inside it);
   no Sentence is written.
@@ -192,9 +197,10 @@ class StanzaConfig(SegmenterConfig):
     max_sentence_words: int = Field(
         DEFAULT_MAX_SENTENCE_WORDS,
         ge=1,
-        description="With use_existing_tokens: a longer sentence is analysed in pieces of at "
-        "most this many words, each its own sentence to Stanza (a parser's memory grows "
-        "with the square of the length), with a warning.",
+        description="A longer sentence (the view's, or one of Stanza's tokenizer) is analysed "
+        "in pieces of at most this many words, each its own sentence to Stanza's taggers and "
+        "parsers (a parser's memory grows with the square of the length; written as a "
+        "Sentence of its own when Stanza's tokenizer made it), with a warning.",
     )
     threads: int = run_threads_field()
 
@@ -430,13 +436,95 @@ class StanzaPipeline(Processor[StanzaConfig]):
             return
         # Everything is analysed before any view is touched: a failure leaves them unchanged.
         with torch_threads(self.config.threads):
-            analysed = self.nlp.bulk_process(self._documents(units))
+            analysed = self._analyse(views, units)
         new: list[list[Any]] = [[] for _ in views]
         for unit, document in zip(units, analysed, strict=True):
             view = views[unit.view]
             self.writer.write(view, unit, document, new[unit.view])
         for view, added in zip(views, new, strict=True):
             add_annotations(view, added)
+
+    def _analyse(self, views: Sequence[cassis.Cas], units: Sequence[_Unit]) -> list[Any]:
+        """Stanza's Documents of ``units``, every sentence its taggers and parsers got of
+        at most ``max_sentence_words`` words."""
+        documents = self._documents(units)
+        if self.config.use_existing_tokens:
+            return list(self.nlp.bulk_process(documents))  # cut in _units already
+        # Stanza's tokenizer makes one sentence of a long line without sentence ends (a
+        # table flattened to text): over 100 KB, the parser then took all the memory
+        # there was and the worker was killed. The sentences are cut between the
+        # tokenizer and the processors after it, which run on the cut Documents.
+        segmenting = [name for name in ("tokenize", "mwt") if name in self.nlp.processors]
+        after = [name for name in self.nlp.processors if name not in segmenting]
+        documents = self.nlp.bulk_process(documents, processors=segmenting)
+        most = self.config.max_sentence_words
+        # the view's Sentences are not written, Stanza's are
+        each = "root and tree" if self.config.use_existing_sentences else "Sentence, root and tree"
+        documents = [
+            cut_long_sentences(views[unit.view], unit.offset, document, most, each)
+            for unit, document in zip(units, documents, strict=True)
+        ]
+        if not after:
+            return list(documents)
+        return list(self.nlp.bulk_process(documents, processors=after))
+
+
+def cut_long_sentences(
+    view: cassis.Cas, offset: int, document: Any, most: int, each: str = "root and tree"
+) -> Any:
+    """``document`` (tokenized, not yet tagged; its text starting at ``offset`` in the
+    view) with each sentence of more than ``most`` words cut into consecutive sentences
+    of at most that many, at token boundaries (a multi-word token stays whole), with a
+    warning (``each``: what every piece gets of its own); the document itself when no
+    sentence is that long."""
+    if all(len(sentence.words) <= most for sentence in document.sentences):
+        return document
+    from stanza.models.common.doc import Document
+
+    sentences: list[list[dict[str, Any]]] = []
+    for sentence in document.sentences:
+        if len(sentence.words) <= most:
+            sentences.append(_renumbered(sentence.tokens))
+            continue
+        span = (offset + sentence.tokens[0].start_char, offset + sentence.tokens[-1].end_char)
+        warnings.warn(
+            long_sentence_warning(
+                view,
+                span,
+                len(sentence.words),
+                "max_sentence_words",
+                most,
+                each,
+            ),
+            stacklevel=3,
+        )
+        piece: list[Any] = []
+        words = 0
+        for token in sentence.tokens:
+            if piece and words + len(token.words) > most:
+                sentences.append(_renumbered(piece))
+                piece, words = [], 0
+            piece.append(token)
+            words += len(token.words)
+        sentences.append(_renumbered(piece))
+    return Document(sentences, text=document.text)
+
+
+def _renumbered(tokens: Sequence[Any]) -> list[dict[str, Any]]:
+    """Stanza tokens (and their words) as the entries of a sentence of their own: word
+    ids from 1, offsets and spacing kept."""
+    from stanza.models.common.doc import ID
+
+    shift = tokens[0].words[0].id - 1
+    entries = []
+    for token in tokens:
+        for entry in token.to_dict():
+            number = entry[ID]
+            entry[ID] = (
+                number - shift if isinstance(number, int) else tuple(i - shift for i in number)
+            )
+            entries.append(entry)
+    return entries
 
 
 class MissingTagError(DocumentError, ValueError):

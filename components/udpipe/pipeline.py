@@ -33,12 +33,21 @@ DependencyType is "ROOT" (as ``spacy.pipeline.v1`` and ``conllu.import.v1``).
   those of the layers it learns): the tokenizer, tagger and parser the layers
   need are checked before any document is read, and UDPipe refusing a text is a
   document's error, never untagged words with every head the root.
+- ``max_sentence_words``: a longer sentence is tagged and parsed in consecutive
+  pieces of at most that many words (a multiword token's words stay together), each
+  with its own root (and Sentence, unless the sentences are the view's), with a
+  ``LongSentenceWarning``. UDPipe's parser time grows with the square of a sentence's
+  length: one given Sentence of 20,000 words (a table flattened to text, or a
+  splitter that found no sentence end in a 100 KB line) took 558 s, against 13 s in
+  pieces of 500. UDPipe's own tokenizer ended that line's sentences every 500 words,
+  so without given sentences the default seldom cuts.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
+import warnings
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -47,7 +56,7 @@ from pydantic import Field, model_validator
 
 from casflow.components.formats.cas_builders import dependency_annotation
 from casflow.components.formats.multiword_tokens import distinct, head_words, surface_tokens
-from casflow.components.layers import add_annotations, produced_types
+from casflow.components.layers import add_annotations, long_sentence_warning, produced_types
 from casflow.components.rules.sentences import structure_breaks, text_blocks
 from casflow.components.segmenters import SegmenterConfig, structure_type_problems
 from casflow.components.udpipe.model import (
@@ -66,6 +75,9 @@ UdpipeLayer = Literal["sentences", "tokens", "pos", "lemma", "dependencies"]
 ALL_LAYERS: tuple[UdpipeLayer, ...] = ("sentences", "tokens", "pos", "lemma", "dependencies")
 
 Span = tuple[int, int]
+#: Where UDPipe's own tokenizer ended the sentences of a line without sentence ends;
+#: stanza.pipeline.v1's default too.
+DEFAULT_MAX_SENTENCE_WORDS = 500
 
 
 class UdpipeConfig(SegmenterConfig):
@@ -82,6 +94,14 @@ class UdpipeConfig(SegmenterConfig):
     )
     use_existing_sentences: bool = Field(
         False, description="Take the view's Sentence annotations as the sentences (none written)."
+    )
+    max_sentence_words: int = Field(
+        DEFAULT_MAX_SENTENCE_WORDS,
+        ge=1,
+        description="A longer sentence is tagged and parsed in pieces of at most this many "
+        "words, each with its own root (and Sentence, unless the view's sentences are used), "
+        "with a warning: UDPipe's parser time grows with the square of the length (20,000 "
+        "words took over 9 minutes).",
     )
 
     @model_validator(mode="after")
@@ -228,6 +248,13 @@ class UdpipePipeline(Processor[UdpipeConfig]):
             sentences = [(words_at(text, [(t.begin, t.end) for t in g]), g) for g in groups]
         else:
             sentences = [(words, None) for words in self._tokenized(text, regions)]
+        most = self.config.max_sentence_words
+        each = "root" if self.config.use_existing_sentences else "Sentence and root"
+        sentences = [
+            piece
+            for words, existing in sentences
+            for piece in sentence_pieces(view, words, existing, most, each)
+        ]
         # Everything is analysed before the view is touched: a failure leaves it unchanged.
         analysed = [
             self.model.analyse(words, tag=self.tag, parse=self.parse) for words, _ in sentences
@@ -264,6 +291,33 @@ class UdpipePipeline(Processor[UdpipeConfig]):
             if "sentences" in layers:
                 new.append(make_sentence(begin=given[0].begin, end=given[-1].end))
         add_annotations(view, new)
+
+
+def sentence_pieces(
+    view: cassis.Cas, words: list[Word], existing: list[Any] | None, most: int, each: str
+) -> list[tuple[list[Word], list[Any] | None]]:
+    """A sentence's words (and the view's tokens they are, if any) as consecutive pieces
+    of at most ``most`` words, cut between tokens (the words of a multiword token share
+    a span and stay together), with a warning; the sentence itself when not longer.
+    ``each`` is what every piece gets of its own (for the warning)."""
+    if len(words) <= most:
+        return [(words, existing)]
+    warnings.warn(
+        long_sentence_warning(
+            view, (words[0].begin, words[-1].end), len(words), "max_sentence_words", most, each
+        ),
+        stacklevel=3,
+    )
+    cuts = [0]
+    for _, group in itertools.groupby(range(len(words)), key=lambda i: words[i][:2]):
+        token = list(group)
+        if token[-1] + 1 - cuts[-1] > most and token[0] > cuts[-1]:
+            cuts.append(token[0])
+    cuts.append(len(words))
+    return [
+        (words[a:b], existing[a:b] if existing is not None else None)
+        for a, b in itertools.pairwise(cuts)
+    ]
 
 
 def missing_parts(config: UdpipeConfig, model: UdpipeModel) -> list[str]:
