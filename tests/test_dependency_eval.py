@@ -369,3 +369,25 @@ def test_a_wrong_label_on_the_right_root_word_costs_las(tmp_path, deprel: str, l
             reference.load_conllu(io.StringIO(system)),
         )
         assert expected["LAS"].f1 == las
+
+
+def test_tool_wrappers_keep_a_root_words_other_label_as_the_importer_does() -> None:
+    # udpipe.v1 builds its relations with dependency_annotation(keep_root_label=True):
+    # a word at HEAD 0 labelled "punct" keeps it (wrong label, as conll18_ud_eval.py
+    # counts it), a root relation in any case or subtype becomes DKPro's ROOT; tools
+    # without that flag (spaCy, the converter, the combiner) write ROOT as before.
+    from casflow.components.formats.cas_builders import dependency_annotation, root_label
+    from casflow.pipeline.testing import cas_from_text
+    from casflow.typesystem import DEPENDENCY, DEPENDENCY_ROOT, TOKEN
+
+    assert [root_label(x) for x in ("root", "ROOT", "root:x", "", None, "punct")] == [
+        "ROOT", "ROOT", "ROOT", "ROOT", "ROOT", "punct",
+    ]  # fmt: skip
+    cas = cas_from_text("Cells.")
+    token = cas.typesystem.get_type(TOKEN)(begin=0, end=5)
+    dep, root = cas.typesystem.get_type(DEPENDENCY), cas.typesystem.get_type(DEPENDENCY_ROOT)
+    kept = dependency_annotation(dep, root, token, None, "punct", keep_root_label=True)
+    assert (kept.type.name, kept.DependencyType) == (DEPENDENCY_ROOT, "punct")
+    assert dependency_annotation(dep, root, token, None, "punct").DependencyType == "ROOT"
+    rooted = dependency_annotation(dep, root, token, token, "root", keep_root_label=True)
+    assert rooted.DependencyType == "ROOT"

@@ -823,3 +823,27 @@ def test_an_empty_resources_folder_another_user_may_control_is_not_used(
     # one private folder per process, not one per Stanza step, said once
     assert model._empty_resources_dir() == folder
     assert len([w for w in recwarn if issubclass(w.category, RuntimeWarning)]) == 1
+
+
+def test_a_root_word_the_parser_labelled_otherwise_keeps_its_label() -> None:
+    # As conllu.import.v1 and conll18_ud_eval.py: a word at HEAD 0 labelled "dep" is a
+    # wrong label on the right head. Written as ROOT it scored correct in the chain and
+    # wrong when the same parse was imported from CoNLL-U.
+    from casflow.components.spacy.mapping import add_annotations
+    from casflow.components.stanza.pipeline import ALL_LAYERS, DocumentWriter, _Unit
+
+    document = _document()
+    bind = document.sentences[0].words[3]
+    assert (bind.text, bind.head) == ("bind", 0)
+    bind.deprel = "dep"
+    document.sentences[1].words[1].deprel = "root:x"  # "will": a subtype of root is root
+    cas = _cas(document.text)
+    new: list = []
+    DocumentWriter(set(ALL_LAYERS), {}, "named_entity").write(
+        cas, _Unit(0, 0, document.text), document, new
+    )
+    add_annotations(cas, new)
+    roots = {
+        (r.Dependent.get_covered_text(), r.DependencyType) for r in cas.select(DEPENDENCY_ROOT)
+    }
+    assert roots == {("bind", "dep"), ("won't", "ROOT")}

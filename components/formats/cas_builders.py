@@ -211,14 +211,36 @@ ROOT_LABEL = "ROOT"
 BASIC_FLAVOR = "basic"
 
 
+def is_root_relation(label: str | None) -> bool:
+    """Whether a tool's label of a word at the root (HEAD 0) names the root relation:
+    ``root``, ``ROOT``, a subtype ``root:x``, or no label."""
+    return not label or label.split(":", 1)[0].lower() == "root"
+
+
+def root_label(label: str | None) -> str | None:
+    """DependencyType of a word a tool hung from the root: ``ROOT`` (DKPro's) for the
+    root relation, the tool's own label otherwise. Turning ``0 punct`` into ROOT would
+    count a wrong label on the right root word as correct for LAS, where
+    conll18_ud_eval.py counts it wrong; ``conllu.import.v1``, ``stanza.pipeline.v1`` and
+    ``udpipe.v1`` keep it alike, so a parse scores the same in the chain and imported."""
+    return ROOT_LABEL if is_root_relation(label) else label
+
+
 def dependency_annotation(
-    dependency_type: Any, root_type: Any, dependent: Any, governor: Any | None, label: str
+    dependency_type: Any,
+    root_type: Any,
+    dependent: Any,
+    governor: Any | None,
+    label: str,
+    *,
+    keep_root_label: bool = False,
 ) -> Any:
     """One DKPro basic dependency over ``dependent``'s span, not yet added to a view.
 
     A root (``governor`` None or the dependent itself) is DKPro's ROOT annotation
     with the token as its own governor and the label ``ROOT``, as DKPro Core's
-    readers write it, whatever the tool called the relation.
+    readers write it; with ``keep_root_label`` (a tool that labels the root relation,
+    as UD parsers do) a label other than root is kept (:func:`root_label`).
     """
     if governor is None or governor is dependent:
         return root_type(
@@ -226,7 +248,7 @@ def dependency_annotation(
             end=dependent.end,
             Governor=dependent,
             Dependent=dependent,
-            DependencyType=ROOT_LABEL,
+            DependencyType=root_label(label) if keep_root_label else ROOT_LABEL,
             flavor=BASIC_FLAVOR,
         )
     return dependency_type(

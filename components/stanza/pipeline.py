@@ -62,6 +62,7 @@ import cassis
 from pydantic import Field, model_validator
 
 from casflow.cas.metadata import find_document_id
+from casflow.components.formats.cas_builders import BASIC_FLAVOR, root_label
 from casflow.components.formats.multiword_tokens import distinct, head_words, surface_tokens
 from casflow.components.formats.penn.alignment import (
     CONSTITUENT_LAYER,
@@ -128,11 +129,8 @@ DEFAULT_PROCESSORS: dict[StanzaProcessor, str] = {
     "lemma": "default",
     "depparse": "default",
 }
-ROOT_LABEL = "ROOT"
 #: Above CRAFT's longest sentence (376 words); a tiny parser needed 1 GB at 600 words.
 DEFAULT_MAX_SENTENCE_WORDS = 500
-BASIC_FLAVOR = "basic"
-
 Span = tuple[int, int]
 
 
@@ -642,7 +640,8 @@ class DocumentWriter:
                             end=token.end,
                             Governor=token,
                             Dependent=token,
-                            DependencyType=ROOT_LABEL,
+                            # the tool's label where it is not root, as conllu.import.v1
+                            DependencyType=root_label(word.deprel),
                             flavor=BASIC_FLAVOR,
                         )
                     )

@@ -287,7 +287,11 @@ class UdpipePipeline(Processor[UdpipeConfig]):
                     new.append(token.lemma)
                 if "dependencies" in layers:
                     head = None if word.head is None else tokens[word.head]
-                    new.append(dependency_annotation(make_dep, make_root, token, head, word.deprel))
+                    new.append(
+                        dependency_annotation(
+                            make_dep, make_root, token, head, word.deprel, keep_root_label=True
+                        )
+                    )
             if "sentences" in layers:
                 new.append(make_sentence(begin=given[0].begin, end=given[-1].end))
         add_annotations(view, new)

@@ -48,7 +48,7 @@ from typing import Any, ClassVar, Literal
 import cassis
 from pydantic import Field
 
-from casflow.components.formats.cas_builders import TokenSpec, add_sentences
+from casflow.components.formats.cas_builders import TokenSpec, add_sentences, is_root_relation
 from casflow.components.formats.common import FormatError, warn
 from casflow.components.formats.conllu.parse import ConlluSentence, ConlluWord, parse_conllu
 from casflow.components.formats.conllu.parse import align_to_text as align_conllu
@@ -78,12 +78,12 @@ def _value(column: str) -> str | None:
 
 
 def _root_deprel(deprel: str, root_label: str | None) -> str | None:
-    """DependencyType of a word at HEAD 0: ``root_label`` only for a root DEPREL. Any
-    other label is kept: turning ``0 punct`` into ROOT would make a wrong label on the
-    right root word count as correct for LAS, where conll18_ud_eval.py counts it wrong."""
+    """DependencyType of a word at HEAD 0: ``root_label`` only for a root DEPREL; any
+    other label is kept, as the tool wrappers keep it (:func:`cas_builders.root_label`)."""
     if not root_label:
         return deprel
-    return root_label if deprel.split(":", 1)[0].lower() == "root" else _value(deprel)
+    value = _value(deprel)
+    return root_label if value is not None and is_root_relation(value) else value
 
 
 _HEAD = re.compile(r"0|[1-9][0-9]*")
