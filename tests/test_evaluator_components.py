@@ -692,7 +692,7 @@ def test_parseval_through_the_cas_scores_each_tree_line_as_written(
 def test_parseval_scores_a_tree_without_a_line_as_its_partner_is_written(
     tmp_path: Path, line: str, without_line: str
 ) -> None:
-    # A parser in the chain writes trees with no PennTree line. Scored as "( (S ...) )"
+    # A tree without a PennTree line (one whose line was not kept). Scored as "( (S ...) )"
     # against a "(ROOT ...)" gold line, a perfect parse lost its outer bracket on both
     # sides (P = R = 3/4 here), against "(TOP ...)" or "(S ...)" it had one extra test
     # bracket: the tree without a line is written as its partner's line is.

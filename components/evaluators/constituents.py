@@ -7,10 +7,13 @@ and system trees without a gold partner are listed in the errors. Counts are
 split per gold tree (``units``) so significance tests can shuffle sentences.
 
 PARSEVAL's outer bracket: a tree read from a treebank file is scored as EVALB
-reads its line (``( (S ...) )``, ``(TOP ...)``, ``(ROOT ...)``, ``(S ...)``); a
-tree without a line (from a parser in the chain) as its partner's line is
-written, as a user would write a parser's output for EVALB in the gold file's
-convention; ``( (S ...) )`` when neither tree has a line.
+reads its line (``( (S ...) )``, ``(TOP ...)``, ``(ROOT ...)``, ``(S ...)``), and so
+is the line casflow's parsers write (``parse.constituency.v1`` and
+``stanza.pipeline.v1``: ``( (S ...) )``; ``opennlp.pipeline.v1``: ``(TOP ...)``); a
+tree without a line (a component that writes none, trees whose ``PennTree`` was not
+kept) as its partner's line is written, as a user would write such output for EVALB
+in the gold file's convention; ``( (S ...) )`` when neither tree has a line. Against
+gold in another convention than a parser's line, ``outer_bracket: drop``.
 """
 
 from __future__ import annotations
@@ -152,9 +155,10 @@ class ConstituentEvaluatorConfig(EvaluatorConfig):
         "count",
         description="The tree's outer bracket (the DKPro ROOT): 'count' scores it as EVALB "
         "scores the tree line it was read from ('( (S ...) )': one empty-label bracket; "
-        "'(TOP ...)': deleted by COLLINS.prm; '(S ...)': none), a tree from a parser as "
-        "its partner's line is written ('( (S ...) )' if neither has a line); 'drop' never "
-        "counts it.",
+        "'(TOP ...)': deleted by COLLINS.prm; '(S ...)': none), casflow's parsers' lines "
+        "alike, a tree without a line as its partner's line is written ('( (S ...) )' if "
+        "neither has a line); 'drop' never counts it (for gold in another convention than "
+        "the parser's line).",
     )
 
 
@@ -164,10 +168,11 @@ class ConstituentEvaluator(_TreeEvaluator[ConstituentEvaluatorConfig]):
     By default each tree is scored as EVALB scores the line it was read from (the
     ``PennTree`` the CRAFT reader and ``penn.import.v1`` keep): ``( (S ...) )``, how
     CRAFT and most treebanks are distributed, counts its outer bracket once with an
-    empty label. A tree without a line (from a parser in the chain) is scored as its
-    partner's line is written: a parse identical to a ``(ROOT ...)`` or ``(TOP ...)``
-    gold tree scores 100, not one unmatched outer bracket short of it. When neither
-    tree has a line, both are scored as ``penn.writer.v1`` writes them, ``( (S ...) )``.
+    empty label. casflow's parsers write a line too (``( (S ...) )``, OpenNLP's
+    ``(TOP ...)``), scored as written. A tree without a line is scored as its partner's
+    line is written: a parse identical to a ``(ROOT ...)`` or ``(TOP ...)`` gold tree
+    scores 100, not one unmatched outer bracket short of it. When neither tree has a
+    line, both are scored as ``penn.writer.v1`` writes them, ``( (S ...) )``.
     """
 
     name = "eval.constituents.v1"
