@@ -17,6 +17,18 @@ from casflow.components.corpora.locations import corpora_root
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SCORER_REFERENCES = REPO_ROOT.parent / "shared" / "scorer-references"
 
+# The reference scoring programs `.ci/reference-scorers` fetched (and checked by
+# sha256) into the repository, used where EVALB / CONLL18_UD_EVAL are not set: a
+# plain `pytest` after that script ran once compares against them too, instead of
+# skipping the cross-checks (set by this module before the test modules read them).
+REFERENCE_SCORERS = REPO_ROOT / ".reference-scorers"
+for _variable, _path in (
+    ("EVALB", REFERENCE_SCORERS / "evalb"),
+    ("CONLL18_UD_EVAL", REFERENCE_SCORERS / "trankit" / "utils" / "scorers" / "conll18_ud_eval.py"),
+):
+    if not os.environ.get(_variable) and _path.is_file():
+        os.environ[_variable] = str(_path)
+
 
 def corpora_path() -> Path:
     return corpora_root(relative_to=REPO_ROOT)
