@@ -156,6 +156,23 @@ VERSIONED_NAME = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*\.v[0-9]+")
 ROLES: tuple[str, ...] = get_args(Role)
 
 
+_VERSION_SUFFIX = re.compile(r"\.v[0-9]+$")
+
+
+def _name_problem(name: str) -> str:
+    if not _VERSION_SUFFIX.search(name):
+        return "has no version suffix"
+    return "has characters a component name does not take (upper case, '-', spaces)"
+
+
+def _suggested_name(name: str) -> str:
+    """``name`` as a component name may be written: lower case, '_' for other
+    characters, '.v1' only where it has no version."""
+    parts = [re.sub(r"[^a-z0-9_]+", "_", part.lower()).strip("_") for part in name.split(".")]
+    suggested = ".".join(part for part in parts if part)
+    return suggested if _VERSION_SUFFIX.search(suggested) else suggested + ".v1"
+
+
 def contract_problem(name: str, cls: Any) -> str | None:
     """What keeps ``cls`` from serving as component ``name``, or None. Checked when a
     name is first asked for, so that a plug-in's mistake is one message naming it and
@@ -174,9 +191,9 @@ def contract_problem(name: str, cls: Any) -> str | None:
         )
     if not VERSIONED_NAME.fullmatch(name):
         return (
-            "has no version suffix: a component name is '<tool>.<what>.v<N>' (e.g. "
-            f"{name.lower().rstrip('.') + '.v1'!r}), the entry-point key and the class's "
-            "'name' alike"
+            f"{_name_problem(name)}: a component name is '<tool>.<what>.v<N>' in lower "
+            f"case, letters, digits and '_' (e.g. {_suggested_name(name)!r}), the "
+            "entry-point key and the class's 'name' alike"
         )
     if cls.role not in ROLES:
         return (

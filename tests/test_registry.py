@@ -108,6 +108,10 @@ class RequiresAString(_Tagger):
     requires = TOKEN  # type: ignore[assignment]
 
 
+class Cased(_Tagger):
+    name = "Audit.gene-list.v1"
+
+
 class NotAComponent:
     name = "audit.plain.v1"
 
@@ -116,7 +120,11 @@ class NotAComponent:
     ("name", "attribute", "expected"),
     [
         ("audit.tagger", "Unversioned", "has no version suffix: a component name is "
-         "'<tool>.<what>.v<N>' (e.g. 'audit.tagger.v1')"),
+         "'<tool>.<what>.v<N>' in lower case, letters, digits and '_' (e.g. "
+         "'audit.tagger.v1')"),
+        ("Audit.gene-list.v1", "Cased", "has characters a component name does not take "
+         "(upper case, '-', spaces): a component name is '<tool>.<what>.v<N>' in lower "
+         "case, letters, digits and '_' (e.g. 'audit.gene_list.v1')"),
         ("audit.abstract.v1", "Abstract", "does not implement process, which a processor must"),
         ("audit.role.v1", "OwnRole", "declares role 'tagger', not one of reader, processor"),
         ("audit.lax.v1", "Lax", "has a config class _LaxConfig that accepts keys it does not "
