@@ -273,6 +273,9 @@ def _markdown_details(label: str, evaluator: Evaluator, systems: dict[str, Any])
         for title, table in evaluator.detail_tables(data["scores"]).items():
             columns = list(dict.fromkeys(c for row in table.values() for c in row))
             lines += [f"{_md(label)}, {_md(name)}: {_md(title)}", ""]
+            if not columns:  # nothing to list (no gold production missed): no empty table
+                lines += ["(none)", ""]
+                continue
             lines.append("| | " + " | ".join(map(_md, columns)) + " |")
             lines.append("|---|" + "---:|" * len(columns))
             for row_name, row in table.items():

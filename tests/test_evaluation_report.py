@@ -225,3 +225,20 @@ def test_a_resumed_run_scores_the_documents_an_earlier_run_finished(tmp_path: Pa
     assert (report["counts"]["skipped"], report["counts"]["ok"]) == (2, 3)
     # The two done before are scored from what the journal kept of them.
     assert json.loads((out / "evaluation.json").read_text("utf-8")) == whole
+
+
+def test_a_detail_table_with_nothing_to_list_is_said_not_drawn_empty() -> None:
+    # eval.productions.v1's "missed gold productions" table of a parse that missed
+    # none came out as "| |  |" over "|---|": a broken Markdown table.
+    from types import SimpleNamespace
+
+    from casflow.pipeline.evaluation_report import _markdown_details
+
+    evaluator = SimpleNamespace(
+        summary_decimals=2,
+        detail_tables=lambda scores: {"missed": {}, "errors": {"x": {"count": 1}}},
+    )
+    lines = _markdown_details("productions", evaluator, {"sys": {"documents": 1, "scores": {}}})
+    text = "\n".join(lines)
+    assert "productions, sys: missed\n\n(none)\n" in text
+    assert "| |  |\n" not in text and "| | count |\n|---|---:|\n| x | 1 |" in text
