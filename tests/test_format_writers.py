@@ -400,7 +400,10 @@ def test_bio_writer_columns_and_boundary_errors(tmp_path: Path) -> None:
         {},
     )
     # the view has the mention but no tokens: one empty file is no answer
-    assert report.counts["failed"] == 1 and "lies after the last token" in failure(report)
+    assert report.counts["failed"] == 1
+    assert "the view has 1 mention(s) (the first 4-6 Cell) but no tokens in a sentence" in (
+        failure(report)
+    )
 
 
 def test_a_writer_of_a_view_that_nothing_writes_is_a_validation_error(tmp_path: Path) -> None:

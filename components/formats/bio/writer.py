@@ -85,9 +85,11 @@ class BioWriter(ViewWriter[BioWriterConfig]):
         )
         rendered = []
         remaining = mentions
+        any_token = False
         for sentence, tokens in sentences_with_tokens(view, doc_id):
             if not tokens:
                 continue
+            any_token = True
             end = tokens[-1].end
             inside = [m for m in remaining if m.begin < end]
             remaining = [m for m in remaining if m.begin >= end]
@@ -107,6 +109,12 @@ class BioWriter(ViewWriter[BioWriterConfig]):
             )
         if remaining:
             first = remaining[0]
+            if not any_token:  # "after the last token" of a view with none misled
+                raise ViewContentError(
+                    f"document {doc_id}: the view has {len(remaining)} mention(s) (the first "
+                    f"{first.begin}-{first.end} {first.label}) but no tokens in a sentence to "
+                    "write them on; tokenize the view before this writer"
+                )
             raise ViewContentError(
                 f"document {doc_id}: mention {first.begin}-{first.end} {first.label} lies after "
                 "the last token"
