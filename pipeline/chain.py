@@ -482,6 +482,7 @@ def run_batch(
             ):
                 cas = chain.load(ref)
         except _DOCUMENT_ERRORS as exc:
+            stage_time(ref, "read", time.perf_counter() - t0)
             fail(ref, f"reader {chain.workflow.reader.spec.label()}", exc)
             continue
         stage_time(ref, "read", time.perf_counter() - t0)
@@ -525,6 +526,7 @@ def run_batch(
         except _DOCUMENT_ERRORS as exc:
             if len(live) == 1:
                 said[live[0][0].doc_id].extend(each_said[live[0][0].doc_id] + step_said)
+                stage_time(live[0][0], label, time.perf_counter() - t0)
                 fail(live[0][0], f"component {label}", exc)
                 live = []
                 break
@@ -547,19 +549,22 @@ def run_batch(
     for ref, cas in live:
         result = results[ref.doc_id]
         stage = "writing"
+        # the step under way and when it began: a failure counts its time too
+        timing: tuple[str, float] | None = None
         wrote: list[Writer] = []
         try:
             for step, writer in chain.writers:
-                t0 = time.perf_counter()
+                timing = (chain.label(step), time.perf_counter())
                 stage = f"writer {chain.label(step)}"
                 wrote.append(writer)
                 with collected_warnings(stage, said[ref.doc_id]):
                     result.outputs.extend(str(p) for p in writer.write(cas, ref.doc_id))
-                stage_time(ref, chain.label(step), time.perf_counter() - t0)
+                stage_time(ref, timing[0], time.perf_counter() - timing[1])
+                timing = None
             with evaluating_one_document():  # views no longer change: evaluators share
                 for step, evaluator in chain.evaluators:
                     stage = f"evaluator {step.spec.label()}"
-                    t0 = time.perf_counter()
+                    timing = (step.spec.label(), time.perf_counter())
                     gold = cas.get_view(evaluator.config.gold_view)
                     per_system = {}
                     for system_name in evaluator.config.system_views:
@@ -574,10 +579,13 @@ def run_batch(
                             "errors": ev.errors,
                         }
                     result.evaluation[step.spec.label()] = per_system
-                    stage_time(ref, step.spec.label(), time.perf_counter() - t0)
+                    stage_time(ref, timing[0], time.perf_counter() - timing[1])
+                    timing = None
             result.chars = len(cas.sofa_string or "")
             result.tokens = count_tokens(cas)
         except _DOCUMENT_ERRORS as exc:
+            if timing is not None:
+                stage_time(ref, timing[0], time.perf_counter() - timing[1])
             fail(ref, stage, exc)
             # A failed document leaves no output behind: one kept in the batch's
             # archive would be there twice once a later run has processed it.
@@ -615,8 +623,9 @@ def _in_order(
 
     A document's time is its own: its reading, writing and evaluating, each step it
     went through alone, and its share of a step run on the whole batch (for a failed
-    document, the steps before the failure). It was once the time from the batch's
-    start to its end, the same for every document of the batch."""
+    or timed-out document, the steps before the failure and its time in the step it
+    failed in). It was once the time from the batch's start to its end, the same for
+    every document of the batch."""
     out = []
     for ref in refs:
         res = results.get(ref.doc_id) or DocumentResult(ref.doc_id, ref.uri, "failed", error="lost")
@@ -637,6 +646,13 @@ def _end_batch(
     """Let each writer finish the batch (an archive of its documents, for one); its
     time is shared by the documents, and its failure fails them all: none of them
     is recorded as done with an output that was never written."""
+
+    def share_time(step: ResolvedStep, t0: float) -> None:
+        if written:
+            share = (time.perf_counter() - t0) / len(written)
+            for ref in written:
+                stage_time(ref, chain.label(step), share)
+
     for step, writer in chain.writers:
         t0 = time.perf_counter()
         stage = f"writer {chain.label(step)}"
@@ -646,15 +662,13 @@ def _end_batch(
                 writer.end_batch()
         except _DOCUMENT_ERRORS as exc:
             batch_said(stage, written, step_said)
+            share_time(step, t0)
             for ref in written:
                 if results[ref.doc_id].status == "ok":
                     fail(ref, stage, exc)
             continue
         batch_said(stage, written, step_said)
-        if written:
-            share = (time.perf_counter() - t0) / len(written)
-            for ref in written:
-                stage_time(ref, chain.label(step), share)
+        share_time(step, t0)
 
 
 # -- worker entry point ------------------------------------------------------
@@ -676,8 +690,17 @@ def close_chains() -> None:
 atexit.register(close_chains)
 
 
+#: The context key naming the run a batch belongs to (see chain_or_failures); not part
+#: of the chain's key, so that a chain stays cached from one run to the next.
+RUN_TOKEN = "run_token"
+
+#: chain key -> (run token, the error building that chain gave): only the latest.
+_CHAIN_FAILURES: dict[str, tuple[Any, _ErrorFields]] = {}
+
+
 def _chain_key(resolved: Mapping[str, Any], context: Mapping[str, Any]) -> str:
-    blob = json.dumps([resolved, context], sort_keys=True, default=str).encode()
+    kept = {name: value for name, value in context.items() if name != RUN_TOKEN}
+    blob = json.dumps([resolved, kept], sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()
 
 
@@ -759,15 +782,29 @@ def chain_or_failures(
 ) -> Chain | list[DocumentResult]:
     """The chain for ``refs``, or where it cannot be built (a step's model does not
     load) their results as failed: in a worker and in-process alike, so that the run
-    report says which step and what to do, and the next batch tries again."""
-    try:
-        return get_chain(resolved, context)
-    except _DOCUMENT_ERRORS as exc:
-        error = _error_fields(exc)
-        return [
-            DocumentResult(r.doc_id, r.uri, "failed", stage="building the chain", **error)
-            for r in refs
-        ]
+    report says which step and what to do.
+
+    A failure is remembered for the rest of the run (the context's ``run_token``): the
+    process's later batches fail at once with the same error. Building again for each
+    batch cost every batch the failing load (a 30 s model on 5,000 documents in
+    batches of 8: over five hours), and a model that did not load for the first batch
+    does not load for the next. A later run in the same process (a Dask cluster
+    serving several runs) tries again, after the user's fix."""
+    key = _chain_key(resolved, context)
+    run = context.get(RUN_TOKEN)
+    remembered = _CHAIN_FAILURES.get(key)
+    if remembered is not None and remembered[0] == run:
+        error = remembered[1]
+    else:
+        try:
+            return get_chain(resolved, context)
+        except _DOCUMENT_ERRORS as exc:
+            error = _error_fields(exc)
+            _CHAIN_FAILURES.clear()
+            _CHAIN_FAILURES[key] = (run, error)
+    return [
+        DocumentResult(r.doc_id, r.uri, "failed", stage="building the chain", **error) for r in refs
+    ]
 
 
 def prepare_worker(resolved: Mapping[str, Any], context: Mapping[str, Any]) -> list[DocumentResult]:

@@ -38,6 +38,7 @@ import re
 import signal
 import threading
 import time
+import uuid
 import warnings
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ from typing import Any
 from joblib import Parallel, delayed
 
 from casflow.pipeline.chain import (
+    RUN_TOKEN,
     WATCHDOG_LOG,
     DocumentResult,
     chain_or_failures,
@@ -459,7 +461,9 @@ class Dispatcher:
                 built = chain_or_failures(
                     self.runner.workflow.resolved, self.runner.context_dict, batch
                 )
-                if isinstance(built, list):  # as a worker reports it; the next batch retries
+                # As a worker reports it; later batches fail at once with the same error
+                # (chain_or_failures remembers it for the run).
+                if isinstance(built, list):
                     yield built
                     continue
                 chain = built
@@ -959,6 +963,14 @@ class _Outcome:
 
 
 class Runner:
+    # A run's token (context["run_token"]): a chain that failed to build is not built
+    # again in the same run, but is in the next run in the same process (a Dask cluster
+    # kept between runs, a notebook), once the user has fixed what failed. This process
+    # and how many runs it has ended: a runner made before the run starts (EarlyWorkers)
+    # has the run's token.
+    _process = uuid.uuid4().hex
+    _runs_ended = 0
+
     def __init__(self, workflow: LoadedWorkflow, options: RunOptions | None = None) -> None:
         self.workflow = workflow
         self.options = options or RunOptions()
@@ -979,6 +991,7 @@ class Runner:
             # Workers resolve names as the parent did, even for components the
             # parent registered at run time or found through its own entry points.
             "components": {s.spec.component: registry().target(s.spec.component) for s in steps},
+            RUN_TOKEN: f"{Runner._process}-{Runner._runs_ended}",
         }
         if _local_workers(run):
             # Local workers end themselves when this process dies (chain._watch_parent).
@@ -1031,6 +1044,7 @@ class Runner:
             if dispatcher is not None:
                 with contextlib.suppress(Exception):
                     dispatcher.close()
+            Runner._runs_ended += 1
             raise
         try:
             with _signals_interrupt_the_run() as signals_fired:
@@ -1038,6 +1052,7 @@ class Runner:
         finally:
             self.lock.release()
             EarlyWorkers.discard()
+            Runner._runs_ended += 1
 
     def _prepare_output(self) -> None:
         """Check, lock and ready the output folder; RunSetupError says what is wrong."""
@@ -1286,8 +1301,13 @@ class Runner:
         try:
             try:
                 if outcome.interrupted is None:
-                    late = [signum for signum in signals_fired if signum]
-                    signals_fired.clear()
+                    # Taken one at a time, not read then cleared: a signal arriving in
+                    # between was appended (ignored) and then cleared, lost. One arriving
+                    # now is taken too, or finds the list empty and raises.
+                    late: list[int] = []
+                    while signals_fired:
+                        late.append(signals_fired.pop(0))
+                    late = [signum for signum in late if signum]
                     if late:  # it came while the run was closing its workers
                         raise RunInterrupted(late[0])
                 # Writers' run-level files (the type system XML beside XMI, ...).

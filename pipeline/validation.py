@@ -222,9 +222,11 @@ class _ChainCheck:
         self.located = located
         self.issues = issues
         self.available: dict[str, set[str]] = {}
-        #: view -> the first processor that writes it: a step that reads the view
-        #: before it is told which step to move
-        self.writer_of: dict[str, ResolvedStep] = {}
+        #: view -> the processors that write it, in run order: a step that reads the
+        #: view before it is told which later step to move after
+        self.writers_of: dict[str, list[ResolvedStep]] = {}
+        #: a processor's path -> its place in the run
+        self.position: dict[YamlPath, int] = {}
 
     def declare(self, step: ResolvedStep) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The step's ``(requires, produces)``; type names the type system lacks are issues."""
@@ -321,7 +323,16 @@ class _ChainCheck:
                 self.check(step, needs, view, "reads")
                 continue
             written = ", ".join(sorted(self.available)) or "none"
-            later = self.writer_of.get(view)
+            # Only a step after this one: a step that reads and writes the same view
+            # (a copy from it into it) must not be told to move after itself.
+            later = next(
+                (
+                    writer
+                    for writer in self.writers_of.get(view, [])
+                    if self.position[writer.path] > self.position.get(step.path, -1)
+                ),
+                None,
+            )
             fix = (
                 f"; {' -> '.join(map(str, later.path))} (line "
                 f"{self.located.line_of(later.path + ('component',))}) writes it later: "
@@ -382,8 +393,9 @@ def check_requirements(
 ) -> None:
     """Every step finds what it requires, in its own view and in the views it reads."""
     chain = _ChainCheck(located, issues)
-    for step in processors:
-        chain.writer_of.setdefault(step.spec.view, step)
+    for place, step in enumerate(processors):
+        chain.writers_of.setdefault(step.spec.view, []).append(step)
+        chain.position[step.path] = place
     if reader is not None:
         chain.declare(reader)
         reader_class = reader.component_as(Reader)

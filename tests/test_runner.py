@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import textwrap
@@ -710,6 +711,123 @@ def test_a_step_that_cannot_start_fails_each_document_in_process_naming_it(
     assert failure["what_to_do"].startswith("the step failed while starting")
 
 
+def _refusing_to_start(
+    corpus: Path, out: Path, builds: Path, jobs: int, backend: str = "loky"
+) -> Path:
+    wf = out.parent / "wf.yaml"
+    config = f'{{refuse_to_start: true, record_builds: "{builds}"}}'
+    wf.write_text(
+        f'reader: {{component: text.reader.v1, config: {{input: "{corpus}"}}}}\n'
+        f"components: [{{component: test.whitespace_tokenizer.v1, config: {config}}}]\n"
+        f'run: {{output: "{out}", jobs: {jobs}, batch_size: 1, progress: false, '
+        f"overwrite: true, backend: {backend}}}\n",
+        encoding="utf-8",
+    )
+    return wf
+
+
+def _all_failed_building_the_chain(out: Path) -> None:
+    report = json.loads((out / "run-report.json").read_text("utf-8"))
+    assert report["counts"]["failed"] == 7, report["counts"]
+    assert {(f["stage"], f["error"]) for f in report["failures"]} == {
+        (
+            "building the chain",
+            "StepStartError: test.whitespace_tokenizer.v1 (components -> 0) could not be "
+            "started: FileNotFoundError: no model at model.bin",
+        )
+    }
+
+
+def test_a_step_that_cannot_start_is_built_once_in_process(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
+    # Each batch built the chain again: a 30 s model load failing on 5,000 documents
+    # cost hours before the run said what it had said at the first batch.
+    builds, out = tmp_path / "builds.txt", tmp_path / "out"
+    wf = _refusing_to_start(corpus, out, builds, jobs=1)
+    assert main(["run", str(wf), "--quiet"]) == 1
+    _all_failed_building_the_chain(out)
+    assert len(builds.read_text("utf-8").split()) == 1  # 7 batches, one attempt
+    # The next run in the same process tries again (the user may have fixed the model).
+    assert main(["run", str(wf), "--quiet"]) == 1
+    _all_failed_building_the_chain(out)
+    assert len(builds.read_text("utf-8").split()) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["loky", "dask"])
+def test_a_step_that_cannot_start_is_built_once_per_worker(
+    corpus: Path, tmp_path: Path, test_components: None, backend: str
+) -> None:
+    # Workers (loky's started early, before the run, as the command line does) built it
+    # for their first batch, then again for each batch they were given.
+    if backend == "dask":
+        pytest.importorskip("distributed")
+    builds, out = tmp_path / "builds.txt", tmp_path / "out"
+    wf = _refusing_to_start(corpus, out, builds, jobs=2, backend=backend)
+    assert main(["run", str(wf), "--quiet"]) == 1
+    _all_failed_building_the_chain(out)
+    attempts = collections.Counter(builds.read_text("utf-8").split())
+    assert attempts and set(attempts.values()) == {1}, attempts
+
+
+def test_a_signal_at_any_line_of_the_final_files_stops_them_and_a_second_is_ignored(
+    tmp_path: Path, test_components: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A signal arriving between reading the signals that came while the workers closed
+    # and clearing them was ignored, then cleared: lost (the files were written, exit
+    # 0). Wherever the first comes, the run stops as interrupted during the final
+    # files, and a second one while the report is written is ignored, not a traceback.
+    import os
+    import signal
+    import sys
+    from types import FrameType
+
+    from casflow.pipeline import runner as runner_module
+    from casflow.pipeline.runner import Runner
+
+    code = Runner._write_final_files.__code__
+    real_finish = runner_module.finish_run_report
+
+    def finish(*args: object, **kwargs: object) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        real_finish(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner_module, "finish_run_report", finish)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "doc0.txt").write_text("doc0 text\n", encoding="utf-8")
+
+    def run_signalling_at(line: int | None, seen: list[int]) -> object:
+        def tracer(frame: FrameType, event: str, arg: object) -> object:
+            if frame.f_code is not code:
+                return None
+
+            def local(frame: FrameType, event: str, arg: object) -> object:
+                if event == "line":
+                    seen.append(frame.f_lineno)
+                    if frame.f_lineno == line and seen.count(line) == 1:
+                        os.kill(os.getpid(), signal.SIGINT)
+                return local
+
+            return local
+
+        previous = sys.gettrace()
+        sys.settrace(tracer)
+        try:
+            return _run(_workflow(folder, tmp_path / f"out{line}")).interrupted
+        finally:
+            sys.settrace(previous)
+
+    lines: list[int] = []
+    assert run_signalling_at(None, lines) is None
+    assert len(set(lines)) > 10, lines
+    for line in sorted(set(lines)):
+        interrupted = run_signalling_at(line, [])
+        assert isinstance(interrupted, dict), f"a signal at line {line} was lost"
+        assert interrupted["during"] == "final files", (line, interrupted)
+
+
 def test_each_document_is_journaled_with_its_own_time(tmp_path: Path, test_components) -> None:
     # It was the batch's time from its start to its end, the same for all four.
     folder = tmp_path / "in"
@@ -725,3 +843,31 @@ def test_each_document_is_journaled_with_its_own_time(tmp_path: Path, test_compo
     for entry in entries:
         assert 0.25 <= entry["seconds"] < 0.75, entry["seconds"]
         assert entry["seconds"] == pytest.approx(sum(entry["stage_seconds"].values()))
+
+
+@pytest.mark.parametrize(
+    ("tokenizer", "extra", "status"),
+    [
+        ('sleep: 0.3, fail_after_on: "BAD"', "", "failed"),
+        ('hang_on: "BAD"', "  timeout: 0.3", "timeout"),
+    ],
+)
+def test_a_failed_documents_journal_time_counts_the_step_it_failed_in(
+    tmp_path: Path, test_components: None, tokenizer: str, extra: str, status: str
+) -> None:
+    # Its seconds were those of the steps before the failure: a document that spent
+    # its time in the step that failed or timed out was journaled as taking none.
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i in range(2):
+        bad = " BAD" if i == 1 else ""
+        (folder / f"doc{i}.txt").write_text(f"doc{i} text{bad}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    report = _run(_workflow(folder, out, tokenizer=tokenizer, extra=extra))
+    assert report.counts[status] == 1, report.failures
+    lines = (out / ".casflow" / "journal.jsonl").read_text("utf-8").splitlines()
+    (bad_entry,) = [e for e in map(json.loads, filter(None, lines)) if e["doc_id"] == "doc1"]
+    assert bad_entry["status"] == status
+    assert bad_entry["seconds"] >= 0.3, bad_entry
+    assert bad_entry["stage_seconds"]["test.whitespace_tokenizer.v1"] >= 0.3, bad_entry
+    assert bad_entry["seconds"] == pytest.approx(sum(bad_entry["stage_seconds"].values()))

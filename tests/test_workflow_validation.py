@@ -520,6 +520,37 @@ def test_a_view_read_before_the_step_that_writes_it_names_that_step(inputs: Path
     ), errors
 
 
+def test_a_view_a_step_reads_and_writes_itself_is_never_its_own_later_writer(
+    inputs: Path,
+) -> None:
+    # A copy from view 'sys' into view 'sys' was told "components -> 0 writes it later:
+    # move this step after that one", naming itself.
+    alone = _errors(
+        """\
+        reader: {component: text.reader.v1, config: {input: INPUT}}
+        components:
+          - {component: view.copy.v1, view: sys, config: {from_view: sys}}
+        """,
+        inputs,
+    )
+    assert len(alone) == 1, alone
+    assert "writes it later" not in alone[0], alone
+    assert alone[0].endswith("Fix the view name, or add a step that writes it"), alone
+    with_a_later_writer = _errors(
+        """\
+        reader: {component: text.reader.v1, config: {input: INPUT}}
+        components:
+          - {component: view.copy.v1, view: sys, config: {from_view: sys}}
+          - {component: sentences.rules.v1, view: sys}
+        """,
+        inputs,
+    )
+    assert len(with_a_later_writer) == 1, with_a_later_writer
+    assert with_a_later_writer[0].endswith(
+        "components -> 1 (line 4) writes it later: move this step after that one"
+    ), with_a_later_writer
+
+
 def test_type_names_a_plugin_declares_wrongly_say_what_to_write(
     inputs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

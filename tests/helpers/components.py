@@ -41,6 +41,9 @@ class WhitespaceTokenizerConfig(ComponentConfig):
     record_builds: str | None = Field(
         None, description="Append the process id to this file each time the component is built."
     )
+    refuse_to_start: bool = Field(
+        False, description="Raise from __init__, after recording the build (a missing model)."
+    )
     record_runs: str | None = Field(
         None,
         description="Append the text's first word, the process id and the start and end "
@@ -57,6 +60,8 @@ class WhitespaceTokenizer(Processor[WhitespaceTokenizerConfig]):
         if config.record_builds:
             with open(config.record_builds, "a", encoding="utf-8") as builds:
                 builds.write(f"{os.getpid()}\n")
+        if config.refuse_to_start:
+            raise FileNotFoundError("no model at model.bin")
 
     def process(self, view: cassis.Cas) -> None:
         started = time.time()
