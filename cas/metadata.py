@@ -6,7 +6,7 @@ import contextlib
 
 import cassis
 
-from casflow.typesystem import DOCUMENT_METADATA
+from casflow.typesystem import DOCUMENT_ANNOTATION, DOCUMENT_METADATA
 
 
 def set_document_metadata(
@@ -16,12 +16,24 @@ def set_document_metadata(
     title: str | None = None,
     language: str | None = None,
 ) -> None:
-    """Create or update the DKPro DocumentMetaData of the view ``cas``."""
+    """Create or update the DKPro DocumentMetaData of the view ``cas``.
+
+    A created one takes the place of the view's plain ``DocumentAnnotation`` and its
+    language, as DKPro Core's ``DocumentMetaData.create`` does.
+    """
     existing = next(iter(cas.select(DOCUMENT_METADATA)), None)
     text = cas.sofa_string or ""
     if existing is None:
         meta_type = cas.typesystem.get_type(DOCUMENT_METADATA)
         existing = meta_type(begin=0, end=len(text))
+        # UIMA Java gives every view with a text a plain DocumentAnnotation (XMI from
+        # UIMA tools other than DKPro Core holds it), and a view has one document
+        # annotation: beside a second one, UIMA Java's getDocumentLanguage() read the
+        # DocumentMetaData's (none) and lost the file's language.
+        for plain in cas.select(DOCUMENT_ANNOTATION):
+            if plain.type.name == DOCUMENT_ANNOTATION:
+                existing.set("language", plain.get("language"))
+                cas.remove(plain)
         cas.add(existing)
     existing.set("documentId", doc_id)
     existing.set("documentUri", uri)

@@ -23,7 +23,14 @@ from casflow.components.formats.xmi.reader import XmiDocumentError, XmiReader
 from casflow.pipeline.component import RunContext
 from casflow.pipeline.runner import run_workflow
 from casflow.pipeline.workflow import load_workflow_text
-from casflow.typesystem import POS, TOKEN, load_typesystem, typesystem_xml, typesystem_xml_path
+from casflow.typesystem import (
+    DOCUMENT_METADATA,
+    POS,
+    TOKEN,
+    load_typesystem,
+    typesystem_xml,
+    typesystem_xml_path,
+)
 
 _API = "de.tudarmstadt.ukp.dkpro.core.api."
 POS_NOUN = _API + "lexmorph.type.pos.POS_NOUN"
@@ -389,3 +396,96 @@ def test_casflows_type_system_is_written_beside_casflows_documents(tmp_path: Pat
     )
     assert run_workflow(load_workflow_text(text, source=str(tmp_path / "wf.yaml"))).exit_code == 0
     assert (out / "xmi" / "TypeSystem.xml").read_text("utf-8") == typesystem_xml()
+
+
+# What UIMA Java writes in XML 1.1 (INCEpTION's "UIMA CAS XMI (XML 1.1)" export, DKPro
+# Core's XmiWriter with version 1.1) for a text with control characters: character
+# references XML 1.0 forbids, decimal or hexadecimal; 🧬 before them is two UTF-16 units.
+XML11_XMI = """\
+<?xml version="1.1" encoding="UTF-8"?><xmi:XMI xmlns:xmi="http://www.omg.org/XMI" \
+xmlns:cas="http:///uima/cas.ecore" \
+xmlns:type3="http:///de/tudarmstadt/ukp/dkpro/core/api/segmentation/type.ecore" \
+xmi:version="2.0"><cas:NULL xmi:id="0"/>\
+<type3:Token xmi:id="11" sofa="1" begin="0" end="2" lemma="21"/>\
+<type3:Token xmi:id="12" sofa="1" begin="3" end="9" lemma="22"/>\
+<type3:Token xmi:id="13" sofa="1" begin="10" end="15"/>\
+<type3:Lemma xmi:id="21" sofa="1" begin="0" end="2" value="&#129516;"/>\
+<type3:Lemma xmi:id="22" sofa="1" begin="3" end="9" value="brca1&#1;"/>\
+<cas:Sofa xmi:id="1" sofaNum="1" sofaID="_InitialView" mimeType="text" \
+sofaString="&#129516; BRCA1&#1; binds&#x0B;"/>\
+<cas:View sofa="1" members="11 12 13 21 22"/></xmi:XMI>"""
+
+
+def _xml11_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "inception"
+    folder.mkdir()
+    (folder / "doc.xmi").write_text(XML11_XMI, encoding="utf-8")
+    return folder
+
+
+def test_xml11_control_characters_fail_naming_the_place_and_the_option(tmp_path: Path) -> None:
+    error = _load_error(_reader(_xml11_folder(tmp_path), tmp_path))
+    message = str(error)
+    # The first in the file: a lemma's value, named by its full type name.
+    assert "feature 'value' of a de.tudarmstadt.ukp.dkpro.core.api.segmentation.type.Lemma" in (
+        message
+    )
+    assert "&#1;" in message and "XML 1.1" in message and "cannot load XMI" not in message
+    assert error.hint and "control_characters: space" in error.hint
+
+
+def test_xml11_control_characters_read_as_spaces_keep_the_offsets(tmp_path: Path) -> None:
+    cas = _load(_reader(_xml11_folder(tmp_path), tmp_path, control_characters="space"))
+    assert cas.sofa_string == "🧬 BRCA1  binds "
+    tokens = cas.select(TOKEN)
+    assert [t.get_covered_text() for t in tokens] == ["🧬", "BRCA1 ", "binds"]
+    assert [t.lemma.value for t in tokens[:2]] == ["🧬", "brca1 "]
+
+
+def test_a_plain_document_annotation_gives_way_to_the_document_metadata(
+    tmp_path: Path,
+) -> None:
+    # XMI from a UIMA tool other than DKPro Core: UIMA Java's plain DocumentAnnotation,
+    # with the language, and no DocumentMetaData, which the run adds.
+    folder = tmp_path / "uima"
+    folder.mkdir()
+    xmi = DKPRO_XMI.replace(
+        '<type:Sentence xmi:id="10"',
+        '<tcas:DocumentAnnotation xmi:id="9" sofa="1" begin="0" end="11" language="de"/>'
+        '<type:Sentence xmi:id="10"',
+    )
+    xmi = xmi.replace(
+        ' xmi:version="2.0">', ' xmlns:tcas="http:///uima/tcas.ecore" xmi:version="2.0">'
+    )
+    xmi = xmi.replace('members="10 ', 'members="9 10 ')
+    (folder / "doc.xmi").write_text(xmi, encoding="utf-8")
+    (folder / "TypeSystem.xml").write_text(DKPRO_TYPESYSTEM, encoding="utf-8")
+    out = tmp_path / "out"
+    text = textwrap.dedent(
+        f"""\
+        reader: {{component: xmi.reader.v1, config: {{input: "{folder}"}}}}
+        writers: [{{component: xmi.writer.v1}}, {{component: xmi.dkpro.writer.v1}}]
+        run: {{output: "{out}", progress: false}}
+        """
+    )
+    report = run_workflow(load_workflow_text(text, source=str(tmp_path / "wf.yaml")))
+    assert report.counts["ok"] == 1, report.failures
+    for folder_name in ("xmi", "xmi-dkpro"):
+        beside = (out / folder_name / "TypeSystem.xml").read_bytes()
+        with (out / folder_name / "doc.xmi").open("rb") as written:
+            cas = cassis.load_cas_from_xmi(
+                written, typesystem=cassis.load_typesystem(io.BytesIO(beside))
+            )
+        # One document annotation per view, as UIMA Java expects: with two, its
+        # getDocumentLanguage() read the DocumentMetaData's and lost "de".
+        (document,) = cas.select("uima.tcas.DocumentAnnotation")
+        assert document.type.name == DOCUMENT_METADATA, folder_name
+        assert document.language == "de" and document.documentId == "doc"
+
+
+def test_a_control_character_in_the_text_names_the_view(tmp_path: Path) -> None:
+    folder = _xml11_folder(tmp_path)
+    xmi = XML11_XMI.replace('value="brca1&#1;"', 'value="brca1"')
+    (folder / "doc.xmi").write_text(xmi, encoding="utf-8")
+    message = str(_load_error(_reader(folder, tmp_path)))
+    assert "the text of view '_InitialView'" in message and "&#1;" in message

@@ -11,6 +11,11 @@ systems of a pipeline's parts), so the file loads whole; cassis's ``select(POS)`
 includes subtypes, so the evaluators and the components that select ``POS`` take a
 DKPro ``POS_NOUN`` as one. A type system that defines one of casflow's types or
 features differently fails the documents read with it, naming both files.
+
+Those tools may write XML 1.1 (INCEpTION's "UIMA CAS XMI (XML 1.1)" export), where a
+control character of the text is a character reference (``&#1;``) that XML 1.0, and so
+libxml2 under cassis, refuses: such a document fails naming where it holds one, or with
+``control_characters: space`` each is read as a space.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 import cassis
 from cassis.typesystem import TOP_TYPE_NAME, Feature, Type, TypeNotFoundError
@@ -60,6 +66,16 @@ TYPESYSTEM_FILE_NAMES = (
 
 _XMI_ID = "{http://www.omg.org/XMI}id"
 
+#: A character reference to a control character that XML 1.1 allows and XML 1.0 does not
+#: (C0 controls but tab, line feed and carriage return): what UIMA Java writes for one in
+#: XML 1.1 XMI (INCEpTION's "UIMA CAS XMI (XML 1.1)" export, DKPro Core's XmiWriter with
+#: version 1.1). libxml2, under lxml and cassis, parses XML 1.0 only and refuses them.
+_XML11_CONTROL_REFERENCE = re.compile(
+    rb"&#(?:[xX]0*(?:[1-8bBcCeEfF]|1[0-9a-fA-F])|0*(?:[1-8]|1[124-9]|2[0-9]|3[01]));"
+)
+_ATTRIBUTE_START = re.compile(rb'([\w:.-]+)="[^"]*\Z')
+_TAG_NAME = re.compile(rb"<([\w:.-]+)")
+
 
 class XmiReaderConfig(ComponentConfig):
     input: str | None = Field(
@@ -92,6 +108,14 @@ class XmiReaderConfig(ComponentConfig):
         default_factory=dict,
         description="What the files hold, for validation: view name -> type names in it "
         "(full names, or short ones such as Token). Every view is loaded either way.",
+    )
+    control_characters: Literal["fail", "space"] = Field(
+        "fail",
+        description="Control characters (other than tab and line breaks) in XML 1.1 XMI, as "
+        "INCEpTION's 'UIMA CAS XMI (XML 1.1)' export and DKPro Core's XmiWriter with version "
+        "1.1 write them (&#1;): XML 1.0, which casflow reads and writes, cannot hold them. "
+        "fail: the document fails naming the first; space: each is read as a space (offsets "
+        "keep).",
     )
 
 
@@ -343,6 +367,7 @@ class XmiReader(Reader[XmiReaderConfig]):
             data = gunzip_if_needed(data, ref.uri)
         except PackedFileError as exc:
             raise XmiDocumentError(str(exc)) from exc
+        data = self._xml11_control_characters(ref, data)
         source = self.typesystem_file(ref.uri)
         try:
             typesystem = self._typesystem(source)
@@ -375,6 +400,26 @@ class XmiReader(Reader[XmiReaderConfig]):
             raise error
         # The loaded CAS replaces the empty one the chain made: all its views come along.
         return loaded
+
+    def _xml11_control_characters(self, ref: DocumentRef, data: bytes) -> bytes:
+        found = _XML11_CONTROL_REFERENCE.search(data)
+        if found is None:
+            return data
+        if self.config.control_characters == "space":
+            # One character for one: every UTF-16 offset stays where it was.
+            return _XML11_CONTROL_REFERENCE.sub(b"&#32;", data)
+        error = XmiDocumentError(
+            f"{ref.uri}: {_place_of(data, found.start())} holds "
+            f"{found.group().decode('ascii')}, a control character that XML 1.1 XMI may hold "
+            "(INCEpTION's 'UIMA CAS XMI (XML 1.1)' export, DKPro Core's XmiWriter with "
+            "version 1.1) but XML 1.0 cannot: casflow reads and writes XML 1.0 only"
+        )
+        error.hint = (
+            "set control_characters: space in the reader config to read each such "
+            "character as a space (offsets keep), or remove the characters from the "
+            "documents in the tool that exported them"
+        )
+        raise error
 
     # -- what a file the type systems do not describe fails with ----------------------
 
@@ -468,6 +513,40 @@ _CONFLICT_HINT = (
     "the tool that wrote them, or set typesystem: PATH in the reader config to a type "
     "system that agrees with casflow's"
 )
+
+
+def _place_of(data: bytes, at: int) -> str:
+    """Where byte ``at`` of an XMI file is: the feature (attribute) and the type of the
+    element holding it (UIMA Java writes a whole document on one line, so a line number
+    says little)."""
+    tag_start = data.rfind(b"<", 0, at)
+    tag = _TAG_NAME.match(data, tag_start) if tag_start >= 0 else None
+    line = data.count(b"\n", 0, at) + 1
+    if tag is None:
+        return f"line {line}, byte {at}"
+    element = _type_of_tag(data, tag.group(1).decode("utf-8", errors="replace"))
+    attribute = _ATTRIBUTE_START.search(data, tag_start, at)
+    where = f"(line {line}, byte {at})"
+    if attribute is None:
+        return f"the content of a {element} element {where}"
+    name = attribute.group(1).decode("utf-8", errors="replace")
+    if element == "uima.cas.Sofa" and name == "sofaString":
+        view = re.search(rb'sofaID="([^"]*)"', data[tag_start:at])
+        named = f" {view.group(1).decode('utf-8', errors='replace')!r}" if view else ""
+        return f"the text of view{named} {where}"
+    return f"feature {name!r} of a {element} {where}"
+
+
+def _type_of_tag(data: bytes, tag: str) -> str:
+    """The type name of an XMI element's tag (``type3:Lemma`` -> its full name), from the
+    namespace its prefix is declared with; the tag itself where none is found."""
+    prefix, _, local = tag.rpartition(":")
+    declared = re.search(rb"xmlns:" + re.escape(prefix.encode()) + rb'="([^"]*)"', data)
+    if not prefix or declared is None:
+        return tag
+    namespace = declared.group(1).decode("utf-8", errors="replace")
+    package = namespace.removeprefix("http:///").removesuffix(".ecore").replace("/", ".")
+    return f"{package}.{local}".removeprefix("uima.noNamespace.")
 
 
 def _element_type(data: bytes, xmi_id: int) -> str | None:
