@@ -21,6 +21,12 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def line_column(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of ``text[offset]`` (lines end at LF), for messages that
+    point a user at a character in the file."""
+    return text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset)
+
+
 def lone_surrogate(text: str) -> int | None:
     """Offset of the first lone UTF-16 surrogate in ``text`` (what ``errors=
     "surrogateescape"`` makes of a byte that did not decode), or None.

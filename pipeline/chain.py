@@ -34,7 +34,7 @@ from typing import Any, TypedDict
 import cassis
 
 from casflow.cas.metadata import set_document_metadata
-from casflow.cas.sofa import lone_surrogate, set_sofa_text
+from casflow.cas.sofa import line_column, lone_surrogate, set_sofa_text
 from casflow.pipeline.component import (
     INITIAL_VIEW,
     Component,
@@ -387,8 +387,7 @@ def _check_text(cas: cassis.Cas, ref: DocumentRef) -> None:
             if 0xDC80 <= code <= 0xDCFF
             else ""
         )
-        line = text.count("\n", 0, offset) + 1
-        column = offset - text.rfind("\n", 0, offset)
+        line, column = line_column(text, offset)
         raise TextNotUnicode(
             f"{ref.uri}: view {sofa.sofaID}, line {line}, column {column} (character "
             f"{offset}): U+{code:04X} is a lone surrogate{escaped}, not a character; no "

@@ -10,7 +10,7 @@ import cassis
 from pydantic import Field
 
 from casflow.cas.metadata import set_document_metadata
-from casflow.cas.sofa import set_sofa_text
+from casflow.cas.sofa import line_column, set_sofa_text
 from casflow.cas.xmi import XML_INCOMPATIBLE
 from casflow.components.formats.common import warn
 from casflow.components.inputs import (
@@ -135,8 +135,7 @@ class TextReader(Reader[TextReaderConfig]):
                 text = XML_INCOMPATIBLE.sub(" ", text)
             else:
                 offset = forbidden.start()
-                line = text.count("\n", 0, offset) + 1
-                column = offset - text.rfind("\n", 0, offset)
+                line, column = line_column(text, offset)
                 raise XmlForbiddenCharacterError(
                     f"{ref.uri}: line {line}, column {column} (character {offset}): "
                     f"U+{ord(forbidden.group()):04X} is a character XML 1.0 forbids, so no "
