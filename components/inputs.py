@@ -12,6 +12,7 @@ import fnmatch
 import glob
 import itertools
 import os
+import posixpath
 import stat
 import tarfile
 import zlib
@@ -197,17 +198,48 @@ def input_problems(
 
 def _output_inside_input(input_spec: str, output_dir: Path | None) -> list[str]:
     """An output folder inside the input folder would have the next run read this
-    run's outputs (its TypeSystem.xml, its XMI) as input. A glob or a list names its
-    files and is left to the user."""
+    run's outputs (its TypeSystem.xml, its XMI, a brat writer's .txt) as input. So
+    would one a glob reaches into. A list names its files and is left to the user."""
     folder = Path(input_spec)
-    if output_dir is None or input_spec.startswith("@") or not folder.is_dir():
+    if output_dir is None or input_spec.startswith("@"):
         return []
+    if not folder.is_dir():
+        return _output_in_glob(input_spec, output_dir) if glob.has_magic(input_spec) else []
     inside, outside = output_dir.resolve(), folder.resolve()
     if inside != outside and outside not in inside.parents:
         return []
     return [
         f"the output folder {output_dir} is inside the input folder {folder}: the next run "
         "would read this run's outputs as input; choose an output folder outside it (--output)"
+    ]
+
+
+def _output_in_glob(pattern: str, output_dir: Path) -> list[str]:
+    """The problem when the glob ``pattern`` can match files below ``output_dir``.
+
+    Judged from the pattern's parts below its fixed folder, part by part along the
+    output folder's path: ``**`` reaches every depth, a part that does not match the
+    output's folder there cannot reach it, and parts left below the output folder
+    match files inside it.
+    """
+    parts = Path(pattern).parts
+    fixed = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    top = Path(*parts[:fixed]) if fixed else Path(".")
+    try:
+        below = output_dir.resolve().relative_to(top.resolve()).parts
+    except ValueError:
+        return []
+    for depth, part in enumerate(parts[fixed:]):
+        if part == "**" or depth >= len(below):
+            break
+        if not fnmatch.fnmatchcase(below[depth], part):
+            return []
+    else:
+        return []
+    return [
+        f"the output folder {output_dir} is where the input glob {pattern!r} looks for "
+        "files: the next run would read this run's outputs as input; choose an output "
+        "folder outside it (--output), or a glob that does not reach it"
     ]
 
 
@@ -272,11 +304,20 @@ def _walk_sorted(root: Path, pattern: str) -> Iterator[tuple[Path, Path]]:
         return
     name_globs = expand_braces(name_glob)
 
-    def walk(folder: Path) -> Iterator[tuple[Path, Path]]:
+    def walk(folder: Path, above: frozenset[tuple[int, int]]) -> Iterator[tuple[Path, Path]]:
         # A folder's listing is held while its documents are processed, so it keeps
         # only names and a byte per entry: a DirEntry holds two strings and, once it
         # has followed a symlink, its stat result (about 0.9 KB per document in all).
         try:
+            info = os.stat(folder)
+            # A link to a folder the walk is inside (``sub/up -> ..``) would list the
+            # same files again under ever longer paths until the system's link limit:
+            # some 40 copies of each document. Its files are listed already, from
+            # the real path, so the link is passed over.
+            here = (info.st_dev, info.st_ino)
+            if here in above:
+                return
+            above = above | {here}
             with os.scandir(folder) as scan:
                 listing = sorted((entry.name, _entry_kind(entry)) for entry in scan)
         except OSError:
@@ -291,13 +332,13 @@ def _walk_sorted(root: Path, pattern: str) -> Iterator[tuple[Path, Path]]:
             if kind == _LINK:
                 kind = _link_kind(path)
             if kind == _DIR:
-                yield from walk(path)
+                yield from walk(path, above)
             elif kind in (_FILE, _BROKEN) and any(fnmatch.fnmatchcase(name, g) for g in name_globs):
                 # a broken link is listed too: reading it fails its document, by name,
                 # where skipping it would lose a document without a word
                 yield path, root
 
-    yield from walk(root)
+    yield from walk(root, frozenset())
 
 
 # What a folder entry is, as _walk_sorted keeps it (one byte each).
@@ -386,18 +427,44 @@ def count_input_items(input_spec: str, pattern: str) -> int | None:
     return count
 
 
+def _member_path(name: str) -> Path | None:
+    """An archive member's name as a path with its ``..`` parts resolved (``a/../b.txt``
+    is ``b.txt``, as tar extracts it, so it has that file's id), or None when it leads
+    above the archive's top (``../x.txt``). A leading ``/`` is kept: such a name is not
+    relative to the archive, and its id falls back to the file name."""
+    normal = posixpath.normpath(name)
+    if normal == ".." or normal.startswith("../"):
+        return None
+    return Path(normal)
+
+
 def _iter_archive(archive: Path, member_glob: str) -> Iterator[InputItem]:
     try:
         with tarfile.open(archive, mode="r|*") as tar:
             for member in tar:
                 if not member.isfile() or not name_matches(Path(member.name).name, member_glob):
                     continue
+                name = _member_path(member.name)
+                if name is None:
+                    yield InputItem(
+                        # Named apart from the archive's other members: by its file
+                        # name, it could take the id of one that is read.
+                        Path(f"{archive.name}!{member.name.replace('/', '%2F')}"),
+                        Path(""),
+                        f"{archive}!{member.name}",
+                        error=f"{archive}: member {member.name!r} is named by a path that "
+                        "leads out of the archive ('..' above its top, as tar refuses to "
+                        "extract); not read: its id would name files outside the folders "
+                        "that outputs and imports are taken from. Repack the archive with "
+                        "relative names (tar -C FOLDER -czf ARCHIVE .)",
+                    )
+                    continue
                 handle = tar.extractfile(member)
                 if handle is None:
                     continue
                 data = handle.read()
                 yield InputItem(
-                    Path(member.name),
+                    name,
                     Path(""),
                     f"{archive}!{member.name}",
                     data=data,

@@ -23,7 +23,9 @@ from casflow.components.formats.common import FormatWarning
 from casflow.components.formats.document_files import (
     ImportDecodeError,
     ImportFileMalformed,
+    ImportFileMissing,
     ImportFormatError,
+    ImportPathError,
 )
 from casflow.components.formats.text.reader import TextReader
 from casflow.pipeline.component import DocumentRef, RunContext
@@ -108,6 +110,51 @@ def test_an_undecodable_file_names_its_line_and_says_to_convert_it(tmp_path: Pat
     with pytest.raises(ImportDecodeError, match=r"doc\.conllu:2: not valid utf-8") as info:
         import_file(tmp_path, "conllu", content)
     assert "iconv" in info.value.hint and "encoding" in info.value.hint
+
+
+# ------------------------------------------------------------------ document ids in paths
+
+
+def _system_file(tmp_path: Path, relative: str) -> Path:
+    path = tmp_path / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(ANN, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("doc_id", ["../secret", "sub/../../secret", "{tmp}/secret"])
+def test_an_id_that_climbs_out_of_the_import_folder_is_not_read(
+    tmp_path: Path, doc_id: str
+) -> None:
+    # Ids come from archive member names, list files and other tools' XMI; each of
+    # these names secret.ann, which exists, outside the folder of the path pattern.
+    _system_file(tmp_path, "secret.ann")
+    doc_id = doc_id.replace("{tmp}", str(tmp_path))
+    pattern = "{doc_id}.ann" if doc_id.startswith("/") else str(tmp_path / "system/{doc_id}.ann")
+    view = document_view(doc_id=doc_id)
+    importer = build("brat.import.v1", {"path": pattern}, tmp_path)
+    with pytest.raises(ImportPathError, match="outside its folder") as info:
+        importer.process(view)
+    assert "{doc_stem}" in info.value.hint
+    assert not view.select(NAMED_ENTITY)
+
+
+def test_a_nested_id_is_read_below_the_import_folder(tmp_path: Path) -> None:
+    _system_file(tmp_path, "system/sub/doc.ann")
+    view = document_view(doc_id="sub/doc")
+    build("brat.import.v1", {"path": str(tmp_path / "system/{doc_id}.ann")}, tmp_path).process(view)
+    assert [m.get_covered_text() for m in view.select(NAMED_ENTITY)] == ["cat"]
+
+
+def test_an_id_starting_with_a_tilde_is_not_taken_for_a_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    _system_file(tmp_path, "home/secret.ann")
+    view = document_view(doc_id="~/secret")
+    importer = build("brat.import.v1", {"path": "{doc_id}.ann"}, tmp_path / "workflow")
+    with pytest.raises(ImportFileMissing):
+        importer.process(view)
 
 
 # ------------------------------------------------------------------ truncated and empty files

@@ -291,3 +291,68 @@ def test_an_output_folder_inside_the_input_folder_is_refused(tmp_path: Path) -> 
     assert input_problems(folder, "**/*.txt", tmp_path / "in") != []
     assert input_problems(folder, "**/*.txt", tmp_path / "out") == []
     assert input_problems(folder, "**/*.txt", tmp_path / "in-out") == []
+
+
+def test_archive_members_that_lead_out_of_the_archive_fail_by_name(tmp_path: Path) -> None:
+    from casflow.components.inputs import document_id
+
+    _tar(
+        tmp_path / "pack.tar.gz",
+        {"../../up.txt": b"u", "a/../../b.txt": b"b", "a/../c.txt": b"c", "d/e.txt": b"e"},
+    )
+    items = list(iter_input_items(str(tmp_path / "pack.tar.gz"), "*.txt"))
+    assert [item.error is not None for item in items] == [True, True, False, False]
+    assert "'../../up.txt'" in (items[0].error or "") and "Repack" in (items[0].error or "")
+    # Failed under an id of its own, not that of a member read (here 'b' or 'up').
+    assert {document_id(item.path, item.root, "stem") for item in items[:2]}.isdisjoint(
+        {"b", "up", "c", "e"}
+    )
+    # A name with '..' inside the archive gets the id of the file tar extracts it as.
+    ids = [document_id(item.path, item.root, "relative_path") for item in items[2:]]
+    assert ids == ["c", "d/e"]
+
+
+def test_a_symlink_to_a_folder_above_is_not_walked_in_a_loop(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.txt").write_text("a")
+    (folder / "sub" / "b.txt").write_text("b")
+    # One loop only: under the old walk two such links multiplied and never ended.
+    os.symlink("..", folder / "sub" / "up")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "c.txt").write_text("c")
+    os.symlink(tmp_path / "other", folder / "linked")  # a folder linked in is read
+    items = list(iter_input_items(str(folder), "**/*.txt"))
+    assert [str(item.path.relative_to(folder)) for item in items] == [
+        "a.txt",
+        "linked/c.txt",
+        "sub/b.txt",
+    ]
+    assert count_input_items(str(folder), "**/*.txt") == 3
+
+
+@pytest.mark.parametrize(
+    ("glob_below", "output_below", "refused"),
+    [
+        ("**/*.txt", "out", True),
+        ("*/*.txt", "out", True),
+        ("o*/**/*.txt", "out/run", True),
+        ("*.txt", "out", False),
+        ("in*/*.txt", "out", False),
+        ("a*/**/*.txt", "out", False),
+        ("**/*.txt", "../out", False),
+    ],
+)
+def test_an_output_folder_an_input_glob_reaches_is_refused(
+    tmp_path: Path, glob_below: str, output_below: str, refused: bool
+) -> None:
+    from casflow.components.inputs import input_problems
+
+    data = tmp_path / "data"
+    for name in ("a.txt", "in/b.txt", "other/x/c.txt", "aa/d.txt"):  # each glob matches
+        (data / name).parent.mkdir(parents=True, exist_ok=True)
+        (data / name).write_text(name)
+    problems = input_problems(f"{data}/{glob_below}", "**/*.txt", data / output_below)
+    assert bool(problems) == refused, problems
+    if refused:
+        assert "this run's outputs as input" in problems[0] and "--output" in problems[0]

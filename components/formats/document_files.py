@@ -9,6 +9,11 @@ its file from a pattern with a placeholder:
 - ``{doc_stem}``: the file-name-safe form of the id, as casflow's writers name
   their files (so the outputs of an earlier casflow run can be imported).
 
+An id put in as ``{doc_id}`` may be nested (``sub/doc1``) but not absolute nor hold a
+``..`` part: such an id (from an archive member, a list file or another tool's XMI)
+fails the document with :class:`ImportPathError` instead of reading a file outside the
+pattern's folder.
+
 A relative pattern is taken from the working directory first, then from the
 workflow's folder (as readers take their inputs). A document without a file is
 an error naming the document and the path tried, unless ``missing: empty``
@@ -23,6 +28,7 @@ the document's text with :class:`ImportFormatError`: each says what to do.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -75,13 +81,49 @@ def document_id(view: cassis.Cas) -> str:
     )
 
 
+class ImportPathError(DocumentError, ValueError):
+    """The document id cannot stand in a path as ``{doc_id}``: it would leave the folder."""
+
+    hint = (
+        "the document id is not a relative file path below the pattern's folder (it comes "
+        "from the input: a file, archive member or XMI metadata); use '{doc_stem}' in the "
+        "importer's path (the file-safe id casflow's writers name files by), or give the "
+        "documents plain ids"
+    )
+
+
+def _escape_in_id(doc_id: str) -> str | None:
+    """Why ``doc_id`` put in a path would name a file outside the pattern's folder, or None.
+
+    Nested ids (``sub/doc1``, from ``id_style: relative_path``) stay below the folder and
+    are allowed; an id from an archive member, a list file or another tool's XMI can
+    climb out with ``..`` or be absolute, and would read any file the user can read.
+    """
+    if "\0" in doc_id:
+        return "holds a NUL character"
+    if doc_id.startswith("/"):
+        return "is an absolute path"
+    if ".." in doc_id.split("/"):
+        return "holds a '..' part"
+    return None
+
+
 def fill_pattern(pattern: str, doc_id: str) -> str:
+    if "{doc_id}" in pattern:
+        escape = _escape_in_id(doc_id)
+        if escape is not None:
+            raise ImportPathError(
+                f"document {doc_id!r}: the id {escape}, so path {pattern!r} would name a "
+                "file outside its folder; not read"
+            )
     return pattern.replace("{doc_id}", doc_id).replace("{doc_stem}", safe_file_stem(doc_id))
 
 
 def resolve_document_path(pattern: str, doc_id: str, workflow_dir: Path) -> tuple[Path, list[Path]]:
     """The file for ``doc_id`` and the candidates tried (the first existing one wins)."""
-    path = Path(fill_pattern(pattern, doc_id)).expanduser()
+    # '~' is expanded in the pattern before the id goes in: an id that starts with
+    # '~user' must not name that user's home folder.
+    path = Path(fill_pattern(os.path.expanduser(pattern), doc_id))
     if path.is_absolute():
         return path, [path]
     tried = [path, workflow_dir / path]
