@@ -32,7 +32,10 @@ def set_document_metadata(
         # DocumentMetaData's (none) and lost the file's language.
         for plain in cas.select(DOCUMENT_ANNOTATION):
             if plain.type.name == DOCUMENT_ANNOTATION:
-                existing.set("language", plain.get("language"))
+                # its language and any feature a type system added to DocumentAnnotation
+                for feature in plain.type.all_features:
+                    if feature.name not in ("sofa", "begin", "end"):
+                        existing.set(feature.name, plain.get(feature.name))
                 cas.remove(plain)
         cas.add(existing)
     existing.set("documentId", doc_id)

@@ -693,8 +693,13 @@ atexit.register(close_chains)
 #: of the chain's key, so that a chain stays cached from one run to the next.
 RUN_TOKEN = "run_token"
 
-#: chain key -> (run token, the error building that chain gave): only the latest.
-_CHAIN_FAILURES: dict[str, tuple[Any, _ErrorFields]] = {}
+#: chain key -> (run token, the error building that chain gave, how many builds in a row
+#: gave it): only the latest.
+_CHAIN_FAILURES: dict[str, tuple[Any, _ErrorFields, int]] = {}
+#: Builds in a row that fail alike before a process stops trying for the run: one
+#: failure may pass (memory taken by a model loading beside it, a network file system),
+#: the same error twice is taken to be the step's.
+FAILED_BUILDS_REMEMBERED = 2
 
 
 def _chain_key(resolved: Mapping[str, Any], context: Mapping[str, Any]) -> str:
@@ -783,24 +788,37 @@ def chain_or_failures(
     load) their results as failed: in a worker and in-process alike, so that the run
     report says which step and what to do.
 
-    A failure is remembered for the rest of the run (the context's ``run_token``): the
-    process's later batches fail at once with the same error. Building again for each
-    batch cost every batch the failing load (a 30 s model on 5,000 documents in
-    batches of 8: over five hours), and a model that did not load for the first batch
-    does not load for the next. A later run in the same process (a Dask cluster
-    serving several runs) tries again, after the user's fix."""
+    The same failure in ``FAILED_BUILDS_REMEMBERED`` builds in a row is remembered for
+    the rest of the run (the context's ``run_token``): the process's later batches fail
+    at once with that error. Building again for each batch cost every batch the failing
+    load (a 30 s model on 5,000 documents in batches of 8: over five hours); a failure
+    once (memory, a network file system) is tried again, and remembering it at once
+    failed the whole run. A later run in the same process (a Dask cluster serving
+    several runs) tries again, after the user's fix."""
     key = _chain_key(resolved, context)
     run = context.get(RUN_TOKEN)
     remembered = _CHAIN_FAILURES.get(key)
-    if remembered is not None and remembered[0] == run:
+    if (
+        remembered is not None
+        and remembered[0] == run
+        and (remembered[2] >= FAILED_BUILDS_REMEMBERED)
+    ):
         error = remembered[1]
     else:
         try:
-            return get_chain(resolved, context)
+            chain = get_chain(resolved, context)
         except _DOCUMENT_ERRORS as exc:
             error = _error_fields(exc)
+            alike = (
+                remembered is not None
+                and remembered[0] == run
+                and remembered[1]["error"] == error["error"]
+            )
             _CHAIN_FAILURES.clear()
-            _CHAIN_FAILURES[key] = (run, error)
+            _CHAIN_FAILURES[key] = (run, error, remembered[2] + 1 if alike else 1)
+        else:
+            _CHAIN_FAILURES.pop(key, None)
+            return chain
     return [
         DocumentResult(r.doc_id, r.uri, "failed", stage="building the chain", **error) for r in refs
     ]

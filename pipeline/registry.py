@@ -15,6 +15,7 @@ import difflib
 import importlib
 import inspect
 import re
+import unicodedata
 from importlib.metadata import entry_points
 from typing import Any, get_args
 
@@ -156,19 +157,26 @@ VERSIONED_NAME = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*\.v[0-9]+")
 ROLES: tuple[str, ...] = get_args(Role)
 
 
-_VERSION_SUFFIX = re.compile(r"\.v[0-9]+$")
+_VERSION_SUFFIX = re.compile(r"\.v[0-9]+$", re.IGNORECASE)
 
 
 def _name_problem(name: str) -> str:
-    if not _VERSION_SUFFIX.search(name):
+    if not _VERSION_SUFFIX.search(name.strip()):
         return "has no version suffix"
-    return "has characters a component name does not take (upper case, '-', spaces)"
+    return (
+        "has characters or parts a component name does not take (upper case, '-', "
+        "spaces, an empty part)"
+    )
 
 
 def _suggested_name(name: str) -> str:
-    """``name`` as a component name may be written: lower case, '_' for other
-    characters, '.v1' only where it has no version."""
-    parts = [re.sub(r"[^a-z0-9_]+", "_", part.lower()).strip("_") for part in name.split(".")]
+    """``name`` as a component name may be written: accents dropped, lower case, '_' for
+    other characters, '.v1' only where it has no version."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    parts = [
+        re.sub(r"[^a-z0-9_]+", "_", part.strip().lower()).strip("_")
+        for part in ascii_name.split(".")
+    ]
     suggested = ".".join(part for part in parts if part)
     return suggested if _VERSION_SUFFIX.search(suggested) else suggested + ".v1"
 

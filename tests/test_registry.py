@@ -122,8 +122,8 @@ class NotAComponent:
         ("audit.tagger", "Unversioned", "has no version suffix: a component name is "
          "'<tool>.<what>.v<N>' in lower case, letters, digits and '_' (e.g. "
          "'audit.tagger.v1')"),
-        ("Audit.gene-list.v1", "Cased", "has characters a component name does not take "
-         "(upper case, '-', spaces): a component name is '<tool>.<what>.v<N>' in lower "
+        ("Audit.gene-list.v1", "Cased", "has characters or parts a component name does not "
+         "take (upper case, '-', spaces, an empty part): a component name is '<tool>.<what>.v<N>' in lower "
          "case, letters, digits and '_' (e.g. 'audit.gene_list.v1')"),
         ("audit.abstract.v1", "Abstract", "does not implement process, which a processor must"),
         ("audit.role.v1", "OwnRole", "declares role 'tagger', not one of reader, processor"),

@@ -489,3 +489,21 @@ def test_a_control_character_in_the_text_names_the_view(tmp_path: Path) -> None:
     (folder / "doc.xmi").write_text(xmi, encoding="utf-8")
     message = str(_load_error(_reader(folder, tmp_path)))
     assert "the text of view '_InitialView'" in message and "&#1;" in message
+
+
+def test_a_plain_document_annotations_own_features_move_to_the_metadata() -> None:
+    # A type system may add features to uima.tcas.DocumentAnnotation itself; replacing
+    # the plain annotation kept only its language and lost them.
+    from casflow.cas.metadata import set_document_metadata
+    from casflow.typesystem import DOCUMENT_ANNOTATION, DOCUMENT_METADATA, typesystem_xml
+
+    typesystem = cassis.load_typesystem(typesystem_xml())  # a copy: the loaded one is shared
+    plain_type = typesystem.get_type(DOCUMENT_ANNOTATION)
+    typesystem.create_feature(plain_type, "source", "uima.cas.String")
+    cas = cassis.Cas(typesystem=typesystem)
+    cas.sofa_string = "Gene text."
+    cas.add(plain_type(begin=0, end=10, language="de", source="PubMed"))
+    set_document_metadata(cas, doc_id="d1", uri="file:d1")
+    (meta,) = cas.select(DOCUMENT_ANNOTATION)
+    assert meta.type.name == DOCUMENT_METADATA
+    assert (meta.language, meta.get("source"), meta.documentId) == ("de", "PubMed", "d1")

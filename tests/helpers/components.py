@@ -44,6 +44,11 @@ class WhitespaceTokenizerConfig(ComponentConfig):
     refuse_to_start: bool = Field(
         False, description="Raise from __init__, after recording the build (a missing model)."
     )
+    refuse_first_builds: int = Field(
+        0,
+        description="Raise from __init__ while record_builds holds at most this many builds "
+        "(a failure that passes: memory taken by another model loading).",
+    )
     record_runs: str | None = Field(
         None,
         description="Append the text's first word, the process id and the start and end "
@@ -62,6 +67,10 @@ class WhitespaceTokenizer(Processor[WhitespaceTokenizerConfig]):
                 builds.write(f"{os.getpid()}\n")
         if config.refuse_to_start:
             raise FileNotFoundError("no model at model.bin")
+        if config.refuse_first_builds and config.record_builds:
+            with open(config.record_builds, encoding="utf-8") as builds:
+                if len(builds.read().split()) <= config.refuse_first_builds:
+                    raise MemoryError("while another model loaded")
 
     def process(self, view: cassis.Cas) -> None:
         started = time.time()
