@@ -1032,6 +1032,9 @@ class Runner:
 
     def run(self) -> RunReport:
         started = time.time()
+        # The token of this run, not of the runner: run() again on the same runner (a
+        # notebook, after fixing a model) builds a step that failed in the last run.
+        self.context_dict[RUN_TOKEN] = f"{Runner._process}-{Runner._runs_ended}"
         dispatcher = None
         try:
             if self.workflow.spec.run.backend == "dask":

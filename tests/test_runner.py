@@ -890,3 +890,18 @@ def test_a_failed_documents_journal_time_counts_the_step_it_failed_in(
     assert bad_entry["seconds"] >= 0.3, bad_entry
     assert bad_entry["stage_seconds"]["test.whitespace_tokenizer.v1"] >= 0.3, bad_entry
     assert bad_entry["seconds"] == pytest.approx(sum(bad_entry["stage_seconds"].values()))
+
+
+def test_a_runner_run_again_builds_a_step_that_failed_in_its_last_run(
+    corpus: Path, tmp_path: Path, test_components: None
+) -> None:
+    # The run token was the runner's: run() again on it (a notebook, after fixing the
+    # model) failed at once from the last run's memory, never trying to build.
+    from casflow.pipeline.runner import Runner
+    from casflow.pipeline.workflow import load_workflow
+
+    builds, out = tmp_path / "builds.txt", tmp_path / "out"
+    runner = Runner(load_workflow(_refusing_to_start(corpus, out, builds, jobs=1)))
+    runner.run()
+    runner.run()
+    assert len(builds.read_text("utf-8").split()) == 2 * FAILED_BUILDS_REMEMBERED
