@@ -809,13 +809,14 @@ def chain_or_failures(
             chain = get_chain(resolved, context)
         except _DOCUMENT_ERRORS as exc:
             error = _error_fields(exc)
-            alike = (
-                remembered is not None
-                and remembered[0] == run
-                and remembered[1]["error"] == error["error"]
-            )
+            in_a_row = 1
+            if remembered is not None and (remembered[0], remembered[1]["error"]) == (
+                run,
+                error["error"],
+            ):
+                in_a_row = remembered[2] + 1
             _CHAIN_FAILURES.clear()
-            _CHAIN_FAILURES[key] = (run, error, remembered[2] + 1 if alike else 1)
+            _CHAIN_FAILURES[key] = (run, error, in_a_row)
         else:
             _CHAIN_FAILURES.pop(key, None)
             return chain
