@@ -111,6 +111,21 @@ class LongSentenceWarning(DocumentWarning):
     was analysed in pieces of at most that many words, each a sentence of its own."""
 
 
+def piece_bounds(sizes: Sequence[int], most: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of consecutive runs of units (tokens) whose sizes (their words)
+    add up to at most ``most`` each, cut only between units: a unit larger than
+    ``most`` (a multiword token) is a piece of its own, never split."""
+    bounds: list[tuple[int, int]] = []
+    start, words = 0, 0
+    for index, size in enumerate(sizes):
+        if index > start and words + size > most:
+            bounds.append((start, index))
+            start, words = index, 0
+        words += size
+    bounds.append((start, len(sizes)))
+    return bounds
+
+
 def long_sentence_warning(
     view: cassis.Cas, span: tuple[int, int], words: int, setting: str, most: int, each: str
 ) -> LongSentenceWarning:

@@ -83,6 +83,7 @@ from casflow.components.layers import (
     UnmappedEntities,
     add_annotations,
     long_sentence_warning,
+    piece_bounds,
     produced_types,
 )
 from casflow.components.rules.sentences import structure_breaks, text_blocks
@@ -496,15 +497,9 @@ def cut_long_sentences(
             ),
             stacklevel=3,
         )
-        piece: list[Any] = []
-        words = 0
-        for token in sentence.tokens:
-            if piece and words + len(token.words) > most:
-                sentences.append(_renumbered(piece))
-                piece, words = [], 0
-            piece.append(token)
-            words += len(token.words)
-        sentences.append(_renumbered(piece))
+        tokens = sentence.tokens
+        for start, end in piece_bounds([len(token.words) for token in tokens], most):
+            sentences.append(_renumbered(tokens[start:end]))
     return Document(sentences, text=document.text)
 
 

@@ -56,7 +56,12 @@ from pydantic import Field, model_validator
 
 from casflow.components.formats.cas_builders import dependency_annotation
 from casflow.components.formats.multiword_tokens import distinct, head_words, surface_tokens
-from casflow.components.layers import add_annotations, long_sentence_warning, produced_types
+from casflow.components.layers import (
+    add_annotations,
+    long_sentence_warning,
+    piece_bounds,
+    produced_types,
+)
 from casflow.components.rules.sentences import structure_breaks, text_blocks
 from casflow.components.segmenters import SegmenterConfig, structure_type_problems
 from casflow.components.udpipe.model import (
@@ -312,15 +317,15 @@ def sentence_pieces(
         ),
         stacklevel=3,
     )
-    cuts = [0]
-    for _, group in itertools.groupby(range(len(words)), key=lambda i: words[i][:2]):
-        token = list(group)
-        if token[-1] + 1 - cuts[-1] > most and token[0] > cuts[-1]:
-            cuts.append(token[0])
-    cuts.append(len(words))
+    # a token's words share its span: the units cut between are the tokens
+    sizes = [len(list(group)) for _, group in itertools.groupby(words, key=lambda w: w[:2])]
+    starts = [0, *itertools.accumulate(sizes)]
     return [
-        (words[a:b], existing[a:b] if existing is not None else None)
-        for a, b in itertools.pairwise(cuts)
+        (
+            words[starts[a] : starts[b]],
+            existing[starts[a] : starts[b]] if existing is not None else None,
+        )
+        for a, b in piece_bounds(sizes, most)
     ]
 
 

@@ -48,7 +48,12 @@ from typing import Any, ClassVar, Literal
 import cassis
 from pydantic import Field
 
-from casflow.components.formats.cas_builders import TokenSpec, add_sentences, is_root_relation
+from casflow.components.formats.cas_builders import (
+    ROOT_LABEL,
+    TokenSpec,
+    add_sentences,
+    is_root_relation,
+)
 from casflow.components.formats.common import FormatError, warn
 from casflow.components.formats.conllu.parse import ConlluSentence, ConlluWord, parse_conllu
 from casflow.components.formats.conllu.parse import align_to_text as align_conllu
@@ -70,7 +75,6 @@ ALL_CONLLU_LAYERS: tuple[ConlluLayer, ...] = (
     "lemmas",
     "dependencies",
 )
-ROOT_LABEL = "ROOT"
 
 
 def _value(column: str) -> str | None:
